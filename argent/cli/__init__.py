@@ -1,0 +1,1 @@
+"""The ``argent`` command line."""

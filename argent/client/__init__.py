@@ -1,0 +1,1 @@
+"""The client of a tool-server, embedded or over a link."""

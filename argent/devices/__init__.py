@@ -1,0 +1,1 @@
+"""Device backends behind one ``Device`` protocol."""

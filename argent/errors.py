@@ -1,0 +1,86 @@
+"""One error hierarchy for the whole project.
+
+Every error carries a message for a person (what happened and what to do), an
+``error_code`` and ``error_kind`` for machines, and the HTTP status the tool-server
+answers with. Transports serialize these; nothing else invents status codes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ArgentError(Exception):
+    """Base class: a failure we anticipated and can explain."""
+
+    status: int = 500
+    default_code: str = "ARGENT_UNCLASSIFIED_FAILURE"
+    default_kind: str = "unknown"
+
+    def __init__(self, message: str, *, error_code: str | None = None, error_kind: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.error_code = error_code or self.default_code
+        self.error_kind = error_kind or self.default_kind
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"error": self.message, "error_code": self.error_code, "error_kind": self.error_kind}
+
+
+class FlowError(ArgentError):
+    """A flow file, flow name or flow source that the runner refuses (HTTP 500 like upstream)."""
+
+    default_code = "FLOW_FILE_INVALID"
+    default_kind = "validation"
+
+
+class FlowParseError(FlowError):
+    """A flow file that does not parse; ``line`` is 1-based when known."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_code: str = "FLOW_FILE_INVALID",
+        line: int | None = None,
+        step: str | None = None,
+    ) -> None:
+        super().__init__(message, error_code=error_code, error_kind="validation")
+        self.line = line
+        self.step = step
+
+
+class ToolNotFoundError(ArgentError):
+    status = 404
+    default_code = "REGISTRY_TOOL_NOT_FOUND"
+    default_kind = "not_found"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f'Tool "{name}" not found')
+        self.name = name
+
+
+class InvalidToolInputError(ArgentError):
+    """Arguments that do not fit the tool's schema (HTTP 400)."""
+
+    status = 400
+    default_code = "TOOL_INPUT_INVALID"
+    default_kind = "validation"
+
+
+class FileInputError(ArgentError):
+    """A file input or member that cannot be resolved (HTTP 422)."""
+
+    status = 422
+    default_code = "FILE_INPUT_INVALID"
+    default_kind = "validation"
+
+
+class DeviceResolutionError(ArgentError):
+    default_code = "FLOW_DEVICE_RESOLUTION"
+    default_kind = "not_found"
+
+
+class ToolExecutionError(ArgentError):
+    default_code = "REGISTRY_TOOL_EXECUTION_FAILED"
+    default_kind = "unknown"

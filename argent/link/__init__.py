@@ -1,0 +1,1 @@
+"""The wire between client and tool-server: models, members, archives."""

@@ -1,0 +1,1 @@
+"""The async flow engine. Reads files only through ``FlowFiles``; knows no HTTP."""

@@ -1,0 +1,151 @@
+"""The only way the runner reaches files: the ``FlowFiles`` interface.
+
+Co-located runs use ``DiskFlowFiles``; over a link the call's in-memory member store
+implements the same interface, so the engine has one code path for both.
+
+A ``FlowRef`` names a flow file the way the link protocol does: ``key`` is the real
+directory of the file that names the target, a NUL, and the target as written;
+``path`` is that directory, a slash and the target; ``canonical`` is the real path
+(for a missing file: the real path of the nearest existing directory plus the rest).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from typing import Literal, Protocol
+
+import aiofiles
+from attrs import frozen
+
+from argent.limits import MAX_FILE_BYTES
+
+FLOW_FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+\.yaml$")
+
+
+@frozen
+class Spelling:
+    """How a directory lists a basename: ``listed``, ``case_folded`` or ``absent``."""
+
+    state: Literal["listed", "case_folded", "absent"]
+    actual: str | None = None
+    addressable: bool | None = None
+
+
+LISTED = Spelling("listed")
+
+
+@frozen
+class FlowRef:
+    key: str
+    path: str
+    canonical: str
+    spelling: Spelling = LISTED
+
+
+class FlowFileError(Exception):
+    """A flow file that cannot be read; the message reads like the operating system's."""
+
+
+def enoent_message(path: str) -> str:
+    return f"ENOENT: no such file or directory, open '{path}'"
+
+
+class FlowFiles(Protocol):
+    """Files of a run: flows, fragments, nested flows (baselines and tool files come with devices)."""
+
+    async def locate(self, path: str) -> FlowRef:
+        """The root flow of a call at absolute ``path`` (as the caller spelled it)."""
+
+    async def fragment(self, naming: FlowRef, target: str) -> FlowRef:
+        """The `run:` ``target`` named by the file ``naming``, resolved beside its real file."""
+
+    async def named_flow(self, project_root: str, name: str) -> FlowRef:
+        """The saved flow ``<project_root>/.argent/flows/<name>.yaml`` of a nested flow-execute."""
+
+    async def read_text(self, ref: FlowRef) -> str:
+        """The file's text; raises ``FlowFileError`` with an OS-style message."""
+
+    def local_path(self, ref: FlowRef, relative: str) -> str | None:
+        """A path on this machine beside ``ref``'s real file, or None when files are not local."""
+
+
+def _canonical(path: str) -> str:
+    """realpath with kernel semantics; a missing file keeps its name under its real directory."""
+    try:
+        return os.path.realpath(path, strict=True)
+    except OSError:
+        head, tail = os.path.split(path)
+        if not head or head == path:
+            return path
+        return os.path.join(_canonical(head), tail)
+
+
+def spelling_of(directory: str, basename: str) -> Spelling:
+    """How ``directory`` lists ``basename``; an unreadable directory counts as listed."""
+    try:
+        names = os.listdir(directory or ".")
+    except OSError:
+        return LISTED
+    if basename in names:
+        return LISTED
+    folded = basename.casefold()
+    for name in sorted(names):
+        if name.casefold() == folded:
+            return Spelling("case_folded", actual=name, addressable=bool(FLOW_FILE_NAME_RE.match(name)))
+    return Spelling("absent")
+
+
+class DiskFlowFiles:
+    """Flow files read from this machine's disk (co-located runs)."""
+
+    async def locate(self, path: str) -> FlowRef:
+        return await asyncio.to_thread(self._ref, os.path.dirname(path), os.path.basename(path))
+
+    async def fragment(self, naming: FlowRef, target: str) -> FlowRef:
+        return await asyncio.to_thread(self._ref, os.path.dirname(naming.canonical), target)
+
+    async def named_flow(self, project_root: str, name: str) -> FlowRef:
+        return await asyncio.to_thread(self._ref, os.path.join(project_root, ".argent", "flows"), f"{name}.yaml")
+
+    @staticmethod
+    def _ref(directory: str, target: str) -> FlowRef:
+        path = f"{directory}/{target}" if directory else target
+        spelled_dir, base = os.path.split(path)
+        return FlowRef(
+            key=f"{directory}\0{target}",
+            path=path,
+            canonical=_canonical(path),
+            spelling=spelling_of(spelled_dir, base),
+        )
+
+    async def read_text(self, ref: FlowRef) -> str:
+        path = ref.canonical
+        try:
+            async with aiofiles.open(path, "rb") as fh:
+                data = await fh.read(MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            raise FlowFileError(enoent_message(path)) from None
+        except IsADirectoryError:
+            raise FlowFileError("EISDIR: illegal operation on a directory, read") from None
+        except OSError as exc:
+            code = _errno_name(exc)
+            raise FlowFileError(f"{code}: {exc.strerror or exc}, open '{path}'") from None
+        if len(data) > MAX_FILE_BYTES:
+            raise FlowFileError(f"{path} is larger than the 32 MiB cap on a flow file")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FlowFileError(
+                f"{path} is not UTF-8 text (byte {exc.start} is invalid) — a flow file is YAML text"
+            ) from None
+
+    def local_path(self, ref: FlowRef, relative: str) -> str | None:
+        return os.path.normpath(os.path.join(os.path.dirname(ref.canonical), relative))
+
+
+def _errno_name(exc: OSError) -> str:
+    import errno
+
+    return errno.errorcode.get(exc.errno or 0, "EIO")

@@ -1,0 +1,1 @@
+"""The aiohttp tool-server."""
