@@ -1,0 +1,229 @@
+"""`argent flow run` and `argent flow list`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from argent.cli.render import is_report, step_lines, summary_line
+from argent.cli.targets import (
+    FlowTarget,
+    UsageProblem,
+    find_project_root,
+    list_saved_flows,
+    resolve_flow_ref,
+)
+from argent.client.base import ToolCallError
+from argent.client.routing import open_client
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+@click.group()
+def flow() -> None:
+    """Run and list recorded flows."""
+
+
+def _project_root(option: str | None) -> Path:
+    if option:
+        root = Path(option).expanduser()
+        if not root.is_dir():
+            raise UsageProblem(f"--project-root is not a directory: {root}")
+        return root.resolve()
+    return find_project_root(Path.cwd())
+
+
+@flow.command("run")
+@click.argument("ref", metavar="<name|path.yaml|dir>")
+@click.option("--project-root", type=click.Path(file_okay=False), help="Project directory (default: nearest ancestor with .argent, .git or pyproject.toml).")
+@click.option("--device", help="Device id to run on, e.g. chromium-cdp-9222.")
+@click.option("--platform", type=click.Choice(["ios", "android", "chromium", "vega"]), help="Platform of the run.")
+@click.option("--update-baselines", is_flag=True, help="Adopt the current screen as the snapshot baselines.")
+@click.option("--output", type=click.Path(file_okay=False), help="Copy the images of failed snapshots here.")
+@click.option("-r", "--recursive", is_flag=True, help="With a directory: include its subdirectories.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+def run_command(
+    ref: str,
+    project_root: str | None,
+    device: str | None,
+    platform: str | None,
+    update_baselines: bool,
+    output: str | None,
+    recursive: bool,
+    as_json: bool,
+) -> None:
+    """Run a saved flow by name, a flow file, or every flow of a directory.
+
+    Exit codes: 0 all passed, 1 a flow failed or errored, 2 usage or path error.
+    """
+    root = _project_root(project_root)
+    targets = resolve_flow_ref(ref, root, recursive=recursive)
+    options: dict[str, Any] = {"prerequisiteAcknowledged": True}
+    if device:
+        options["device"] = device
+    if platform:
+        options["platform"] = platform
+    if update_baselines:
+        options["updateBaselines"] = True
+    runner = _FlowRun(root, options, as_json=as_json, output=output)
+    if isinstance(targets, FlowTarget):
+        code = asyncio.run(runner.single(targets))
+    else:
+        code = asyncio.run(runner.batch(targets, os.path.abspath(ref)))
+    sys.exit(code)
+
+
+class _FlowRun:
+    def __init__(self, root: Path, options: dict[str, Any], *, as_json: bool, output: str | None) -> None:
+        self.root = root
+        self.options = options
+        self.as_json = as_json
+        self.output = output
+
+    def _args(self, target: FlowTarget) -> dict[str, Any]:
+        args: dict[str, Any] = {"project_root": str(self.root), **self.options}
+        if target.name is not None:
+            args["name"] = target.name
+        else:
+            args["flow_path"] = target.path
+        return args
+
+    async def single(self, target: FlowTarget) -> int:
+        printed_header = False
+        root_flow = target.stem
+
+        def progress(step: dict[str, Any]) -> None:
+            nonlocal printed_header
+            if self.as_json:
+                return
+            if not printed_header:
+                click.echo(f'Flow "{root_flow}"')
+                printed_header = True
+            for line in step_lines(step, root_flow):
+                click.echo(line)
+
+        async with open_client() as client:
+            try:
+                result = await client.call("flow-execute", self._args(target), on_progress=progress)
+            except ToolCallError as exc:
+                click.echo(f"Error: {exc.message}", err=True)
+                return EXIT_USAGE if exc.is_usage else EXIT_FAILED
+        if not is_report(result):
+            if isinstance(result, dict) and result.get("notice"):
+                click.echo(f"Error: {result['notice']}", err=True)
+                return EXIT_FAILED
+            click.echo(f'Error: "{target.stem}" did not produce a run report.', err=True)
+            return EXIT_USAGE
+        self._export(result, target)
+        if self.as_json:
+            click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        else:
+            if not printed_header:
+                click.echo(f'Flow "{result.get("flow", root_flow)}"')
+                for step in result["steps"]:
+                    for line in step_lines(step, root_flow):
+                        click.echo(line)
+            if result.get("executionPrerequisite"):
+                click.echo(f"  assumes: {result['executionPrerequisite']}")
+            click.echo("")
+            click.echo(summary_line(result))
+        return EXIT_OK if result.get("ok") else EXIT_FAILED
+
+    async def batch(self, targets: list[FlowTarget], directory: str) -> int:
+        total = len(targets)
+        flows: list[dict[str, Any]] = []
+        passed = failed = skipped = 0
+        stopped = False
+        async with open_client() as client:
+            for i, target in enumerate(targets, start=1):
+                rel = os.path.relpath(target.path, directory)
+                entry: dict[str, Any] = {"path": target.path}
+                flows.append(entry)
+                if not self.as_json:
+                    click.echo(f"[{i}/{total}] {rel}")
+                if stopped:
+                    entry["status"] = "skip"
+                    skipped += 1
+                    if not self.as_json:
+                        click.echo("  · not run (batch stopped)")
+                    continue
+                try:
+                    result = await client.call("flow-execute", self._args(target))
+                except ToolCallError as exc:
+                    entry.update(status="fail", error=exc.message)
+                    failed += 1
+                    if not self.as_json:
+                        click.echo(f"  ✗ {exc.message}")
+                    if exc.error_kind != "validation":
+                        stopped = True
+                    continue
+                if not is_report(result):
+                    entry.update(status="fail", error=f'"{target.stem}" did not produce a run report.')
+                    failed += 1
+                    stopped = True
+                    continue
+                self._export(result, target)
+                entry["report"] = result
+                ok = bool(result.get("ok"))
+                entry["status"] = "pass" if ok else "fail"
+                passed += ok
+                failed += not ok
+                if not self.as_json:
+                    for step in result["steps"]:
+                        if step.get("status") in ("fail", "error") or step.get("warning"):
+                            for line in step_lines(step, result.get("flow", target.stem)):
+                                click.echo(line)
+                    click.echo(f"  {summary_line(result)}")
+        ok = failed == 0
+        if self.as_json:
+            summary = {"ok": ok, "total": total, "passed": passed, "failed": failed, "skipped": skipped}
+            click.echo(json.dumps({**summary, "flows": flows}, indent=2, ensure_ascii=False))
+        else:
+            plural = "s" if total != 1 else ""
+            click.echo(
+                f"\n{'PASS' if ok else 'FAIL'} — {total} flow{plural}: {passed} passed, {failed} failed, {skipped} skipped"
+            )
+        return EXIT_OK if ok else EXIT_FAILED
+
+    def _export(self, result: dict[str, Any], target: FlowTarget) -> None:
+        """Copy the images of failed snapshot steps to ``--output/<stem>/<key>-<role>.png``."""
+        if not self.output:
+            return
+        for step in result.get("steps", []):
+            artifacts = step.get("artifacts")
+            key = step.get("snapshotKey")
+            if step.get("status") != "fail" or not artifacts or not key:
+                continue
+            dest_dir = Path(self.output) / target.stem
+            for role, path in list(artifacts.items()):
+                if not isinstance(path, str) or not os.path.isfile(path):
+                    continue
+                dest_dir.mkdir(parents=True, exist_ok=True)
+                dest = dest_dir / f"{key}-{role}.png"
+                shutil.copyfile(path, dest)
+                artifacts[role] = str(dest)
+
+
+@flow.command("list")
+@click.option("--project-root", type=click.Path(file_okay=False), help="Project directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+def list_command(project_root: str | None, as_json: bool) -> None:
+    """List the saved flows in .argent/flows."""
+    root = _project_root(project_root)
+    names = list_saved_flows(root)
+    if as_json:
+        click.echo(json.dumps(names))
+    elif not names:
+        click.echo("No flows found in .argent/flows")
+    else:
+        for name in names:
+            click.echo(name)
+
+

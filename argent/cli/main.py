@@ -1,0 +1,24 @@
+"""The `argent` command group."""
+
+from __future__ import annotations
+
+import click
+
+from argent import __version__
+from argent.cli.flow import flow
+from argent.cli.tools import run_tool, tools
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-v", "--version", prog_name="argent")
+def cli() -> None:
+    """Replay recorded UI flows on real devices, locally or through a tool-server."""
+
+
+cli.add_command(flow)
+cli.add_command(tools)
+cli.add_command(run_tool)
+
+
+def main() -> None:
+    cli(prog_name="argent")

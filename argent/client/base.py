@@ -1,0 +1,49 @@
+"""What every transport to the tools offers the CLI: list tools, call one.
+
+The in-process client (embedded) and the HTTP client (over a link) both implement
+``ToolClient``; the CLI never knows which one it talks to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+ProgressCallback = Callable[[dict[str, Any]], Awaitable[None] | None]
+
+
+class ToolCallError(Exception):
+    """A call that failed, with the tool-server's message, status and codes."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int = 500,
+        error_code: str | None = None,
+        error_kind: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.error_code = error_code
+        self.error_kind = error_kind
+
+    @property
+    def is_usage(self) -> bool:
+        """Bad arguments (400) and unknown tools (404) are the caller's to fix."""
+        return self.status in (400, 404)
+
+
+class ToolClient(Protocol):
+    async def list_tools(self) -> list[dict[str, Any]]: ...
+
+    async def call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
+        """Run one tool; returns the result's wire form (the ``data`` of the response)."""
+        ...

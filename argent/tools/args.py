@@ -1,0 +1,191 @@
+"""Tool arguments: attrs classes in, JSON Schema and strict validation out.
+
+A tool declares its arguments once, as an attrs class whose fields may carry
+``metadata={"wire": "camelName", "doc": "..."}``. From that one declaration we derive
+the JSON Schema of ``GET /tools`` and a strict cattrs structure hook: no silent
+``5 -> "5"`` coercion, unknown keys refused, every problem named by its argument.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar, get_args, get_origin
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, override
+
+from argent.errors import InvalidToolInputError
+
+A = TypeVar("A")
+
+
+def arg(default: Any = attrs.NOTHING, *, doc: str = "", wire: str | None = None) -> Any:
+    """Declare one tool argument (``wire`` when its JSON name differs from the field)."""
+    meta: dict[str, Any] = {"doc": doc}
+    if wire:
+        meta["wire"] = wire
+    return attrs.field(default=default, metadata=meta, kw_only=True)
+
+
+def wire_name(f: attrs.Attribute[Any]) -> str:
+    return str(f.metadata.get("wire", f.name))
+
+
+def _strict(expected: type, label: str) -> Any:
+    def check(value: Any, _: Any) -> Any:
+        if expected is float:
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+        elif expected is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, expected)
+        if not ok:
+            raise ValueError(f"expected {label}, got {_json_type(value)}")
+        return value
+
+    return check
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True)
+    conv.register_structure_hook(str, _strict(str, "a string"))
+    conv.register_structure_hook(bool, _strict(bool, "a boolean"))
+    conv.register_structure_hook(int, _strict(int, "an integer"))
+    conv.register_structure_hook(float, _strict(float, "a number"))
+    conv.register_structure_hook(dict, _strict(dict, "an object"))
+
+    def any_hook(value: Any, _: Any) -> Any:
+        return value
+
+    conv.register_structure_hook(Any, any_hook)
+    conv.register_structure_hook_func(
+        lambda t: attrs.has(t),
+        lambda v, t: _structure_args(conv, v, t),
+    )
+    return conv
+
+
+_FACTORIES: dict[type, Any] = {}
+
+
+def _structure_args(conv: cattrs.Converter, value: Any, cls: type) -> Any:
+    fn = _FACTORIES.get(cls)
+    if fn is None:
+        overrides = {f.name: override(rename=wire_name(f)) for f in attrs.fields(cls)}
+        fn = make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True, **overrides)
+        _FACTORIES[cls] = fn
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected an object, got {_json_type(value)}")
+    return fn(value, cls)
+
+
+_CONVERTER = _make_converter()
+
+
+def structure_args(tool: str, raw: Any, cls: type[A]) -> A:
+    """Validate ``raw`` (a JSON object) into ``cls``; raise InvalidToolInputError naming each problem."""
+    if not isinstance(raw, Mapping):
+        raise InvalidToolInputError(f"Arguments for {tool} must be a JSON object, got {_json_type(raw)}.")
+    try:
+        return _CONVERTER.structure(raw, cls)
+    except cattrs.BaseValidationError as exc:
+        problems = _problems(exc, cls)
+        raise InvalidToolInputError(f"Invalid arguments for {tool}: " + "; ".join(problems)) from None
+    except ValueError as exc:
+        raise InvalidToolInputError(f"Invalid arguments for {tool}: {exc}") from None
+
+
+def _problems(exc: cattrs.BaseValidationError, cls: type) -> list[str]:
+    wire = {f.name: wire_name(f) for f in attrs.fields(cls)}
+    out: list[str] = []
+    with_notes, without = exc.group_exceptions()
+    pairs = [(inner, wire.get(note.name, note.name)) for inner, note in with_notes]
+    pairs += [(inner, "") for inner in without]
+    for inner, name in pairs:
+        if isinstance(inner, cattrs.ForbiddenExtraKeysError):
+            out.append("unknown argument " + ", ".join(sorted(inner.extra_fields)))
+        elif isinstance(inner, KeyError):
+            out.append(f"{name} is required")
+        else:
+            out.append(f"{name}: {_literal_message(inner)}" if name else _literal_message(inner))
+    return out
+
+
+def _literal_message(exc: BaseException) -> str:
+    text = str(exc)
+    match = re.match(r"(.*) not in literal typing\.Literal\[(.*)\]$", text)
+    if match:
+        allowed = ", ".join(v.strip().strip("'") for v in match.group(2).split(","))
+        return f"must be one of {allowed}, got {match.group(1)!r}"
+    return text
+
+
+def unstructure_args(value: Any) -> dict[str, Any]:
+    """The wire form of an args instance (unset optional fields left out)."""
+    out: dict[str, Any] = {}
+    for f in attrs.fields(type(value)):
+        v = getattr(value, f.name)
+        if v is None:
+            continue
+        out[wire_name(f)] = v
+    return out
+
+
+def json_schema(cls: type) -> dict[str, Any]:
+    """The JSON Schema (top-level object) of an args class, for GET /tools and the CLI."""
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    hints = typing.get_type_hints(cls)
+    for f in attrs.fields(cls):
+        schema = _type_schema(hints[f.name])
+        doc = f.metadata.get("doc")
+        if doc:
+            schema["description"] = doc
+        if f.default is not attrs.NOTHING and f.default is not None and not isinstance(f.default, attrs.Factory):
+            schema["default"] = f.default
+        name = wire_name(f)
+        props[name] = schema
+        if f.default is attrs.NOTHING:
+            required.append(name)
+    out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
+    if required:
+        out["required"] = required
+    return out
+
+
+def _type_schema(tp: Any) -> dict[str, Any]:
+    origin = get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in get_args(tp) if a is not type(None)]
+        if len(inner) == 1:
+            return _type_schema(inner[0])
+        return {"anyOf": [_type_schema(a) for a in inner]}
+    if origin is Literal:
+        return {"type": "string", "enum": list(get_args(tp))}
+    if origin in (list, tuple):
+        (item, *_) = get_args(tp) or (Any,)
+        return {"type": "array", "items": _type_schema(item)}
+    if origin in (dict, Mapping) or tp is dict:
+        return {"type": "object"}
+    simple = {str: "string", bool: "boolean", int: "integer", float: "number"}
+    if tp in simple:
+        return {"type": simple[tp]}
+    return {}

@@ -1,0 +1,150 @@
+"""The tool registry: what each tool declares, and one way to call it.
+
+A ``ToolSpec`` is the whole declaration of a tool — name, description, an attrs args
+class (its JSON Schema is derived), file inputs, ``longRunning``, an output hint and
+whether it can run on this machine. Transports (HTTP, the in-process client, the
+runner's ``tool:`` steps) all call ``ToolRegistry.invoke``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Generic, Literal, TypeVar
+
+import attrs
+from attrs import field, frozen
+
+from argent.errors import ArgentError, ToolExecutionError, ToolNotFoundError
+from argent.tools.args import json_schema, structure_args, wire_name
+
+A = TypeVar("A")
+
+FileInputKind = Literal["file", "directory", "probe", "tar-upload"]
+
+
+@frozen
+class FileInputSpec:
+    """A file argument the client resolves (advertised verbatim in GET /tools)."""
+
+    target: str
+    path: str
+    kind: FileInputKind
+    optional: bool | None = None
+    skip_when_set: str | None = None
+    unwrap_when_set: str | None = None
+    collect: Literal["flow", "step"] | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"target": self.target, "path": self.path, "kind": self.kind}
+        if self.optional is not None:
+            out["optional"] = self.optional
+        if self.unwrap_when_set is not None:
+            out["unwrapWhenSet"] = self.unwrap_when_set
+        if self.skip_when_set is not None:
+            out["skipWhenSet"] = self.skip_when_set
+        if self.collect is not None:
+            out["collect"] = self.collect
+        return out
+
+
+ProgressSink = Callable[[Any], Awaitable[None]]
+
+
+@frozen
+class ToolContext:
+    """What a call brings besides its arguments."""
+
+    abort: asyncio.Event = field(factory=asyncio.Event)
+    emit_progress: ProgressSink | None = None
+    file_inputs: Mapping[str, Any] = field(factory=dict)
+    linked: bool = False
+
+
+@frozen
+class ToolSpec(Generic[A]):
+    name: str
+    description: str
+    args_type: type[A]
+    execute: Callable[[A, ToolContext], Awaitable[Any]]
+    file_inputs: tuple[FileInputSpec, ...] = ()
+    long_running: bool = False
+    output_hint: str | None = None
+    #: Returns None when the tool can run here, else why not.
+    availability: Callable[[], str | None] | None = None
+
+    @property
+    def disabled_reason(self) -> str | None:
+        return self.availability() if self.availability else None
+
+    @property
+    def params(self) -> frozenset[str]:
+        return frozenset(wire_name(f) for f in attrs.fields(self.args_type))
+
+    def input_schema(self) -> dict[str, Any]:
+        return json_schema(self.args_type)
+
+    def entry(self) -> dict[str, Any]:
+        """The GET /tools entry."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema(),
+        }
+        if self.output_hint:
+            out["outputHint"] = self.output_hint
+        if self.file_inputs:
+            out["fileInputs"] = [spec.to_wire() for spec in self.file_inputs]
+        if self.long_running:
+            out["longRunning"] = True
+        reason = self.disabled_reason
+        if reason:
+            out["disabled"] = {"reason": reason}
+        return out
+
+
+class ToolRegistry:
+    """Tools by name, in registration order."""
+
+    def __init__(self, specs: Iterable[ToolSpec[Any]] = ()) -> None:
+        self._tools: dict[str, ToolSpec[Any]] = {}
+        for spec in specs:
+            self.register(spec)
+
+    def register(self, spec: ToolSpec[Any]) -> None:
+        if spec.name in self._tools:
+            raise ValueError(f'Tool "{spec.name}" already registered')
+        self._tools[spec.name] = spec
+
+    def get(self, name: str) -> ToolSpec[Any]:
+        spec = self._tools.get(name)
+        if spec is None:
+            raise ToolNotFoundError(name)
+        return spec
+
+    def find(self, name: str) -> ToolSpec[Any] | None:
+        return self._tools.get(name)
+
+    def __iter__(self) -> Any:
+        return iter(self._tools.values())
+
+    def entries(self) -> list[dict[str, Any]]:
+        return [spec.entry() for spec in self._tools.values()]
+
+    def parse_args(self, name: str, raw: Any) -> Any:
+        spec = self.get(name)
+        return structure_args(name, raw, spec.args_type)
+
+    async def invoke(self, name: str, raw_args: Any, ctx: ToolContext | None = None) -> Any:
+        """Validate and run one tool; anticipated failures stay ArgentErrors, others are wrapped."""
+        spec = self.get(name)
+        reason = spec.disabled_reason
+        if reason:
+            raise ToolExecutionError(f"Tool {name} cannot run on this tool-server: {reason}")
+        args = structure_args(name, raw_args, spec.args_type)
+        try:
+            return await spec.execute(args, ctx or ToolContext())
+        except ArgentError:
+            raise
+        except Exception as exc:  # a tool bug: say which tool, keep the cause
+            raise ToolExecutionError(f"[Tool:{name}] {exc}") from exc

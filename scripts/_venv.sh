@@ -1,0 +1,20 @@
+# Shared by scripts/demo and scripts/test: make .venv and install argent into it.
+# Works on a fresh Debian machine that has only python3 (installs python3-venv when root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  if ! "$PY" -m venv .venv 2>/dev/null; then
+    rm -rf .venv
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      echo "==> installing python3-venv" >&2
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+      "$PY" -m venv .venv
+    else
+      echo "error: '$PY -m venv' failed; install your distribution's python3-venv package and retry." >&2
+      exit 2
+    fi
+  fi
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".${EXTRAS:-}"
