@@ -84,3 +84,19 @@ class DeviceResolutionError(ArgentError):
 class ToolExecutionError(ArgentError):
     default_code = "REGISTRY_TOOL_EXECUTION_FAILED"
     default_kind = "unknown"
+
+
+class UploadTooLargeError(ArgentError):
+    """A POST /upload body over the per-upload cap (HTTP 413)."""
+
+    status = 413
+    default_code = "UPLOAD_TOO_LARGE"
+    default_kind = "validation"
+
+
+class UploadStorageFullError(ArgentError):
+    """Pending uploads over the storage cap (HTTP 507); retry once earlier uploads are consumed."""
+
+    status = 507
+    default_code = "UPLOAD_STORAGE_FULL"
+    default_kind = "unavailable"

@@ -35,3 +35,22 @@ DEFAULT_LONG_PRESS_MS = 800
 DEFAULT_MAX_MISMATCH = 0.5
 DEFAULT_SCRIPT_TIMEOUT_MS = 120_000
 MAX_SCRIPT_STDERR_TAIL = 2000
+
+#: Largest body of one POST /upload (the tar of one member or one tar-upload input).
+MAX_UPLOAD_BYTES = 2 * 1024 * MIB
+#: Bytes of stored uploads not yet consumed plus bytes of uploads still arriving.
+MAX_PENDING_UPLOAD_BYTES = 4 * 1024 * MIB
+#: How often the upload sweeper deletes expired uploads.
+UPLOAD_SWEEP_INTERVAL_SECONDS = 60
+#: Decompressed bytes of one uploaded archive (tar headers included); guards against gzip bombs.
+MAX_ARCHIVE_EXPANDED_BYTES = 8 * 1024 * MIB
+#: Entries of one uploaded archive, directories included.
+MAX_ARCHIVE_MEMBERS = 100_000
+
+#: Nesting of YAML flow collections (`[`/`{`) or compact block indicators (`- - -`) a flow file may use;
+#: deeper text is refused before the YAML library scans it (its cost grows with the depth).
+MAX_YAML_NESTING = 400
+#: Characters of a value coerced to text (`echo:` of a list, a non-string executionPrerequisite).
+MAX_COERCED_TEXT_CHARS = 1 * MIB
+#: Nodes of all `tool:` steps' args of one file after alias expansion.
+MAX_ARGS_NODES_PER_FILE = 1_000_000

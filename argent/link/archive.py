@@ -1,0 +1,541 @@
+"""Gzipped tar archives of the link: build one member, extract one upload safely.
+
+A tar-upload input and every member sent through ``POST /upload`` travel as one gzipped tar
+holding exactly one top-level entry, the basename of the source. The client builds it with
+``build_tar_gz`` (a path) or ``build_tar_gz_bytes`` (bytes in memory); the tool-server unpacks it
+with ``safe_extract_tar_gz``.
+
+Extraction trusts nothing in the archive. It reads the whole archive once, counting decompressed
+bytes, and checks every member (names, types, symlink targets, the shape of the tree) before it
+writes anything; a second read writes the files. Files are created exclusively and never through
+a symlink, without setuid/setgid/sticky bits, and any failure removes what was written.
+
+Everything here blocks; async callers run it with ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import io
+import os
+import posixpath
+import re
+import shutil
+import stat
+import tarfile
+import time
+import zlib
+from typing import IO, BinaryIO
+
+from attrs import frozen
+
+#: Messages of extraction; ``<line>`` of a symlink is rendered like a ``tar -tv`` listing line.
+READ_FAILED = "Could not read archive: {msg}"
+EMPTY = "Archive is empty."
+UNSAFE_PATH = 'Archive contains an unsafe path "{member}" — refusing extraction.'
+UNSAFE_SYMLINK = 'Archive contains a symlink whose target could not be confirmed safe: "{line}".'
+UNSUPPORTED_TYPE = (
+    'Archive contains an unsupported member type "{type}" (hardlink/device/…) — refusing extraction.'
+)
+UNIDENTIFIED = 'Could not identify the extracted member (expected "{name}", found {count} entries).'
+TOO_LARGE = "Archive expands beyond the {limit}-byte limit — refusing extraction."
+TOO_MANY = "Archive has more than {limit} members — refusing extraction."
+TRAILING_DATA = "invalid or truncated tar header at offset {offset}"
+CHANGED = "the archive changed while it was being extracted"
+NOT_A_DIRECTORY = 'Could not extract "{member}": {path} exists and is not a directory.'
+WRITE_FAILED = 'Could not extract "{member}": {msg}'
+
+#: Messages of building.
+UNSAFE_SOURCE_SYMLINK = (
+    'Cannot archive "{path}": a symlink is sent only when its target is relative, stays inside '
+    '"{root}" and has no ".." segment (found "{target}").'
+)
+UNSUPPORTED_SOURCE = 'Cannot archive "{path}": it is not a regular file, a directory or a symlink.'
+INVALID_MEMBER_NAME = 'Cannot archive "{name}": a member name is one file name, without "/".'
+
+_CHUNK = 1 << 20
+_BLOCK = tarfile.BLOCKSIZE
+_COMPRESS_LEVEL = 6
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_REGULAR_TYPES = (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE)
+#: The type letter ``tar -tv`` shows for the member types we refuse.
+_TYPE_LETTERS = {
+    tarfile.LNKTYPE: "h",
+    tarfile.CHRTYPE: "c",
+    tarfile.BLKTYPE: "b",
+    tarfile.FIFOTYPE: "p",
+    tarfile.GNUTYPE_SPARSE: "S",
+}
+_SAFE_FILE_BITS = 0o755
+_SAFE_DIR_BITS = 0o755
+
+
+class ArchiveError(Exception):
+    """An archive we refuse to build or extract; ``message`` says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# --------------------------------------------------------------------------------------------------
+# Shared rules
+
+
+def normalize_member_name(name: str) -> str | None:
+    """The member's path relative to the destination, or None when it is unsafe.
+
+    A leading ``./`` is stripped and ``\\`` reads as ``/``. The name must not be empty or ``.``,
+    must not be absolute (``/x``, ``C:\\x``), must have no ``..`` segment, and must stay inside.
+    """
+    text = name.replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    if not text or text == "." or text.startswith("/") or _DRIVE.match(text):
+        return None
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if not parts or ".." in parts:
+        return None
+    rel = "/".join(parts)
+    if posixpath.normpath(posixpath.join("/dest", rel)).startswith("/dest/"):
+        return rel
+    return None
+
+
+def symlink_target_is_safe(rel: str, target: str) -> bool:
+    """Whether a symlink at ``rel`` (a normalized member path) to ``target`` stays inside.
+
+    The target must be relative, have no ``..`` segment, and resolve, beside the link, inside the
+    destination.
+    """
+    text = target.replace("\\", "/")
+    if not text or text.startswith("/") or _DRIVE.match(text):
+        return False
+    if ".." in text.split("/"):
+        return False
+    resolved = posixpath.normpath(posixpath.join("/dest", posixpath.dirname(rel), text))
+    return resolved == "/dest" or resolved.startswith("/dest/")
+
+
+# --------------------------------------------------------------------------------------------------
+# Building
+
+
+class _HashingWriter:
+    """A write-only file object that hashes what it passes on."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self.digest = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        return self._raw.write(data)
+
+    def flush(self) -> None:
+        self._raw.flush()
+
+
+def _regular_info(arcname: str, st: os.stat_result) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(arcname)
+    info.type = tarfile.REGTYPE
+    info.size = st.st_size
+    info.mode = st.st_mode & 0o777
+    info.mtime = int(st.st_mtime)
+    return info
+
+
+def _dir_info(arcname: str, st: os.stat_result) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(arcname)
+    info.type = tarfile.DIRTYPE
+    info.mode = st.st_mode & 0o777
+    info.mtime = int(st.st_mtime)
+    return info
+
+
+def _add_file(tar: tarfile.TarFile, path: str, arcname: str, *, follow: bool) -> None:
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ArchiveError(UNSUPPORTED_SOURCE.format(path=path))
+        tar.addfile(_regular_info(arcname, st), handle)
+
+
+def _add_tree(tar: tarfile.TarFile, top: str, name: str, skip: tuple[int, int]) -> None:
+    tar.addfile(_dir_info(name, os.stat(top)))
+    pending: list[tuple[str, str]] = [(top, name)]
+    while pending:
+        directory, arc_dir = pending.pop()
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+        for entry in entries:
+            path = entry.path
+            arcname = f"{arc_dir}/{entry.name}"
+            st = entry.stat(follow_symlinks=False)
+            if (st.st_dev, st.st_ino) == skip:
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                target = os.readlink(path)
+                if not symlink_target_is_safe(arcname, target):
+                    raise ArchiveError(UNSAFE_SOURCE_SYMLINK.format(path=path, root=top, target=target))
+                info = tarfile.TarInfo(arcname)
+                info.type = tarfile.SYMTYPE
+                info.linkname = target
+                info.mode = 0o777
+                info.mtime = int(st.st_mtime)
+                tar.addfile(info)
+            elif stat.S_ISDIR(st.st_mode):
+                tar.addfile(_dir_info(arcname, st))
+                pending.append((path, arcname))
+            elif stat.S_ISREG(st.st_mode):
+                _add_file(tar, path, arcname, follow=False)
+            else:
+                raise ArchiveError(UNSUPPORTED_SOURCE.format(path=path))
+
+
+def build_tar_gz(src: str, dest: str) -> str:
+    """Write ``src`` (a file or a directory tree) to ``dest`` as a gzipped tar; return its SHA-256.
+
+    The archive holds exactly one top-level member, the basename of ``src`` (a symlink given as
+    ``src`` is followed). Inside a directory, a symlink is stored as a symlink when its target is
+    relative, has no ``..`` segment and stays inside the tree; any other symlink, and any entry that
+    is not a file, directory or symlink, fails the build with ``ArchiveError``. Setuid, setgid and
+    sticky bits are not stored; owners are not stored. A failed build removes the partial archive.
+    """
+    name = os.path.basename(os.path.normpath(src))
+    if name in ("", ".", ".."):
+        raise ArchiveError(UNSUPPORTED_SOURCE.format(path=src))
+    src_stat = os.stat(src)
+    if not (stat.S_ISDIR(src_stat.st_mode) or stat.S_ISREG(src_stat.st_mode)):
+        raise ArchiveError(UNSUPPORTED_SOURCE.format(path=src))
+    try:
+        with open(dest, "wb") as raw:
+            dest_stat = os.fstat(raw.fileno())
+            writer = _HashingWriter(raw)
+            with (
+                gzip.GzipFile(filename="", mode="wb", compresslevel=_COMPRESS_LEVEL, fileobj=writer) as gz,
+                tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+            ):
+                if stat.S_ISDIR(src_stat.st_mode):
+                    _add_tree(tar, src, name, (dest_stat.st_dev, dest_stat.st_ino))
+                else:
+                    _add_file(tar, src, name, follow=True)
+            return writer.digest.hexdigest()
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(dest)
+        raise
+
+
+def build_tar_gz_bytes(name: str, data: bytes, *, mode: int = 0o644, mtime: float | None = None) -> bytes:
+    """A gzipped tar of one regular file ``name`` (a plain file name) holding ``data``."""
+    if "/" in name or "\\" in name or normalize_member_name(name) != name:
+        raise ArchiveError(INVALID_MEMBER_NAME.format(name=name))
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.REGTYPE
+    info.size = len(data)
+    info.mode = mode & 0o777
+    info.mtime = int(time.time() if mtime is None else mtime)
+    buffer = io.BytesIO()
+    with (
+        gzip.GzipFile(filename="", mode="wb", compresslevel=_COMPRESS_LEVEL, fileobj=buffer) as gz,
+        tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading
+
+
+class _Expansion:
+    """The decompressed stream of a gzip file, counted against a limit as it is read.
+
+    Gzip-level failures (not gzip, truncated, corrupt, bad CRC) surface as ``ArchiveError`` with
+    the ``Could not read archive`` message. ``nonzero_end`` is the position just past the last
+    non-NUL byte read so far, so callers can tell that nothing but padding followed the last member.
+    """
+
+    def __init__(self, gz: gzip.GzipFile, limit: int) -> None:
+        self._gz = gz
+        self._limit = limit
+        self.total = 0
+        self.nonzero_end = 0
+
+    def read(self, size: int = -1, /) -> bytes:
+        want = _CHUNK if size < 0 else size
+        try:
+            data = self._gz.read(want)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ArchiveError(READ_FAILED.format(msg=exc)) from exc
+        if data:
+            stripped = len(data.rstrip(b"\0"))
+            if stripped:
+                self.nonzero_end = self.total + stripped
+            self.total += len(data)
+            if self.total > self._limit:
+                raise ArchiveError(TOO_LARGE.format(limit=self._limit))
+        return data
+
+    def drain(self) -> None:
+        """Read to the end, so the gzip trailer (CRC and length) is verified."""
+        while self.read(_CHUNK):
+            pass
+
+    def write(self, data: bytes, /) -> int:
+        raise io.UnsupportedOperation("write")
+
+    def tell(self) -> int:
+        return self.total
+
+    def seek(self, pos: int, /) -> int:
+        raise io.UnsupportedOperation("seek")
+
+    def close(self) -> None:
+        pass
+
+
+@frozen
+class _Member:
+    name: str
+    rel: str
+    type: bytes
+    size: int
+    mode: int
+    mtime: float
+    linkname: str
+
+
+def _member_from(info: tarfile.TarInfo, rel: str) -> _Member:
+    return _Member(info.name, rel, info.type, info.size, info.mode, info.mtime, info.linkname)
+
+
+def _listing_line(info: tarfile.TarInfo) -> str:
+    """A ``tar -tv`` style line for a symlink (times in UTC)."""
+    mode = stat.filemode(stat.S_IFLNK | (info.mode & 0o7777))
+    owner = info.uname or str(info.uid)
+    group = info.gname or str(info.gid)
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(info.mtime))
+    return f"{mode} {owner}/{group} {info.size} {when} {info.name} -> {info.linkname}"
+
+
+def _read_members(tar_path: str, max_total_bytes: int, max_members: int) -> list[tarfile.TarInfo]:
+    """Every member of the archive, read to the end of the gzip stream; refuses bombs and damage."""
+    members: list[tarfile.TarInfo] = []
+    declared = 0
+    try:
+        with open(tar_path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+            stream = _Expansion(gz, max_total_bytes)
+            end = 0
+            try:
+                with tarfile.open(fileobj=stream, mode="r|") as tar:
+                    for info in tar:
+                        members.append(info)
+                        if len(members) > max_members:
+                            raise ArchiveError(TOO_MANY.format(limit=max_members))
+                        if info.type in _REGULAR_TYPES:
+                            declared += info.size
+                            if declared > max_total_bytes:
+                                raise ArchiveError(TOO_LARGE.format(limit=max_total_bytes))
+                    end = tar.offset
+            except tarfile.ReadError as exc:
+                if members:
+                    raise
+                # Nothing readable at the start: an empty archive when only padding follows.
+                stream.drain()
+                if stream.nonzero_end == 0:
+                    raise ArchiveError(EMPTY) from exc
+                raise
+            stream.drain()
+            if stream.nonzero_end > end:
+                raise ArchiveError(READ_FAILED.format(msg=TRAILING_DATA.format(offset=end)))
+    except ArchiveError:
+        raise
+    except (OSError, EOFError, zlib.error, tarfile.TarError) as exc:
+        raise ArchiveError(READ_FAILED.format(msg=exc)) from exc
+    if not members:
+        raise ArchiveError(EMPTY)
+    return members
+
+
+def _plan(members: list[tarfile.TarInfo]) -> list[_Member]:
+    """Check every member in the order of the rules: names, then types and links, then the tree."""
+    rels: list[str] = []
+    for info in members:
+        rel = normalize_member_name(info.name)
+        if rel is None:
+            raise ArchiveError(UNSAFE_PATH.format(member=info.name))
+        rels.append(rel)
+    for info, rel in zip(members, rels, strict=True):
+        if info.type == tarfile.SYMTYPE:
+            if not symlink_target_is_safe(rel, info.linkname):
+                raise ArchiveError(UNSAFE_SYMLINK.format(line=_listing_line(info)))
+        elif info.type not in _REGULAR_TYPES and info.type != tarfile.DIRTYPE:
+            letter = _TYPE_LETTERS.get(info.type) or info.type.decode("latin-1") or "?"
+            raise ArchiveError(UNSUPPORTED_TYPE.format(type=letter))
+    # The tree: nothing is written beneath a file or a symlink, and only directories repeat.
+    kinds: dict[str, str] = {}
+    for info, rel in zip(members, rels, strict=True):
+        kind = "dir" if info.type == tarfile.DIRTYPE else "link" if info.type == tarfile.SYMTYPE else "file"
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            prefix = "/".join(parts[:depth])
+            seen = kinds.setdefault(prefix, "dir")
+            if seen != "dir":
+                raise ArchiveError(UNSAFE_PATH.format(member=info.name))
+        seen_kind = kinds.get(rel)
+        if seen_kind is not None and not (seen_kind == "dir" and kind == "dir"):
+            raise ArchiveError(UNSAFE_PATH.format(member=info.name))
+        kinds[rel] = kind
+    return [_member_from(info, rel) for info, rel in zip(members, rels, strict=True)]
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing
+
+
+class _Writer:
+    """Creates the planned entries under ``root`` and remembers them for removal on failure."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.created: list[str] = []
+        self.dirs: dict[str, _Member] = {}
+
+    def ensure_dir(self, rel: str, member: _Member) -> str:
+        current = self.root
+        for part in rel.split("/"):
+            current = os.path.join(current, part)
+            try:
+                st = os.lstat(current)
+            except FileNotFoundError:
+                os.mkdir(current, 0o700)
+                os.chmod(current, 0o700 | _SAFE_DIR_BITS)
+                self.created.append(current)
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                raise ArchiveError(NOT_A_DIRECTORY.format(member=member.name, path=current))
+        return current
+
+    def parent(self, member: _Member) -> str:
+        head = posixpath.dirname(member.rel)
+        return self.ensure_dir(head, member) if head else self.root
+
+    def directory(self, member: _Member) -> None:
+        self.ensure_dir(member.rel, member)
+        self.dirs[member.rel] = member
+
+    def file(self, member: _Member, source: IO[bytes]) -> None:
+        path = os.path.join(self.parent(member), posixpath.basename(member.rel))
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(path, flags, 0o600)
+        self.created.append(path)
+        try:
+            written = 0
+            while chunk := source.read(_CHUNK):
+                view = memoryview(chunk)
+                while view:
+                    count = os.write(fd, view)
+                    view = view[count:]
+                written += len(chunk)
+            if written != member.size:
+                raise ArchiveError(READ_FAILED.format(msg="unexpected end of data"))
+            os.fchmod(fd, (member.mode & _SAFE_FILE_BITS) | 0o600)
+            os.utime(fd, (member.mtime, member.mtime))
+        finally:
+            os.close(fd)
+
+    def symlink(self, member: _Member) -> None:
+        path = os.path.join(self.parent(member), posixpath.basename(member.rel))
+        os.symlink(member.linkname, path)
+        self.created.append(path)
+
+    def finish_dirs(self) -> None:
+        for rel in sorted(self.dirs, key=lambda r: r.count("/"), reverse=True):
+            member = self.dirs[rel]
+            path = os.path.join(self.root, *rel.split("/"))
+            os.chmod(path, (member.mode & _SAFE_DIR_BITS) | 0o700, follow_symlinks=False)
+            os.utime(path, (member.mtime, member.mtime), follow_symlinks=False)
+
+    def remove_all(self) -> None:
+        for path in reversed(self.created):
+            try:
+                if stat.S_ISDIR(os.lstat(path).st_mode):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+
+def _write_members(tar_path: str, root: str, plan: list[_Member], max_total_bytes: int) -> _Writer:
+    writer = _Writer(root)
+    links: list[_Member] = []
+    index = 0
+    current = tar_path
+    try:
+        with open(tar_path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+            stream = _Expansion(gz, max_total_bytes)
+            with tarfile.open(fileobj=stream, mode="r|") as tar:
+                for info in tar:
+                    expected = plan[index] if index < len(plan) else None
+                    index += 1
+                    if expected is None or _member_from(info, expected.rel) != expected:
+                        raise ArchiveError(READ_FAILED.format(msg=CHANGED))
+                    current = expected.name
+                    if info.type == tarfile.DIRTYPE:
+                        writer.directory(expected)
+                    elif info.type == tarfile.SYMTYPE:
+                        links.append(expected)
+                    else:
+                        source = tar.extractfile(info)
+                        if source is None:  # pragma: no cover - regular members always have data
+                            raise ArchiveError(READ_FAILED.format(msg=CHANGED))
+                        writer.file(expected, source)
+        if index != len(plan):
+            raise ArchiveError(READ_FAILED.format(msg=CHANGED))
+        for member in links:
+            current = member.name
+            writer.symlink(member)
+        current = tar_path
+        writer.finish_dirs()
+    except BaseException as exc:
+        writer.remove_all()
+        if isinstance(exc, ArchiveError):
+            raise
+        if isinstance(exc, (EOFError, zlib.error, tarfile.TarError)):
+            raise ArchiveError(READ_FAILED.format(msg=exc)) from exc
+        if isinstance(exc, OSError):
+            raise ArchiveError(WRITE_FAILED.format(member=current, msg=exc.strerror or exc)) from exc
+        raise
+    return writer
+
+
+def safe_extract_tar_gz(
+    tar_path: str, dest_dir: str, expected_name: str, *, max_total_bytes: int, max_members: int
+) -> str:
+    """Extract the gzipped tar at ``tar_path`` into the existing ``dest_dir``; return the member's path.
+
+    Every member is checked before anything is written: a readable gzip stream that expands to at
+    most ``max_total_bytes`` with at most ``max_members`` members, safe names, only files,
+    directories and symlinks whose target stays inside, and nothing written beneath a file or a
+    symlink. The result is the top-level entry named ``expected_name``, else the single top-level
+    entry that is not an AppleDouble ``._`` file. Any failure raises ``ArchiveError`` and removes
+    everything this call wrote under ``dest_dir``.
+    """
+    plan = _plan(_read_members(tar_path, max_total_bytes, max_members))
+    root = os.path.realpath(dest_dir)
+    writer = _write_members(tar_path, root, plan, max_total_bytes)
+    entries = sorted(os.listdir(root))
+    if expected_name in entries:
+        return os.path.join(dest_dir, expected_name)
+    candidates = [entry for entry in entries if not entry.startswith("._")]
+    if len(candidates) == 1:
+        return os.path.join(dest_dir, candidates[0])
+    writer.remove_all()
+    raise ArchiveError(UNIDENTIFIED.format(name=expected_name, count=len(entries)))

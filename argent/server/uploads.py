@@ -1,0 +1,329 @@
+"""The pending-upload store behind ``POST /upload``, and the extraction of an upload for a file input.
+
+``POST /upload`` streams its body (a gzipped tar) into ``<tmp_dir>/argent-upload-<uuid>.tar.gz``
+while hashing it, and answers with the id. A later tool call names the id with the SHA-256 it
+expects; ``UploadStore.take`` hands the upload over exactly once and ``extract_upload`` checks the
+hash, unpacks the archive into a fresh ``argent-tar-upload-<16 hex>-*`` directory and deletes the
+tar whatever happens. Archive validity is not checked at upload time: problems surface as a 422
+when a call uses the upload.
+
+The app factory owns the lifetime: ``start_sweeper()`` on startup, ``await close()`` on cleanup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import re
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+
+import aiofiles
+import aiofiles.os
+from aiohttp import StreamReader
+from attrs import frozen
+
+from argent.errors import ArgentError, FileInputError, UploadStorageFullError, UploadTooLargeError
+from argent.limits import (
+    MAX_ARCHIVE_EXPANDED_BYTES,
+    MAX_ARCHIVE_MEMBERS,
+    MAX_PENDING_UPLOAD_BYTES,
+    MAX_UPLOAD_BYTES,
+    UPLOAD_EXPIRY_SECONDS,
+    UPLOAD_SWEEP_INTERVAL_SECONDS,
+)
+from argent.link.archive import ArchiveError, safe_extract_tar_gz
+
+log = logging.getLogger(__name__)
+
+UPLOAD_FILE_PREFIX = "argent-upload-"
+UPLOAD_FILE_SUFFIX = ".tar.gz"
+EXTRACT_DIR_PREFIX = "argent-tar-upload-"
+
+UPLOAD_TOO_LARGE_DECLARED = "Upload of {size} bytes exceeds the {limit}-byte limit on one upload."
+UPLOAD_TOO_LARGE = "Upload exceeds the {limit}-byte limit on one upload."
+PENDING_FULL = (
+    "Pending uploads exceed the {limit}-byte storage limit; retry once earlier uploads are consumed."
+)
+STORE_CLOSED = "The tool-server is shutting down; the upload was discarded. Retry once it is back."
+UPLOAD_NOT_FOUND = (
+    'Upload "{id}" was not found on the tool-server — it may have expired. '
+    "Re-run the tool to upload the path again."
+)
+MISSING_HASH = (
+    'Upload for "{path}" is missing a content hash — update argent to a version that supports '
+    "tar uploads for remote sessions."
+)
+HASH_MISMATCH = (
+    'Upload content hash mismatch for "{path}" — the tarball may have been corrupted in transit. '
+    "Re-run the tool to upload again."
+)
+EXTRACT_FAILED = 'Could not extract the uploaded archive for "{path}": {msg}'
+
+_CHUNK = 256 * 1024
+
+
+@frozen
+class Upload:
+    """One stored upload: its tar file, the SHA-256 (hex) of its bytes, its size and its deadline."""
+
+    upload_id: str
+    tar_path: str
+    sha256: str
+    size: int
+    expire_at: float
+
+
+def upload_not_found_message(upload_id: str) -> str:
+    """The message for an upload id the store does not hold (never sent, expired or already used)."""
+    return UPLOAD_NOT_FOUND.format(id=upload_id)
+
+
+def upload_not_found(upload_id: str) -> FileInputError:
+    """The 422 for an upload id the store does not hold."""
+    return FileInputError(upload_not_found_message(upload_id))
+
+
+def _remove_quietly(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+async def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        await aiofiles.os.remove(path)
+
+
+class UploadStore:
+    """Uploads received and not yet used, with a cap on one upload and on all of them together.
+
+    Pending bytes count the stored uploads and the bytes of uploads still arriving. An upload
+    leaves the store when a call takes it (single use), when it expires, or when the store closes.
+    """
+
+    def __init__(
+        self,
+        tmp_dir: str,
+        *,
+        max_upload_bytes: int = MAX_UPLOAD_BYTES,
+        max_pending_bytes: int = MAX_PENDING_UPLOAD_BYTES,
+        expiry_seconds: float = UPLOAD_EXPIRY_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.tmp_dir = tmp_dir
+        self.max_upload_bytes = max_upload_bytes
+        self.max_pending_bytes = max_pending_bytes
+        self.expiry_seconds = expiry_seconds
+        self._clock = clock
+        self._uploads: dict[str, Upload] = {}
+        self._in_flight: set[str] = set()
+        self._pending = 0
+        self._closed = False
+        self._sweeper: asyncio.Task[None] | None = None
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of stored uploads plus bytes of uploads still arriving."""
+        return self._pending
+
+    def __len__(self) -> int:
+        return len(self._uploads)
+
+    def __contains__(self, upload_id: object) -> bool:
+        return upload_id in self._uploads
+
+    def _full(self) -> UploadStorageFullError:
+        return UploadStorageFullError(PENDING_FULL.format(limit=self.max_pending_bytes))
+
+    def _closed_error(self) -> ArgentError:
+        return ArgentError(STORE_CLOSED, error_code="UPLOAD_STORE_CLOSED", error_kind="unavailable")
+
+    async def receive(self, stream: StreamReader, content_length: int | None) -> Upload:
+        """Stream a request body to a new upload file, hashing it on the way.
+
+        A declared length over the per-upload cap is refused before a byte is read (413), and so is
+        a body that grows past it. Pending bytes over the storage cap give 507. On any failure,
+        a dropped connection included, the partial file is deleted and no bytes stay reserved.
+        """
+        if self._closed:
+            raise self._closed_error()
+        if content_length is not None and content_length > self.max_upload_bytes:
+            raise UploadTooLargeError(
+                UPLOAD_TOO_LARGE_DECLARED.format(size=content_length, limit=self.max_upload_bytes)
+            )
+        if self._pending >= self.max_pending_bytes or (
+            content_length is not None and self._pending + content_length > self.max_pending_bytes
+        ):
+            raise self._full()
+
+        upload_id = str(uuid.uuid4())
+        path = os.path.join(self.tmp_dir, f"{UPLOAD_FILE_PREFIX}{upload_id}{UPLOAD_FILE_SUFFIX}")
+        digest = hashlib.sha256()
+        size = 0
+        reserved = 0
+        # Created here, not in aiofiles' thread: a task cancelled while a thread is still creating
+        # the file would leave it behind. The thread then only opens what exists.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        os.close(os.open(path, flags, 0o600))
+        self._in_flight.add(path)
+        try:
+            async with aiofiles.open(path, "r+b") as out:
+                async for chunk in stream.iter_chunked(_CHUNK):
+                    if self._closed:
+                        raise self._closed_error()
+                    size += len(chunk)
+                    if size > self.max_upload_bytes:
+                        raise UploadTooLargeError(UPLOAD_TOO_LARGE.format(limit=self.max_upload_bytes))
+                    reserved += len(chunk)
+                    self._pending += len(chunk)
+                    if self._pending > self.max_pending_bytes:
+                        raise self._full()
+                    digest.update(chunk)
+                    await out.write(chunk)
+            if self._closed:
+                raise self._closed_error()
+        except BaseException:
+            # Synchronous on purpose: this must finish even while the task is being cancelled.
+            self._pending -= reserved
+            self._in_flight.discard(path)
+            _remove_quietly(path)
+            raise
+        self._in_flight.discard(path)
+        upload = Upload(upload_id, path, digest.hexdigest(), size, self._clock() + self.expiry_seconds)
+        self._uploads[upload_id] = upload
+        return upload
+
+    def take(self, upload_id: str) -> Upload | None:
+        """Hand over an upload exactly once; None when unknown, already taken or expired.
+
+        The caller then owns the tar file (``extract_upload`` deletes it).
+        """
+        upload = self._uploads.pop(upload_id, None)
+        if upload is None:
+            return None
+        self._pending -= upload.size
+        if upload.expire_at <= self._clock():
+            _remove_quietly(upload.tar_path)
+            return None
+        return upload
+
+    async def sweep(self) -> int:
+        """Delete the expired uploads and their files; return how many went."""
+        now = self._clock()
+        expired = [upload for upload in self._uploads.values() if upload.expire_at <= now]
+        for upload in expired:
+            del self._uploads[upload.upload_id]
+            self._pending -= upload.size
+        for upload in expired:
+            await _remove(upload.tar_path)
+        return len(expired)
+
+    def start_sweeper(self, interval: float = UPLOAD_SWEEP_INTERVAL_SECONDS) -> asyncio.Task[None]:
+        """Start (once) the task that sweeps every ``interval`` seconds until ``close()``."""
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.create_task(self._sweep_forever(interval), name="argent-upload-sweeper")
+        return self._sweeper
+
+    async def _sweep_forever(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.sweep()
+            except Exception:  # pragma: no cover - a failed sweep must not stop the next one
+                log.exception("Sweeping expired uploads failed")
+
+    async def close(self) -> None:
+        """Stop the sweeper and delete every pending upload, arriving ones included. Idempotent."""
+        self._closed = True
+        sweeper, self._sweeper = self._sweeper, None
+        if sweeper is not None:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+        uploads = list(self._uploads.values())
+        self._uploads.clear()
+        for upload in uploads:
+            self._pending -= upload.size
+            await _remove(upload.tar_path)
+        for path in list(self._in_flight):
+            await _remove(path)
+
+
+def _client_basename(client_path: str) -> str:
+    return re.split(r"[\\/]", client_path.rstrip("/\\"))[-1]
+
+
+def _extract_in_thread(
+    tar_path: str, dest_parent: str, prefix: str, name: str, max_total_bytes: int, max_members: int
+) -> str:
+    try:
+        temp_dir = tempfile.mkdtemp(prefix=prefix, dir=dest_parent)
+        try:
+            return safe_extract_tar_gz(
+                tar_path, temp_dir, name, max_total_bytes=max_total_bytes, max_members=max_members
+            )
+        except BaseException:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+            raise
+    finally:
+        _remove_quietly(tar_path)
+
+
+def _discard_extraction(future: asyncio.Future[str]) -> None:
+    """Remove what a thread extracted for a call that was cancelled meanwhile."""
+    if not future.cancelled() and future.exception() is None:
+        shutil.rmtree(os.path.dirname(future.result()), ignore_errors=True)
+
+
+async def extract_upload(
+    upload: Upload,
+    content_hash: str | None,
+    client_path: str,
+    dest_parent: str,
+    *,
+    max_total_bytes: int = MAX_ARCHIVE_EXPANDED_BYTES,
+    max_members: int = MAX_ARCHIVE_MEMBERS,
+) -> str:
+    """Check ``content_hash`` and unpack ``upload`` for the file input at ``client_path``.
+
+    Returns the extracted member's path inside a new ``<dest_parent>/argent-tar-upload-<16 hex>-*``
+    directory; the caller removes that directory (the parent of the result) when the call ends.
+    The tar file is deleted on every path. Failures raise ``FileInputError`` (422).
+    """
+    try:
+        if not content_hash:
+            raise FileInputError(MISSING_HASH.format(path=client_path))
+        if content_hash.lower() != upload.sha256.lower():
+            raise FileInputError(HASH_MISMATCH.format(path=client_path))
+    except FileInputError:
+        await _remove(upload.tar_path)
+        raise
+
+    prefix = f"{EXTRACT_DIR_PREFIX}{upload.sha256[:16]}-"
+    work = asyncio.ensure_future(
+        asyncio.to_thread(
+            _extract_in_thread,
+            upload.tar_path,
+            dest_parent,
+            prefix,
+            _client_basename(client_path),
+            max_total_bytes,
+            max_members,
+        )
+    )
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        # The thread cannot be stopped; it removes the tar itself, and whatever it extracts goes too.
+        work.add_done_callback(_discard_extraction)
+        raise
+    except ArchiveError as exc:
+        raise FileInputError(EXTRACT_FAILED.format(path=client_path, msg=exc.message)) from exc
+    except OSError as exc:
+        raise FileInputError(EXTRACT_FAILED.format(path=client_path, msg=exc.strerror or exc)) from exc
