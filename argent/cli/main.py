@@ -6,6 +6,8 @@ import click
 
 from argent import __version__
 from argent.cli.flow import flow
+from argent.cli.link import link, unlink
+from argent.cli.server import server
 from argent.cli.tools import run_tool, tools
 
 
@@ -18,6 +20,9 @@ def cli() -> None:
 cli.add_command(flow)
 cli.add_command(tools)
 cli.add_command(run_tool)
+cli.add_command(link)
+cli.add_command(unlink)
+cli.add_command(server)
 
 
 def main() -> None:

@@ -136,15 +136,18 @@ class ToolRegistry:
         return structure_args(name, raw, spec.args_type)
 
     async def invoke(self, name: str, raw_args: Any, ctx: ToolContext | None = None) -> Any:
-        """Validate and run one tool; anticipated failures stay ArgentErrors, others are wrapped."""
+        """Validate and run one tool."""
         spec = self.get(name)
+        return await self.run(spec, structure_args(name, raw_args, spec.args_type), ctx or ToolContext())
+
+    async def run(self, spec: ToolSpec[Any], args: Any, ctx: ToolContext) -> Any:
+        """Run a tool on validated args; anticipated failures stay ArgentErrors, others are wrapped."""
         reason = spec.disabled_reason
         if reason:
-            raise ToolExecutionError(f"Tool {name} cannot run on this tool-server: {reason}")
-        args = structure_args(name, raw_args, spec.args_type)
+            raise ToolExecutionError(f"Tool {spec.name} cannot run on this tool-server: {reason}")
         try:
-            return await spec.execute(args, ctx or ToolContext())
+            return await spec.execute(args, ctx)
         except ArgentError:
             raise
         except Exception as exc:  # a tool bug: say which tool, keep the cause
-            raise ToolExecutionError(f"[Tool:{name}] {exc}") from exc
+            raise ToolExecutionError(f"[Tool:{spec.name}] {exc}") from exc

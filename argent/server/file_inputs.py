@@ -1,0 +1,197 @@
+"""Server side of the file-input boundary: `__argentFileInput` wrappers become paths on this host.
+
+Each declared input either resolves in place (the client's path exists here with the
+same size and mtime), is materialised from inline content into a temp file, or is
+extracted from an upload. Everything created for a call is removed by ``cleanup()``,
+which the route runs when the response closes; a failure midway removes it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import os
+import re
+import shutil
+import stat
+import tempfile
+from typing import Any
+
+from attrs import define, field, frozen
+
+from argent.errors import FileInputError
+from argent.limits import MAX_FILE_BYTES
+from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
+from argent.tools.registry import FileInputSpec, ToolSpec
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@frozen
+class ResolvedFileInput:
+    """What the tool learns about one resolved input."""
+
+    client_path: str
+    present_on_host: bool
+    via_upload: bool = False
+    stat_verified: bool | None = None
+
+
+@define
+class ResolvedInputs:
+    args: dict[str, Any]
+    metadata: dict[str, ResolvedFileInput] = field(factory=dict)
+    temp_dirs: list[str] = field(factory=list)
+
+    async def cleanup(self) -> None:
+        dirs, self.temp_dirs = self.temp_dirs, []
+        if dirs:
+            await asyncio.to_thread(_remove_all, dirs)
+
+
+def _remove_all(dirs: list[str]) -> None:
+    for path in dirs:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def is_wrapper(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("__argentFileInput") is True and isinstance(value.get("path"), str)
+
+
+async def resolve_file_inputs(
+    spec: ToolSpec[Any], body: dict[str, Any], *, uploads: UploadStore, tmp_dir: str
+) -> ResolvedInputs:
+    """Replace each declared wrapper in ``body`` by a path on this host (raises FileInputError, 422)."""
+    out = ResolvedInputs(args=dict(body))
+    try:
+        for input_spec in spec.file_inputs:
+            await _resolve_one(input_spec, out, uploads=uploads, tmp_dir=tmp_dir)
+    except BaseException:
+        await out.cleanup()
+        raise
+    return out
+
+
+async def _resolve_one(spec: FileInputSpec, out: ResolvedInputs, *, uploads: UploadStore, tmp_dir: str) -> None:
+    wire = out.args.get(spec.target)
+    if not is_wrapper(wire):
+        return
+    if spec.unwrap_when_set and spec.unwrap_when_set in out.args:
+        out.args[spec.target] = wire["path"]
+        return
+    if spec.skip_when_set and spec.skip_when_set in out.args:
+        del out.args[spec.target]
+        return
+    path: str = wire["path"]
+    present, verified = await asyncio.to_thread(_probe, spec.kind, wire)
+    if spec.kind == "probe":
+        out.args[spec.target] = path
+        out.metadata[spec.target] = ResolvedFileInput(path, present)
+        return
+    if spec.kind == "tar-upload":
+        upload_id = wire.get("uploadId")
+        if isinstance(upload_id, str):
+            upload = uploads.take(upload_id)
+            if upload is None:
+                raise FileInputError(upload_not_found_message(upload_id))
+            dest = await asyncio.to_thread(_mkdtemp, tmp_dir, "argent-tar-upload-parent-")
+            out.temp_dirs.append(dest)
+            extracted = await extract_upload(upload, wire.get("contentHash"), path, dest)
+            out.args[spec.target] = extracted
+            out.metadata[spec.target] = ResolvedFileInput(path, present, via_upload=True)
+            return
+        if not present:
+            raise FileInputError(
+                f'Path "{path}" does not exist on the tool-server host and no upload was provided. '
+                "Update argent to a version that supports uploads for remote sessions."
+            )
+    elif not present:
+        if spec.kind == "directory":
+            raise FileInputError(
+                f'Directory "{path}" does not exist on the tool-server host. This tool reads a directory tree '
+                "from the tool-server's filesystem, which cannot be uploaded with the call — when the tool-server "
+                "runs on a different machine, pass a path that exists on that machine (e.g. the server-side "
+                "checkout of the project)."
+            )
+        out.args[spec.target] = await _materialize(wire, out, tmp_dir)
+        out.metadata[spec.target] = ResolvedFileInput(path, False, via_upload=True)
+        return
+    out.args[spec.target] = path
+    out.metadata[spec.target] = ResolvedFileInput(
+        path, True, stat_verified=True if verified and spec.kind in ("file", "tar-upload") else None
+    )
+
+
+def _probe(kind: str, wire: dict[str, Any]) -> tuple[bool, bool]:
+    """(present on this host, size and mtime both sent and matching)."""
+    try:
+        st = os.stat(wire["path"])
+    except OSError:
+        return False, False
+    if kind == "probe":
+        return True, False
+    if kind == "directory":
+        return stat.S_ISDIR(st.st_mode), False
+    size, mtime = wire.get("size"), wire.get("mtimeMs")
+    mtime_ok = not isinstance(mtime, int | float) or round(st.st_mtime_ns / 1e6) == round(mtime)
+    if kind == "tar-upload" and stat.S_ISDIR(st.st_mode):
+        return mtime_ok, False
+    if not stat.S_ISREG(st.st_mode):
+        return False, False
+    size_ok = not isinstance(size, int) or st.st_size == size
+    verified = isinstance(size, int) and isinstance(mtime, int | float)
+    return size_ok and mtime_ok, verified and size_ok and mtime_ok
+
+
+async def _materialize(wire: dict[str, Any], out: ResolvedInputs, tmp_dir: str) -> str:
+    path: str = wire["path"]
+    content = wire.get("content")
+    if not isinstance(content, str):
+        if wire.get("contentOmitted") == "size-limit":
+            size = wire.get("size")
+            shown = f"{size / (1024 * 1024):.0f} MB" if isinstance(size, int) else "unknown size"
+            raise FileInputError(
+                f'File "{path}" is {shown} — larger than the 32 MB file-input transfer limit, so the client did '
+                "not upload it, and it was not found on the tool-server host. Copy the file to the tool-server "
+                "machine and pass that path, or use a smaller file."
+            )
+        raise FileInputError(
+            f'File "{path}" was not found on the tool-server host and the client did not upload its content. '
+            "Either the file does not exist, or it changed since it was referenced — re-create it (or re-run "
+            "the producing tool) and try again."
+        )
+    if len(content) > (MAX_FILE_BYTES * 4) // 3 + 4:
+        raise FileInputError(f'Uploaded file "{path}" is over {MAX_FILE_BYTES} bytes — exceeds the file-input limit.')
+    try:
+        data = base64.b64decode(content, validate=True)
+    except (binascii.Error, ValueError):
+        raise FileInputError(f'Uploaded content for "{path}" is not valid base64.') from None
+    if len(data) > MAX_FILE_BYTES:
+        raise FileInputError(
+            f'Uploaded file "{path}" is {len(data)} bytes — exceeds the {MAX_FILE_BYTES}-byte file-input limit.'
+        )
+    size = wire.get("size")
+    if isinstance(size, int) and size != len(data):
+        raise FileInputError(
+            f'Uploaded content for "{path}" is {len(data)} bytes but the client recorded {size} — refusing a '
+            "truncated or corrupted upload."
+        )
+    directory = await asyncio.to_thread(_mkdtemp, tmp_dir, "argent-file-input-")
+    out.temp_dirs.append(directory)
+    name = _UNSAFE_NAME.sub("_", os.path.basename(path))
+    if name in ("", ".", ".."):
+        name = "upload"
+    target = os.path.join(directory, name)
+    await asyncio.to_thread(_write_new, target, data)
+    return target
+
+
+def _mkdtemp(tmp_dir: str, prefix: str) -> str:
+    return tempfile.mkdtemp(prefix=prefix, dir=tmp_dir)
+
+
+def _write_new(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)

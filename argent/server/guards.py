@@ -1,0 +1,95 @@
+"""Middlewares: JSON errors for everything, the Host-header check, and bearer auth."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from argent.errors import ArgentError
+from argent.server.config import LOOPBACK_HOSTS, ServerConfig
+from argent.server.keys import CONFIG
+
+log = logging.getLogger("argent.server")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+UNAUTHORIZED = (
+    "Missing or invalid Authorization header. Tool-server requires `Authorization: Bearer <token>` where "
+    "<token> is the token `argent server start` printed (argent link argent://<token>@<host>:<port>)."
+)
+PUBLIC_PATHS = frozenset({"/healthz"})
+
+
+def json_error(status: int, message: str, **extra: object) -> web.Response:
+    return web.json_response({"error": message, **extra}, status=status)
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every failure answers JSON: never aiohttp's HTML pages, never a traceback."""
+    try:
+        return await handler(request)
+    except ArgentError as exc:
+        return web.json_response(exc.to_wire(), status=exc.status)
+    except web.HTTPRequestEntityTooLarge:
+        return json_error(
+            413,
+            f"Request body is larger than the {request.app[CONFIG].max_body_bytes}-byte limit of the tool-server. "
+            "Send large files through POST /upload.",
+        )
+    except web.HTTPException as exc:
+        if exc.status == 404:
+            return json_error(404, f"No route {request.method} {request.path} on the tool-server.")
+        if exc.status == 405:
+            return json_error(405, f"{request.method} is not allowed on {request.path}.")
+        if exc.empty_body or exc.status < 400:
+            raise
+        return json_error(exc.status, exc.reason)
+    except Exception:
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return json_error(500, "Internal error in the tool-server; its log has the details.")
+
+
+def host_guard(config: ServerConfig) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+    """Refuse Host headers other than loopback and the bind host (DNS-rebinding defence)."""
+    allowed = config.allowed_hosts
+    bind_note = "" if config.host in LOOPBACK_HOSTS else f" and its bind host ({config.host})"
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if allowed is None:
+            return await handler(request)
+        raw = request.headers.get("Host")
+        if not raw:
+            return json_error(400, "Missing Host header")
+        hostname = raw[1 : raw.index("]")] if raw.startswith("[") and "]" in raw else raw.split(":", 1)[0]
+        if hostname.lower() not in allowed:
+            return json_error(
+                403,
+                f'Refusing request with Host "{raw}". The tool-server accepts loopback hostnames '
+                f"(127.0.0.1, localhost, ::1){bind_note} to defend against DNS-rebinding. If you are reaching "
+                "this from your own client, use one of those instead of a public hostname.",
+            )
+        return await handler(request)
+
+    return guard
+
+
+def bearer_auth(token: str | None) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+    """Require `Authorization: Bearer <token>` (constant-time compare) on every route but /healthz."""
+    expected = token.encode() if token else None
+
+    @web.middleware
+    async def auth(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if expected is None or request.path in PUBLIC_PATHS:
+            return await handler(request)
+        header = request.headers.get("Authorization", "")
+        given = header[len("Bearer ") :].strip().encode() if header.startswith("Bearer ") else b""
+        if not given or not hmac.compare_digest(given, expected):
+            return json_error(401, UNAUTHORIZED)
+        return await handler(request)
+
+    return auth

@@ -1,0 +1,32 @@
+"""Typed application state of the tool-server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from aiohttp import web
+
+from argent.server.config import ServerConfig
+from argent.server.uploads import UploadStore
+from argent.tools.registry import ToolRegistry
+
+CONFIG = web.AppKey("config", ServerConfig)
+REGISTRY = web.AppKey("registry", ToolRegistry)
+UPLOADS = web.AppKey("uploads", UploadStore)
+#: Abort events of the calls in flight, set on shutdown.
+INFLIGHT = web.AppKey("inflight", set[asyncio.Event])
+
+
+class Activity:
+    """When the server last saw work, and how many calls are running (for --idle-timeout)."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.busy = 0
+
+    def idle_for(self) -> float:
+        return 0.0 if self.busy else time.monotonic() - self.last
+
+
+ACTIVITY = web.AppKey("activity", Activity)

@@ -1,0 +1,163 @@
+"""The tool-server's routes. Handlers stay thin: parse, call the tool layer, serialize."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from aiohttp import web
+
+from argent import __version__
+from argent.errors import ArgentError, InvalidToolInputError
+from argent.link.wire import to_wire
+from argent.server.file_inputs import resolve_file_inputs
+from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
+from argent.server.stream import NdjsonStream, wants_stream
+from argent.tools.registry import ToolContext
+
+routes = web.RouteTableDef()
+
+#: How often a running call checks whether its client is still connected.
+DISCONNECT_POLL_SECONDS = 0.05
+
+
+@routes.get("/healthz")
+async def healthz(request: web.Request) -> web.Response:
+    return web.json_response({"ok": True, "version": __version__})
+
+
+@routes.get("/tools")
+async def list_tools(request: web.Request) -> web.Response:
+    return web.json_response({"tools": request.app[REGISTRY].entries()})
+
+
+@routes.post("/upload")
+async def upload(request: web.Request) -> web.Response:
+    try:
+        stored = await request.app[UPLOADS].receive(request.content, request.content_length)
+    except ArgentError as exc:
+        # Answer now and drop the connection instead of reading the refused body to its end.
+        response = web.json_response({"error": exc.message}, status=exc.status)
+        response.force_close()
+        return response
+    return web.json_response({"uploadId": stored.upload_id})
+
+
+async def _json_body(request: web.Request) -> dict[str, Any]:
+    limit = request.app[CONFIG].max_body_bytes
+    if request.content_length is not None and request.content_length > limit:
+        raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)
+    raw = await request.read()
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+        raise _plain(400, f"Request body is not valid JSON ({detail}). Send a JSON object of tool arguments.") from None
+    if not isinstance(body, dict):
+        raise _plain(400, "Request body must be a JSON object of tool arguments.")
+    return body
+
+
+class _PreInvokeError(Exception):
+    """A check that failed before the tool started: plain JSON with its status, no codes."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _plain(status: int, message: str) -> _PreInvokeError:
+    return _PreInvokeError(status, message)
+
+
+@routes.post("/tools/{name}")
+async def call_tool(request: web.Request) -> web.StreamResponse:
+    registry = request.app[REGISTRY]
+    name = request.match_info["name"]
+    try:
+        spec = registry.find(name)
+        if spec is None:
+            raise _plain(404, f'Tool "{name}" not found')
+        body = await _json_body(request)
+        resolved = await resolve_file_inputs(
+            spec, body, uploads=request.app[UPLOADS], tmp_dir=request.app[CONFIG].tmp_dir
+        )
+    except _PreInvokeError as exc:
+        return web.json_response({"error": exc.message}, status=exc.status)
+    except ArgentError as exc:
+        return web.json_response({"error": exc.message}, status=exc.status)
+    try:
+        try:
+            args = registry.parse_args(name, resolved.args)
+        except InvalidToolInputError as exc:
+            return web.json_response({"error": exc.message}, status=400)
+        return await _invoke(request, spec, args, resolved.metadata)
+    finally:
+        await resolved.cleanup()
+
+
+async def _invoke(request: web.Request, spec: Any, args: Any, metadata: dict[str, Any]) -> web.StreamResponse:
+    registry = request.app[REGISTRY]
+    abort = asyncio.Event()
+    stream = NdjsonStream(request) if wants_stream(request) else None
+
+    async def emit(event: Any) -> None:
+        if stream is not None:
+            await stream.send({"event": "progress", "data": to_wire(event)})
+            if stream.broken:
+                abort.set()
+
+    ctx = ToolContext(
+        abort=abort,
+        emit_progress=emit if stream is not None else None,
+        file_inputs=metadata,
+        linked=request.headers.get("x-argent-linked") == "1",
+    )
+    if stream is not None:
+        await stream.open()
+    inflight = request.app[INFLIGHT]
+    inflight.add(abort)
+    task = asyncio.create_task(registry.run(spec, args, ctx))
+    watcher = asyncio.create_task(_watch_disconnect(request, abort, task))
+    try:
+        result = await asyncio.shield(task)
+    except ArgentError as exc:
+        return await _failure(request, stream, exc.to_wire(), exc.status)
+    except asyncio.CancelledError:
+        abort.set()
+        with contextlib.suppress(BaseException):
+            await task
+        raise
+    finally:
+        inflight.discard(abort)
+        watcher.cancel()
+    if stream is None:
+        return web.json_response({"data": to_wire(result)})
+    await stream.send({"event": "result", "data": to_wire(result)})
+    await stream.close()
+    return stream.response
+
+
+async def _failure(
+    request: web.Request, stream: NdjsonStream | None, body: dict[str, Any], status: int
+) -> web.StreamResponse:
+    if stream is None:
+        return web.json_response(body, status=status)
+    await stream.send({"event": "error", **body})
+    await stream.close()
+    return stream.response
+
+
+async def _watch_disconnect(request: web.Request, abort: asyncio.Event, task: asyncio.Future[Any]) -> None:
+    """Abort the call when its client goes away (the transport is dropped on disconnect)."""
+    while not task.done():
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            abort.set()
+            return
+        await asyncio.sleep(DISCONNECT_POLL_SECONDS)

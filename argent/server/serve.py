@@ -1,0 +1,91 @@
+"""Running a tool-server in the foreground until a signal, an idle timeout, or a caller says stop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable
+
+from aiohttp import web
+
+from argent.server.app import create_app
+from argent.server.config import ServerConfig
+from argent.server.keys import ACTIVITY
+from argent.tools.registry import ToolRegistry
+
+#: How long running calls get to finish (reporting `run aborted`) once shutdown starts.
+SHUTDOWN_GRACE_SECONDS = 10.0
+
+
+def format_origin(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class RunningServer:
+    """A started tool-server: its real port, and a way to stop it."""
+
+    def __init__(self, runner: web.AppRunner, config: ServerConfig, port: int) -> None:
+        self.runner = runner
+        self.config = config
+        self.port = port
+        self.stopped = asyncio.Event()
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.config.host in ("0.0.0.0", "") else self.config.host
+        host = "::1" if host in ("::", "::0") else host
+        return f"http://{format_origin(host, self.port)}"
+
+    async def stop(self) -> None:
+        """Stop accepting, abort running flows, delete pending uploads and temp files."""
+        if not self.stopped.is_set():
+            self.stopped.set()
+            await self.runner.cleanup()
+
+
+async def start_server(config: ServerConfig, registry: ToolRegistry | None = None) -> RunningServer:
+    app = create_app(config, registry)
+    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, config.host or None, config.port)
+    try:
+        await site.start()
+    except OSError:
+        await runner.cleanup()
+        raise
+    port = int(runner.addresses[0][1])
+    return RunningServer(runner, config, port)
+
+
+async def serve_forever(server: RunningServer, *, on_idle: Callable[[], None] | None = None) -> None:
+    """Block until SIGINT/SIGTERM or the idle timeout, then stop gracefully."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    idle = asyncio.create_task(_idle_watch(server, stop, on_idle))
+    try:
+        await stop.wait()
+    finally:
+        idle.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await idle
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await server.stop()
+
+
+async def _idle_watch(server: RunningServer, stop: asyncio.Event, on_idle: Callable[[], None] | None) -> None:
+    minutes = server.config.idle_timeout_minutes
+    if minutes <= 0:
+        return
+    limit = minutes * 60
+    activity = server.runner.app[ACTIVITY]
+    while True:
+        await asyncio.sleep(min(60.0, max(0.05, limit / 4)))
+        if activity.idle_for() >= limit:
+            if on_idle:
+                on_idle()
+            stop.set()
+            return

@@ -1,0 +1,324 @@
+"""The tool-server over real HTTP: routes, guards, JSON errors, buffered and streamed calls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+
+from argent.errors import FlowError, InvalidToolInputError
+from argent.server.app import create_app
+from argent.server.config import ServerConfig
+from argent.tools.args import arg
+from argent.tools.builtin import build_registry
+from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
+
+TOKEN = "s3cret-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+STREAM = {**AUTH, "Accept": "application/x-ndjson"}
+
+
+@attrs.frozen
+class CountArgs:
+    n: int = arg(3, doc="How many progress events.")
+    fail: str | None = arg(None, doc="Raise this message after the events.")
+
+
+@attrs.frozen
+class NoArgs:
+    pass
+
+
+class Probe:
+    """What the test tools saw."""
+
+    def __init__(self) -> None:
+        self.aborted = asyncio.Event()
+        self.started = asyncio.Event()
+
+
+def make_registry(probe: Probe) -> ToolRegistry:
+    async def count(args: CountArgs, ctx: ToolContext) -> Any:
+        for i in range(args.n):
+            if ctx.emit_progress:
+                await ctx.emit_progress({"i": i})
+        if args.fail == "flow":
+            raise FlowError("flow is broken", error_code="FLOW_FILE_INVALID")
+        if args.fail == "input":
+            raise InvalidToolInputError("x must be positive")
+        if args.fail:
+            raise RuntimeError(args.fail)
+        return {"count": args.n}
+
+    async def forever(args: NoArgs, ctx: ToolContext) -> Any:
+        probe.started.set()
+        i = 0
+        while not ctx.abort.is_set():
+            if ctx.emit_progress:
+                await ctx.emit_progress({"tick": i})
+            i += 1
+            await asyncio.sleep(0.01)
+        probe.aborted.set()
+        return {"ticks": i}
+
+    return ToolRegistry(
+        [
+            ToolSpec(name="count", description="Counts.", args_type=CountArgs, execute=count),
+            ToolSpec(name="forever", description="Runs until aborted.", args_type=NoArgs, execute=forever),
+            ToolSpec(
+                name="off",
+                description="Cannot run here.",
+                args_type=NoArgs,
+                execute=forever,
+                availability=lambda: "needs hardware this machine lacks",
+            ),
+        ]
+    )
+
+
+@pytest.fixture
+def probe() -> Probe:
+    return Probe()
+
+
+@pytest.fixture
+async def client(aiohttp_client: Any, probe: Probe, tmp_path: Path) -> TestClient[Any, Any]:
+    config = ServerConfig(token=TOKEN, tmp_dir=str(tmp_path), max_body_bytes=64 * 1024)
+    return await aiohttp_client(create_app(config, make_registry(probe)))  # type: ignore[no-any-return]
+
+
+async def test_healthz_needs_no_auth_and_reports_version(client: TestClient[Any, Any]) -> None:
+    resp = await client.get("/healthz")
+    assert resp.status == 200
+    body = await resp.json()
+    assert body["ok"] is True and isinstance(body["version"], str)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {TOKEN}"}, {"Authorization": "Bearer s3cret-tokeX"}],
+)
+async def test_missing_or_wrong_token_is_401_json(client: TestClient[Any, Any], headers: dict[str, str]) -> None:
+    for method, path in (("GET", "/tools"), ("POST", "/tools/count"), ("POST", "/upload")):
+        resp = await client.request(method, path, headers=headers)
+        assert resp.status == 401
+        body = await resp.json()
+        assert "Authorization: Bearer <token>" in body["error"]
+
+
+async def test_tools_lists_entries_with_schema_and_disabled_reason(client: TestClient[Any, Any]) -> None:
+    resp = await client.get("/tools", headers=AUTH)
+    assert resp.status == 200
+    tools = {t["name"]: t for t in (await resp.json())["tools"]}
+    assert tools["count"]["inputSchema"]["properties"]["n"]["type"] == "integer"
+    assert tools["off"]["disabled"] == {"reason": "needs hardware this machine lacks"}
+    assert "disabled" not in tools["count"]
+    assert "access-control-allow-origin" not in {k.lower() for k in resp.headers}
+
+
+async def test_flow_execute_entry_declares_the_seed_file_inputs(aiohttp_client: Any, tmp_path: Path) -> None:
+    client = await aiohttp_client(create_app(ServerConfig(tmp_dir=str(tmp_path)), build_registry()))
+    tools = {t["name"]: t for t in (await (await client.get("/tools")).json())["tools"]}
+    assert tools["flow-execute"]["fileInputs"] == [
+        {
+            "target": "flow_path",
+            "path": "${flow_path}",
+            "kind": "file",
+            "optional": True,
+            "unwrapWhenSet": "name",
+            "collect": "flow",
+        },
+        {
+            "target": "flow_file",
+            "path": "${project_root}/.argent/flows/${name}.yaml",
+            "kind": "file",
+            "skipWhenSet": "flow_path",
+            "collect": "flow",
+        },
+    ]
+    assert tools["flow-execute"]["longRunning"] is True
+
+
+@pytest.mark.parametrize("host", ["evil.com:3001", "10.0.0.1", "evil.com"])
+async def test_foreign_host_header_is_refused(client: TestClient[Any, Any], host: str) -> None:
+    resp = await client.get("/tools", headers={**AUTH, "Host": host})
+    assert resp.status == 403
+    error = (await resp.json())["error"]
+    assert "loopback" in error and "DNS-rebinding" in error
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:3001", "localhost:9", "[::1]:3001", "127.0.0.1"])
+async def test_loopback_host_headers_pass(client: TestClient[Any, Any], host: str) -> None:
+    resp = await client.get("/tools", headers={**AUTH, "Host": host})
+    assert resp.status == 200
+
+
+async def test_bind_host_is_trusted_and_named(aiohttp_client: Any, tmp_path: Path, probe: Probe) -> None:
+    config = ServerConfig(host="192.168.92.208", tmp_dir=str(tmp_path))
+    client = await aiohttp_client(create_app(config, make_registry(probe)))
+    assert (await client.get("/tools", headers={"Host": "192.168.92.208:3001"})).status == 200
+    resp = await client.get("/tools", headers={"Host": "evil.com"})
+    assert resp.status == 403
+    assert "its bind host (192.168.92.208)" in (await resp.json())["error"]
+
+
+async def test_wildcard_bind_disables_host_check(aiohttp_client: Any, tmp_path: Path, probe: Probe) -> None:
+    client = await aiohttp_client(create_app(ServerConfig(host="0.0.0.0", tmp_dir=str(tmp_path)), make_registry(probe)))
+    assert (await client.get("/tools", headers={"Host": "anything.example"})).status == 200
+
+
+async def test_unknown_route_and_method_answer_json(client: TestClient[Any, Any]) -> None:
+    resp = await client.get("/nope", headers=AUTH)
+    assert resp.status == 404
+    assert (await resp.json())["error"] == "No route GET /nope on the tool-server."
+    resp = await client.delete("/tools", headers=AUTH)
+    assert resp.status == 405
+    assert resp.content_type == "application/json"
+
+
+async def test_unknown_tool_is_plain_404_even_when_streaming(client: TestClient[Any, Any]) -> None:
+    resp = await client.post("/tools/nope", json={}, headers=STREAM)
+    assert resp.status == 404
+    assert await resp.json() == {"error": 'Tool "nope" not found'}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"{not json", "Request body is not valid JSON"),
+        (b"[1, 2]", "Request body must be a JSON object of tool arguments."),
+        (b'"text"', "Request body must be a JSON object of tool arguments."),
+        (b"\xff\xfe", "Request body is not valid JSON"),
+    ],
+)
+async def test_bad_json_bodies_are_400_json(client: TestClient[Any, Any], body: bytes, message: str) -> None:
+    resp = await client.post("/tools/count", data=body, headers={**STREAM, "Content-Type": "application/json"})
+    assert resp.status == 400
+    assert (await resp.json())["error"].startswith(message)
+
+
+async def test_oversized_body_is_413_json(client: TestClient[Any, Any]) -> None:
+    big = json.dumps({"n": 1, "pad": "x" * 100_000})
+    resp = await client.post("/tools/count", data=big, headers={**AUTH, "Content-Type": "application/json"})
+    assert resp.status == 413
+    assert "larger than the 65536-byte limit" in (await resp.json())["error"]
+
+
+async def test_invalid_args_are_400_before_the_tool_runs(client: TestClient[Any, Any]) -> None:
+    resp = await client.post("/tools/count", json={"n": "three"}, headers=STREAM)
+    assert resp.status == 400
+    assert await resp.json() == {"error": "Invalid arguments for count: n: expected an integer, got string"}
+
+
+async def test_buffered_call_answers_data(client: TestClient[Any, Any]) -> None:
+    resp = await client.post("/tools/count", json={"n": 2}, headers=AUTH)
+    assert resp.status == 200
+    assert await resp.json() == {"data": {"count": 2}}
+
+
+async def test_streamed_call_sends_progress_lines_then_one_result(client: TestClient[Any, Any]) -> None:
+    resp = await client.post("/tools/count", json={"n": 2}, headers=STREAM)
+    assert resp.status == 200
+    assert resp.headers["Content-Type"] == "application/x-ndjson"
+    assert resp.headers["Cache-Control"] == "no-cache, no-transform"
+    assert resp.headers["X-Accel-Buffering"] == "no"
+    lines = [json.loads(line) for line in (await resp.text()).splitlines()]
+    assert lines == [
+        {"event": "progress", "data": {"i": 0}},
+        {"event": "progress", "data": {"i": 1}},
+        {"event": "result", "data": {"count": 2}},
+    ]
+
+
+async def test_tool_failure_after_progress_is_an_error_line_with_codes(client: TestClient[Any, Any]) -> None:
+    resp = await client.post("/tools/count", json={"n": 1, "fail": "flow"}, headers=STREAM)
+    assert resp.status == 200
+    lines = [json.loads(line) for line in (await resp.text()).splitlines()]
+    assert lines[0] == {"event": "progress", "data": {"i": 0}}
+    assert lines[1] == {
+        "event": "error",
+        "error": "flow is broken",
+        "error_code": "FLOW_FILE_INVALID",
+        "error_kind": "validation",
+    }
+    assert len(lines) == 2
+
+
+async def test_buffered_tool_failures_keep_status_and_codes(client: TestClient[Any, Any]) -> None:
+    resp = await client.post("/tools/count", json={"n": 0, "fail": "flow"}, headers=AUTH)
+    assert resp.status == 500
+    assert await resp.json() == {"error": "flow is broken", "error_code": "FLOW_FILE_INVALID", "error_kind": "validation"}
+    resp = await client.post("/tools/count", json={"n": 0, "fail": "input"}, headers=AUTH)
+    assert resp.status == 400
+    assert (await resp.json())["error"] == "x must be positive"
+    resp = await client.post("/tools/count", json={"n": 0, "fail": "boom"}, headers=AUTH)
+    assert resp.status == 500
+    body = await resp.json()
+    assert body["error"] == "[Tool:count] boom"
+    assert "Traceback" not in json.dumps(body)
+
+
+async def test_disabled_tool_refuses_to_run(client: TestClient[Any, Any]) -> None:
+    resp = await client.post("/tools/off", json={}, headers=AUTH)
+    assert resp.status == 500
+    assert "needs hardware this machine lacks" in (await resp.json())["error"]
+
+
+async def test_client_disconnect_aborts_the_running_tool(client: TestClient[Any, Any], probe: Probe) -> None:
+    resp = await client.post("/tools/forever", json={}, headers=STREAM)
+    first = await resp.content.readline()
+    assert json.loads(first)["event"] == "progress"
+    resp.close()
+    await asyncio.wait_for(probe.aborted.wait(), timeout=5)
+
+
+async def test_buffered_client_disconnect_aborts_too(client: TestClient[Any, Any], probe: Probe) -> None:
+    task = asyncio.create_task(client.post("/tools/forever", json={}, headers=AUTH))
+    await asyncio.wait_for(probe.started.wait(), timeout=5)
+    task.cancel()
+    await asyncio.wait_for(probe.aborted.wait(), timeout=5)
+
+
+async def test_shutdown_aborts_running_calls(aiohttp_server: Any, probe: Probe, tmp_path: Path) -> None:
+    server = await aiohttp_server(create_app(ServerConfig(tmp_dir=str(tmp_path)), make_registry(probe)))
+    import aiohttp
+
+    async with aiohttp.ClientSession() as session:
+        resp = await session.post(server.make_url("/tools/forever"), json={}, headers={"Accept": "application/x-ndjson"})
+        await resp.content.readline()
+        await server.close()
+        await asyncio.wait_for(probe.aborted.wait(), timeout=5)
+
+
+async def test_flow_execute_streams_each_step_of_a_real_flow(aiohttp_client: Any, tmp_path: Path) -> None:
+    flows = tmp_path / "proj" / ".argent" / "flows"
+    flows.mkdir(parents=True)
+    (flows / "hello.yaml").write_text("steps:\n  - echo: one\n  - wait: 1\n  - run: frag\n")
+    (flows / "frag.yaml").write_text("steps:\n  - echo: two\n")
+    client = await aiohttp_client(create_app(ServerConfig(tmp_dir=str(tmp_path)), build_registry()))
+    args = {"name": "hello", "project_root": str(tmp_path / "proj")}
+    resp = await client.post("/tools/flow-execute", json=args, headers={"Accept": "application/x-ndjson"})
+    lines = [json.loads(line) for line in (await resp.text()).splitlines()]
+    progress = [line["data"] for line in lines if line["event"] == "progress"]
+    result = lines[-1]
+    assert result["event"] == "result"
+    assert progress == result["data"]["steps"]
+    assert [(s["kind"], s["status"], s["flow"]) for s in progress] == [
+        ("echo", "pass", "hello"),
+        ("wait", "pass", "hello"),
+        ("run", "pass", "frag"),
+        ("echo", "pass", "frag"),
+    ]
+    assert result["data"]["ok"] is True and result["data"]["device"] == ""
+    assert all(isinstance(s["durationMs"], int | float) for s in progress)
+
+
+def test_app_factory_uses_typed_keys() -> None:
+    app = create_app(ServerConfig(), ToolRegistry())
+    assert isinstance(app, web.Application)
