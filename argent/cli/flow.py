@@ -42,9 +42,15 @@ def _project_root(option: str | None) -> Path:
 
 @flow.command("run")
 @click.argument("ref", metavar="<name|path.yaml|dir>")
-@click.option("--project-root", type=click.Path(file_okay=False), help="Project directory (default: nearest ancestor with .argent, .git or pyproject.toml).")
+@click.option(
+    "--project-root",
+    type=click.Path(file_okay=False),
+    help="Project directory (default: nearest ancestor with .argent, .git or pyproject.toml).",
+)
 @click.option("--device", help="Device id to run on, e.g. chromium-cdp-9222.")
-@click.option("--platform", type=click.Choice(["ios", "android", "chromium", "vega"]), help="Platform of the run.")
+@click.option(
+    "--platform", type=click.Choice(["ios", "android", "chromium", "vega"]), help="Platform of the run."
+)
 @click.option("--update-baselines", is_flag=True, help="Adopt the current screen as the snapshot baselines.")
 @click.option("--output", type=click.Path(file_okay=False), help="Copy the images of failed snapshots here.")
 @click.option("-r", "--recursive", is_flag=True, help="With a directory: include its subdirectories.")
@@ -225,5 +231,3 @@ def list_command(project_root: str | None, as_json: bool) -> None:
     else:
         for name in names:
             click.echo(name)
-
-

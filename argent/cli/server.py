@@ -20,11 +20,25 @@ def server() -> None:
 
 
 @server.command("start")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (a non-loopback host for nginx).")
-@click.option("--port", "-p", type=click.IntRange(0, 65535), default=3001, show_default=True, help="Port; 0 picks a free one.")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Address to bind (a non-loopback host for nginx)."
+)
+@click.option(
+    "--port",
+    "-p",
+    type=click.IntRange(0, 65535),
+    default=3001,
+    show_default=True,
+    help="Port; 0 picks a free one.",
+)
 @click.option("--token", help="Bearer token clients must send (default: $ARGENT_AUTH_TOKEN, else a new one).")
 @click.option("--no-auth", is_flag=True, help="Accept calls without a token (development only).")
-@click.option("--idle-timeout", type=click.FloatRange(min=0), default=0, help="Stop after this many idle minutes (0: never).")
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0),
+    default=0,
+    help="Stop after this many idle minutes (0: never).",
+)
 def start(host: str, port: int, token: str | None, no_auth: bool, idle_timeout: float) -> None:
     """Start a tool-server in the foreground; SIGINT/SIGTERM stop it gracefully."""
     if no_auth and token:
@@ -45,7 +59,9 @@ async def _run(config: ServerConfig) -> None:
     try:
         running = await start_server(config)
     except OSError as exc:
-        raise click.ClickException(f"Could not listen on {format_origin(config.host, config.port)}: {exc.strerror or exc}") from None
+        raise click.ClickException(
+            f"Could not listen on {format_origin(config.host, config.port)}: {exc.strerror or exc}"
+        ) from None
     origin = format_origin(config.host, running.port)
     lines = [f"Tools server listening on http://{origin}"]
     if config.token:

@@ -64,7 +64,11 @@ def resolve_flow_ref(ref: str, project_root: Path, *, recursive: bool) -> FlowTa
     if ".." in parts:
         real = os.path.realpath(os.path.dirname(ref) or ".")
         fixed = os.path.join(real, os.path.basename(ref))
-        recovery = _did_you_mean(fixed) if os.path.exists(fixed) else "Pass the fully resolved path to the flow's YAML."
+        recovery = (
+            _did_you_mean(fixed)
+            if os.path.exists(fixed)
+            else "Pass the fully resolved path to the flow's YAML."
+        )
         raise UsageProblem(
             'Flow path must not contain ".." segments — they are collapsed without following symlinks, '
             f"so the path can name a different file than the one your shell opens: {ref}\n{recovery}"
@@ -106,14 +110,14 @@ def _single(path: str, ref: str, *, name: str | None, project_root: Path) -> Flo
     if not os.path.exists(path):
         message = f"Flow file not found: {path}"
         if name is not None:
-            message += f'\nNo flow named "{name}" is saved there — run `argent flow list` to see the saved flows.'
+            message += (
+                f'\nNo flow named "{name}" is saved there — run `argent flow list` to see the saved flows.'
+            )
         else:
             stem = Path(path).stem
             saved = project_root / ".argent" / "flows" / f"{stem}.yaml"
             if saved.is_file():
-                message += (
-                    f'\nA flow named "{stem}" is saved under .argent/flows — did you mean: argent flow run {stem}'
-                )
+                message += f'\nA flow named "{stem}" is saved under .argent/flows — did you mean: argent flow run {stem}'
         spelled = spelling_of(os.path.dirname(path), os.path.basename(path))
         if spelled.state != "case_folded":
             raise UsageProblem(message)
@@ -141,11 +145,18 @@ def discover_flows(directory: str, *, recursive: bool) -> list[FlowTarget]:
     if not os.access(directory, os.R_OK | os.X_OK):
         raise UsageProblem(f"Could not read flow directory: {directory}")
     for current, dirs, files in os.walk(directory, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS) if recursive else []
+        dirs[:] = (
+            sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS) if recursive else []
+        )
         for name in files:
             full = os.path.join(current, name)
             stem, ext = os.path.splitext(name)
-            if ext == ".yaml" and FLOW_NAME_RE.match(stem) and os.path.isfile(full) and os.access(full, os.R_OK):
+            if (
+                ext == ".yaml"
+                and FLOW_NAME_RE.match(stem)
+                and os.path.isfile(full)
+                and os.access(full, os.R_OK)
+            ):
                 found.append(full)
     if not found:
         hint = "" if recursive else "\nPass -r/--recursive to include subdirectories."

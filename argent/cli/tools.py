@@ -95,7 +95,9 @@ def search_tools(words: tuple[str, ...]) -> None:
         if all(w in f"{t['name']} {t.get('description', '')}".lower() for w in wanted)
     ]
     if not hits:
-        raise click.ClickException(f"No tool matches {' '.join(words)!r}. Run `argent tools list` to see them all.")
+        raise click.ClickException(
+            f"No tool matches {' '.join(words)!r}. Run `argent tools list` to see them all."
+        )
     for tool in hits:
         _print_tool_brief(tool)
 
@@ -156,7 +158,11 @@ def _coerce(flag: str, raw: str, schema: dict[str, Any]) -> Any:
         if raw.lower() in ("false", "0"):
             return False
         raise UsageProblem(f"{flag} expected true or false, got {raw!r}")
-    if kind in ("object", "array") and not schema.get("items", {}).get("type") in ("string", "number", "integer"):
+    if kind in ("object", "array") and schema.get("items", {}).get("type") not in (
+        "string",
+        "number",
+        "integer",
+    ):
         try:
             return json.loads(raw)
         except json.JSONDecodeError as exc:
@@ -217,10 +223,16 @@ def parse_tool_flags(tokens: list[str], schema: dict[str, Any]) -> dict[str, Any
 
 @click.command(
     "run",
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": ["-h", "--help"]},
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_extra_args": True,
+        "help_option_names": ["-h", "--help"],
+    },
 )
 @click.argument("tool")
-@click.option("--args", "args_json", help="The whole argument object as JSON ('-' reads stdin); flags override it.")
+@click.option(
+    "--args", "args_json", help="The whole argument object as JSON ('-' reads stdin); flags override it."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the raw JSON result.")
 @click.pass_context
 def run_tool(ctx: click.Context, tool: str, args_json: str | None, as_json: bool) -> None:
@@ -235,7 +247,9 @@ def run_tool(ctx: click.Context, tool: str, args_json: str | None, as_json: bool
         try:
             parsed = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise UsageProblem(f"--args is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+            raise UsageProblem(
+                f"--args is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            ) from None
         if not isinstance(parsed, dict):
             raise UsageProblem("--args must be a JSON object")
         args.update(parsed)

@@ -22,12 +22,15 @@ class ToolCallError(Exception):
         status: int = 500,
         error_code: str | None = None,
         error_kind: str | None = None,
+        may_have_run: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.error_code = error_code
         self.error_kind = error_kind
+        #: The call may have run on the tool-server (the connection closed before its result).
+        self.may_have_run = may_have_run
 
     @property
     def is_usage(self) -> bool:

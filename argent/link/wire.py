@@ -63,7 +63,11 @@ def _unstructure_result(result: FlowRunResult) -> dict[str, Any]:
 
 
 def _unstructure_notice(notice: PrerequisiteNotice) -> dict[str, Any]:
-    return {"flow": notice.flow, "notice": notice.notice, "executionPrerequisite": notice.execution_prerequisite}
+    return {
+        "flow": notice.flow,
+        "notice": notice.notice,
+        "executionPrerequisite": notice.execution_prerequisite,
+    }
 
 
 def _unstructure_attrs(value: Any) -> dict[str, Any]:

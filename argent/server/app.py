@@ -64,7 +64,8 @@ async def _sweep(store: UploadStore, interval: float) -> None:
 
 async def _abort_inflight(app: web.Application) -> None:
     """On shutdown running flows stop: their remaining steps report skip `run aborted`."""
-    for abort in list(app[INFLIGHT]):
+    events: set[asyncio.Event] = app[INFLIGHT]
+    for abort in list(events):
         abort.set()
 
 

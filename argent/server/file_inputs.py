@@ -56,7 +56,11 @@ def _remove_all(dirs: list[str]) -> None:
 
 
 def is_wrapper(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("__argentFileInput") is True and isinstance(value.get("path"), str)
+    return (
+        isinstance(value, dict)
+        and value.get("__argentFileInput") is True
+        and isinstance(value.get("path"), str)
+    )
 
 
 async def resolve_file_inputs(
@@ -73,10 +77,13 @@ async def resolve_file_inputs(
     return out
 
 
-async def _resolve_one(spec: FileInputSpec, out: ResolvedInputs, *, uploads: UploadStore, tmp_dir: str) -> None:
+async def _resolve_one(
+    spec: FileInputSpec, out: ResolvedInputs, *, uploads: UploadStore, tmp_dir: str
+) -> None:
     wire = out.args.get(spec.target)
     if not is_wrapper(wire):
         return
+    assert isinstance(wire, dict)
     if spec.unwrap_when_set and spec.unwrap_when_set in out.args:
         out.args[spec.target] = wire["path"]
         return
@@ -162,7 +169,9 @@ async def _materialize(wire: dict[str, Any], out: ResolvedInputs, tmp_dir: str) 
             "the producing tool) and try again."
         )
     if len(content) > (MAX_FILE_BYTES * 4) // 3 + 4:
-        raise FileInputError(f'Uploaded file "{path}" is over {MAX_FILE_BYTES} bytes — exceeds the file-input limit.')
+        raise FileInputError(
+            f'Uploaded file "{path}" is over {MAX_FILE_BYTES} bytes — exceeds the file-input limit.'
+        )
     try:
         data = base64.b64decode(content, validate=True)
     except (binascii.Error, ValueError):

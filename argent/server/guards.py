@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from argent.errors import ArgentError
 from argent.server.config import LOOPBACK_HOSTS, ServerConfig
@@ -15,6 +16,7 @@ from argent.server.keys import CONFIG
 log = logging.getLogger("argent.server")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
 
 UNAUTHORIZED = (
     "Missing or invalid Authorization header. Tool-server requires `Authorization: Bearer <token>` where "
@@ -53,7 +55,7 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return json_error(500, "Internal error in the tool-server; its log has the details.")
 
 
-def host_guard(config: ServerConfig) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def host_guard(config: ServerConfig) -> Middleware:
     """Refuse Host headers other than loopback and the bind host (DNS-rebinding defence)."""
     allowed = config.allowed_hosts
     bind_note = "" if config.host in LOOPBACK_HOSTS else f" and its bind host ({config.host})"
@@ -78,7 +80,7 @@ def host_guard(config: ServerConfig) -> Callable[[web.Request, Handler], Awaitab
     return guard
 
 
-def bearer_auth(token: str | None) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def bearer_auth(token: str | None) -> Middleware:
     """Require `Authorization: Bearer <token>` (constant-time compare) on every route but /healthz."""
     expected = token.encode() if token else None
 

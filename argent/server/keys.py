@@ -15,7 +15,7 @@ CONFIG = web.AppKey("config", ServerConfig)
 REGISTRY = web.AppKey("registry", ToolRegistry)
 UPLOADS = web.AppKey("uploads", UploadStore)
 #: Abort events of the calls in flight, set on shutdown.
-INFLIGHT = web.AppKey("inflight", set[asyncio.Event])
+INFLIGHT: web.AppKey[set[asyncio.Event]] = web.AppKey("inflight")
 
 
 class Activity:

@@ -56,7 +56,9 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
         body = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
-        raise _plain(400, f"Request body is not valid JSON ({detail}). Send a JSON object of tool arguments.") from None
+        raise _plain(
+            400, f"Request body is not valid JSON ({detail}). Send a JSON object of tool arguments."
+        ) from None
     if not isinstance(body, dict):
         raise _plain(400, "Request body must be a JSON object of tool arguments.")
     return body

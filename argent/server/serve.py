@@ -46,7 +46,9 @@ class RunningServer:
 
 async def start_server(config: ServerConfig, registry: ToolRegistry | None = None) -> RunningServer:
     app = create_app(config, registry)
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None)
+    runner = web.AppRunner(
+        app, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None
+    )
     await runner.setup()
     site = web.TCPSite(runner, config.host or None, config.port)
     try:

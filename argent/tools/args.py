@@ -90,7 +90,7 @@ def _structure_args(conv: cattrs.Converter, value: Any, cls: type) -> Any:
     fn = _FACTORIES.get(cls)
     if fn is None:
         overrides = {f.name: override(rename=wire_name(f)) for f in attrs.fields(cls)}
-        fn = make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True, **overrides)
+        fn = make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True, **overrides)  # type: ignore[arg-type]
         _FACTORIES[cls] = fn
     if not isinstance(value, Mapping):
         raise ValueError(f"expected an object, got {_json_type(value)}")
@@ -106,14 +106,14 @@ def structure_args(tool: str, raw: Any, cls: type[A]) -> A:
         raise InvalidToolInputError(f"Arguments for {tool} must be a JSON object, got {_json_type(raw)}.")
     try:
         return _CONVERTER.structure(raw, cls)
-    except cattrs.BaseValidationError as exc:
+    except cattrs.ClassValidationError as exc:
         problems = _problems(exc, cls)
         raise InvalidToolInputError(f"Invalid arguments for {tool}: " + "; ".join(problems)) from None
     except ValueError as exc:
         raise InvalidToolInputError(f"Invalid arguments for {tool}: {exc}") from None
 
 
-def _problems(exc: cattrs.BaseValidationError, cls: type) -> list[str]:
+def _problems(exc: cattrs.ClassValidationError, cls: type) -> list[str]:
     wire = {f.name: wire_name(f) for f in attrs.fields(cls)}
     out: list[str] = []
     with_notes, without = exc.group_exceptions()
@@ -159,7 +159,11 @@ def json_schema(cls: type) -> dict[str, Any]:
         doc = f.metadata.get("doc")
         if doc:
             schema["description"] = doc
-        if f.default is not attrs.NOTHING and f.default is not None and not isinstance(f.default, attrs.Factory):
+        if (
+            f.default is not attrs.NOTHING
+            and f.default is not None
+            and not isinstance(f.default, attrs.Factory)
+        ):  # type: ignore[arg-type]
             schema["default"] = f.default
         name = wire_name(f)
         props[name] = schema
@@ -183,7 +187,7 @@ def _type_schema(tp: Any) -> dict[str, Any]:
     if origin in (list, tuple):
         (item, *_) = get_args(tp) or (Any,)
         return {"type": "array", "items": _type_schema(item)}
-    if origin in (dict, Mapping) or tp is dict:
+    if origin in (dict, Mapping) or tp in (dict, Mapping):
         return {"type": "object"}
     simple = {str: "string", bool: "boolean", int: "integer", float: "number"}
     if tp in simple:

@@ -14,7 +14,12 @@ from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, Tool
 Platform = Literal["ios", "android", "chromium", "vega"]
 
 FLOW_PATH_INPUT = FileInputSpec(
-    target="flow_path", path="${flow_path}", kind="file", optional=True, unwrap_when_set="name", collect="flow"
+    target="flow_path",
+    path="${flow_path}",
+    kind="file",
+    optional=True,
+    unwrap_when_set="name",
+    collect="flow",
 )
 FLOW_FILE_INPUT = FileInputSpec(
     target="flow_file",
@@ -29,7 +34,9 @@ FLOW_FILE_INPUT = FileInputSpec(
 class FlowExecuteArgs:
     project_root: str = arg(doc="Absolute path of the project root (the directory holding .argent/).")
     name: str | None = arg(None, doc="Saved flow to run: <project_root>/.argent/flows/<name>.yaml.")
-    flow_path: str | None = arg(None, doc="Absolute path of a flow YAML file kept elsewhere (instead of name).")
+    flow_path: str | None = arg(
+        None, doc="Absolute path of a flow YAML file kept elsewhere (instead of name)."
+    )
     flow_file: str | None = arg(None, doc="Internal: derived by the client from project_root and name.")
     device: str | None = arg(None, doc="Device id to run on, e.g. chromium-cdp-9222.")
     platform: Platform | None = arg(None, doc="Platform of the run when no device is given.")
@@ -52,16 +59,19 @@ class FlowReadPrerequisiteArgs:
 
 
 def _request(args: FlowExecuteArgs | FlowReadPrerequisiteArgs) -> FlowRequest:
-    execute = isinstance(args, FlowExecuteArgs)
+    if isinstance(args, FlowReadPrerequisiteArgs):
+        return FlowRequest(
+            name=args.name, flow_path=args.flow_path, flow_file=args.flow_file, project_root=args.project_root
+        )
     return FlowRequest(
         name=args.name,
         flow_path=args.flow_path,
         flow_file=args.flow_file,
         project_root=args.project_root,
-        device=args.device if isinstance(args, FlowExecuteArgs) else None,
-        platform=args.platform if isinstance(args, FlowExecuteArgs) else None,
-        update_baselines=bool(args.update_baselines) if isinstance(args, FlowExecuteArgs) else False,
-        prerequisite_acknowledged=bool(args.prerequisite_acknowledged) if execute else False,  # type: ignore[union-attr]
+        device=args.device,
+        platform=args.platform,
+        update_baselines=bool(args.update_baselines),
+        prerequisite_acknowledged=bool(args.prerequisite_acknowledged),
     )
 
 
@@ -102,7 +112,13 @@ def flow_tools(registry: ToolRegistry) -> list[ToolSpec[Any]]:
             args_type=FlowReadPrerequisiteArgs,
             execute=read_prereq,
             file_inputs=(
-                FileInputSpec(target="flow_path", path="${flow_path}", kind="file", optional=True, unwrap_when_set="name"),
+                FileInputSpec(
+                    target="flow_path",
+                    path="${flow_path}",
+                    kind="file",
+                    optional=True,
+                    unwrap_when_set="name",
+                ),
                 FileInputSpec(
                     target="flow_file",
                     path="${project_root}/.argent/flows/${name}.yaml",

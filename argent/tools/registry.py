@@ -79,7 +79,7 @@ class ToolSpec(Generic[A]):
 
     @property
     def params(self) -> frozenset[str]:
-        return frozenset(wire_name(f) for f in attrs.fields(self.args_type))
+        return frozenset(wire_name(f) for f in attrs.fields(self.args_type))  # type: ignore[arg-type]
 
     def input_schema(self) -> dict[str, Any]:
         return json_schema(self.args_type)

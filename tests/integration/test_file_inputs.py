@@ -48,7 +48,10 @@ class Seen:
 
 def registry(seen: Seen) -> ToolRegistry:
     async def look(args: FileArgs, ctx: ToolContext) -> Any:
-        record: dict[str, Any] = {"args": attrs.asdict(args), "meta": {k: attrs.asdict(v) for k, v in ctx.file_inputs.items()}}
+        record: dict[str, Any] = {
+            "args": attrs.asdict(args),
+            "meta": {k: attrs.asdict(v) for k, v in ctx.file_inputs.items()},
+        }
         for key in ("src", "derived", "app"):
             value = getattr(args, key)
             if value and os.path.isfile(value):
@@ -58,7 +61,9 @@ def registry(seen: Seen) -> ToolRegistry:
         seen.calls.append(record)
         return {"ok": True}
 
-    return ToolRegistry([ToolSpec(name="look", description="", args_type=FileArgs, execute=look, file_inputs=SPECS)])
+    return ToolRegistry(
+        [ToolSpec(name="look", description="", args_type=FileArgs, execute=look, file_inputs=SPECS)]
+    )
 
 
 @pytest.fixture
@@ -100,7 +105,9 @@ async def test_plain_string_passes_through_without_metadata(client: TestClient[A
     assert seen.calls[0]["meta"] == {}
 
 
-async def test_matching_stat_resolves_in_place_and_verified(client: TestClient[Any, Any], seen: Seen, tmp_path: Path) -> None:
+async def test_matching_stat_resolves_in_place_and_verified(
+    client: TestClient[Any, Any], seen: Seen, tmp_path: Path
+) -> None:
     f = tmp_path / "flow.yaml"
     f.write_text("steps: []\n")
     status, _ = await call(client, {"src": wrapper(f, **stat_of(f))})
@@ -114,7 +121,9 @@ async def test_matching_stat_resolves_in_place_and_verified(client: TestClient[A
     }
 
 
-async def test_partial_stat_resolves_in_place_unverified(client: TestClient[Any, Any], seen: Seen, tmp_path: Path) -> None:
+async def test_partial_stat_resolves_in_place_unverified(
+    client: TestClient[Any, Any], seen: Seen, tmp_path: Path
+) -> None:
     f = tmp_path / "flow.yaml"
     f.write_text("steps: []\n")
     for extra in ({}, {"size": f.stat().st_size}, {"mtimeMs": stat_of(f)["mtimeMs"]}):
@@ -129,7 +138,11 @@ async def test_stale_host_file_with_content_is_materialised(
     f = tmp_path / "shot.png"
     f.write_bytes(b"host bytes")
     client_bytes = b"client bytes, longer"
-    args = {"src": wrapper(f, size=len(client_bytes), mtimeMs=1.0, content=base64.b64encode(client_bytes).decode())}
+    args = {
+        "src": wrapper(
+            f, size=len(client_bytes), mtimeMs=1.0, content=base64.b64encode(client_bytes).decode()
+        )
+    }
     status, _ = await call(client, args)
     assert status == 200
     call0 = seen.calls[0]
@@ -149,9 +162,18 @@ async def test_materialised_name_is_sanitised(client: TestClient[Any, Any], seen
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ({}, 'File "/client/gone.png" was not found on the tool-server host and the client did not upload its content.'),
-        ({"contentOmitted": "size-limit", "size": 36 * 1024 * 1024}, 'File "/client/gone.png" is 36 MB — larger than the 32 MB file-input transfer limit'),
-        ({"content": base64.b64encode(b"abc").decode(), "size": 5}, 'Uploaded content for "/client/gone.png" is 3 bytes but the client recorded 5 — refusing a truncated or corrupted upload.'),
+        (
+            {},
+            'File "/client/gone.png" was not found on the tool-server host and the client did not upload its content.',
+        ),
+        (
+            {"contentOmitted": "size-limit", "size": 36 * 1024 * 1024},
+            'File "/client/gone.png" is 36 MB — larger than the 32 MB file-input transfer limit',
+        ),
+        (
+            {"content": base64.b64encode(b"abc").decode(), "size": 5},
+            'Uploaded content for "/client/gone.png" is 3 bytes but the client recorded 5 — refusing a truncated or corrupted upload.',
+        ),
         ({"content": "!!not base64!!"}, 'Uploaded content for "/client/gone.png" is not valid base64.'),
     ],
 )
@@ -183,11 +205,18 @@ async def test_directory_and_probe_kinds(client: TestClient[Any, Any], seen: See
     assert status == 200
     meta = seen.calls[0]["meta"]
     assert meta["folder"]["present_on_host"] is True and meta["folder"]["stat_verified"] is None
-    assert meta["maybe"] == {"client_path": "/nowhere/at/all", "present_on_host": False, "via_upload": False, "stat_verified": None}
+    assert meta["maybe"] == {
+        "client_path": "/nowhere/at/all",
+        "present_on_host": False,
+        "via_upload": False,
+        "stat_verified": None,
+    }
     assert seen.calls[0]["args"]["maybe"] == "/nowhere/at/all"
 
 
-async def test_skip_when_set_drops_the_derived_wrapper(client: TestClient[Any, Any], seen: Seen, tmp_path: Path) -> None:
+async def test_skip_when_set_drops_the_derived_wrapper(
+    client: TestClient[Any, Any], seen: Seen, tmp_path: Path
+) -> None:
     f = tmp_path / "x.yaml"
     f.write_text("a")
     status, _ = await call(client, {"src": wrapper(f), "derived": wrapper("/ghost.yaml"), "name": None})
@@ -204,7 +233,9 @@ async def test_unwrap_when_set_keeps_a_ghost_path_as_text(client: TestClient[Any
     assert seen.calls[0]["args"]["src"] == "/ghost.yaml"
 
 
-async def test_wrapper_on_an_undeclared_key_is_refused_by_validation(client: TestClient[Any, Any], seen: Seen) -> None:
+async def test_wrapper_on_an_undeclared_key_is_refused_by_validation(
+    client: TestClient[Any, Any], seen: Seen
+) -> None:
     status, body = await call(client, {"name": wrapper("/x")})
     assert status == 400
     assert body["error"].startswith("Invalid arguments for look: name:")
@@ -225,14 +256,18 @@ async def test_tar_upload_extracts_the_bundle_and_cleans_up(
     tar = tmp_path / "b.tar.gz"
     digest = build_tar_gz(str(bundle), str(tar))
     upload_id = await upload(client, tar.read_bytes())
-    status, _ = await call(client, {"app": wrapper("/client/MyApp.app", uploadId=upload_id, contentHash=digest)})
+    status, _ = await call(
+        client, {"app": wrapper("/client/MyApp.app", uploadId=upload_id, contentHash=digest)}
+    )
     assert status == 200
     assert os.path.basename(seen.calls[0]["args"]["app"]) == "MyApp.app"
     assert seen.calls[0]["app_listing"] == ["Contents"]
     assert seen.calls[0]["meta"]["app"]["via_upload"] is True
     assert os.listdir(tmp_server_dir) == []
     # single use
-    status, body = await call(client, {"app": wrapper("/client/MyApp.app", uploadId=upload_id, contentHash=digest)})
+    status, body = await call(
+        client, {"app": wrapper("/client/MyApp.app", uploadId=upload_id, contentHash=digest)}
+    )
     assert status == 422
     assert body["error"] == (
         f'Upload "{upload_id}" was not found on the tool-server — it may have expired. Re-run the tool to upload the path again.'
@@ -247,7 +282,9 @@ async def test_tar_upload_with_wrong_hash_is_422_and_deleted(
     tar = tmp_path / "a.tar.gz"
     build_tar_gz(str(f), str(tar))
     upload_id = await upload(client, tar.read_bytes())
-    status, body = await call(client, {"app": wrapper("/client/app.apk", uploadId=upload_id, contentHash="0" * 64)})
+    status, body = await call(
+        client, {"app": wrapper("/client/app.apk", uploadId=upload_id, contentHash="0" * 64)}
+    )
     assert status == 422
     assert "content hash mismatch" in body["error"].lower()
     assert os.listdir(tmp_server_dir) == []
@@ -264,7 +301,9 @@ async def test_tar_upload_with_an_escaping_member_is_refused(
     data = buf.getvalue()
     upload_id = await upload(client, data)
     digest = hashlib.sha256(data).hexdigest()
-    status, body = await call(client, {"app": wrapper("/client/evil", uploadId=upload_id, contentHash=digest)})
+    status, body = await call(
+        client, {"app": wrapper("/client/evil", uploadId=upload_id, contentHash=digest)}
+    )
     assert status == 422
     assert 'unsafe path "../evil"' in body["error"]
     assert os.listdir(tmp_server_dir) == []
@@ -273,10 +312,14 @@ async def test_tar_upload_with_an_escaping_member_is_refused(
 async def test_tar_upload_without_upload_and_absent_path(client: TestClient[Any, Any]) -> None:
     status, body = await call(client, {"app": wrapper("/client/Nope.app")})
     assert status == 422
-    assert body["error"].startswith('Path "/client/Nope.app" does not exist on the tool-server host and no upload was provided.')
+    assert body["error"].startswith(
+        'Path "/client/Nope.app" does not exist on the tool-server host and no upload was provided.'
+    )
 
 
-async def test_upload_route_caps_declared_length(aiohttp_client: Any, seen: Seen, tmp_server_dir: Path) -> None:
+async def test_upload_route_caps_declared_length(
+    aiohttp_client: Any, seen: Seen, tmp_server_dir: Path
+) -> None:
     config = ServerConfig(tmp_dir=str(tmp_server_dir), max_upload_bytes=8)
     client = await aiohttp_client(create_app(config, registry(seen)))
     resp = await client.post("/upload", data=b"x" * 64)

@@ -102,9 +102,16 @@ async def test_healthz_needs_no_auth_and_reports_version(client: TestClient[Any,
 
 @pytest.mark.parametrize(
     "headers",
-    [{}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {TOKEN}"}, {"Authorization": "Bearer s3cret-tokeX"}],
+    [
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": f"Basic {TOKEN}"},
+        {"Authorization": "Bearer s3cret-tokeX"},
+    ],
 )
-async def test_missing_or_wrong_token_is_401_json(client: TestClient[Any, Any], headers: dict[str, str]) -> None:
+async def test_missing_or_wrong_token_is_401_json(
+    client: TestClient[Any, Any], headers: dict[str, str]
+) -> None:
     for method, path in (("GET", "/tools"), ("POST", "/tools/count"), ("POST", "/upload")):
         resp = await client.request(method, path, headers=headers)
         assert resp.status == 401
@@ -169,7 +176,9 @@ async def test_bind_host_is_trusted_and_named(aiohttp_client: Any, tmp_path: Pat
 
 
 async def test_wildcard_bind_disables_host_check(aiohttp_client: Any, tmp_path: Path, probe: Probe) -> None:
-    client = await aiohttp_client(create_app(ServerConfig(host="0.0.0.0", tmp_dir=str(tmp_path)), make_registry(probe)))
+    client = await aiohttp_client(
+        create_app(ServerConfig(host="0.0.0.0", tmp_dir=str(tmp_path)), make_registry(probe))
+    )
     assert (await client.get("/tools", headers={"Host": "anything.example"})).status == 200
 
 
@@ -198,7 +207,9 @@ async def test_unknown_tool_is_plain_404_even_when_streaming(client: TestClient[
     ],
 )
 async def test_bad_json_bodies_are_400_json(client: TestClient[Any, Any], body: bytes, message: str) -> None:
-    resp = await client.post("/tools/count", data=body, headers={**STREAM, "Content-Type": "application/json"})
+    resp = await client.post(
+        "/tools/count", data=body, headers={**STREAM, "Content-Type": "application/json"}
+    )
     assert resp.status == 400
     assert (await resp.json())["error"].startswith(message)
 
@@ -253,7 +264,11 @@ async def test_tool_failure_after_progress_is_an_error_line_with_codes(client: T
 async def test_buffered_tool_failures_keep_status_and_codes(client: TestClient[Any, Any]) -> None:
     resp = await client.post("/tools/count", json={"n": 0, "fail": "flow"}, headers=AUTH)
     assert resp.status == 500
-    assert await resp.json() == {"error": "flow is broken", "error_code": "FLOW_FILE_INVALID", "error_kind": "validation"}
+    assert await resp.json() == {
+        "error": "flow is broken",
+        "error_code": "FLOW_FILE_INVALID",
+        "error_kind": "validation",
+    }
     resp = await client.post("/tools/count", json={"n": 0, "fail": "input"}, headers=AUTH)
     assert resp.status == 400
     assert (await resp.json())["error"] == "x must be positive"
@@ -290,7 +305,9 @@ async def test_shutdown_aborts_running_calls(aiohttp_server: Any, probe: Probe, 
     import aiohttp
 
     async with aiohttp.ClientSession() as session:
-        resp = await session.post(server.make_url("/tools/forever"), json={}, headers={"Accept": "application/x-ndjson"})
+        resp = await session.post(
+            server.make_url("/tools/forever"), json={}, headers={"Accept": "application/x-ndjson"}
+        )
         await resp.content.readline()
         await server.close()
         await asyncio.wait_for(probe.aborted.wait(), timeout=5)

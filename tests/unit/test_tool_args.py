@@ -49,10 +49,22 @@ def test_valid_args_structure_with_wire_names() -> None:
         ({"project_root": 5}, "Invalid arguments for t: project_root: expected a string, got number"),
         ({}, "Invalid arguments for t: project_root is required"),
         ({"project_root": "/p", "bogus": 1}, "Invalid arguments for t: unknown argument bogus"),
-        ({"project_root": "/p", "updateBaselines": "yes"}, "Invalid arguments for t: updateBaselines: expected a boolean, got string"),
-        ({"project_root": "/p", "platform": "windows"}, "Invalid arguments for t: platform: must be one of ios, chromium, got 'windows'"),
-        ({"project_root": "/p", "times": True}, "Invalid arguments for t: times: expected an integer, got boolean"),
-        ({"project_root": "/p", "times": 1.5}, "Invalid arguments for t: times: expected an integer, got number"),
+        (
+            {"project_root": "/p", "updateBaselines": "yes"},
+            "Invalid arguments for t: updateBaselines: expected a boolean, got string",
+        ),
+        (
+            {"project_root": "/p", "platform": "windows"},
+            "Invalid arguments for t: platform: must be one of ios, chromium, got 'windows'",
+        ),
+        (
+            {"project_root": "/p", "times": True},
+            "Invalid arguments for t: times: expected an integer, got boolean",
+        ),
+        (
+            {"project_root": "/p", "times": 1.5},
+            "Invalid arguments for t: times: expected an integer, got number",
+        ),
         ([1, 2], "Arguments for t must be a JSON object, got array."),
         ("text", "Arguments for t must be a JSON object, got string."),
     ],
