@@ -1,0 +1,445 @@
+"""The HTTP client of a tool-server: one ``aiohttp.ClientSession``, list tools, call one, upload.
+
+A call is sent exactly once. With a progress callback it asks for the NDJSON stream
+(``Accept: application/x-ndjson``, ``Accept-Encoding: identity`` so no proxy compresses and holds
+it) and hands each progress line to the callback as it arrives; a server that answers plain JSON
+is read the buffered way. When the connection closes before the terminal line the call is not
+sent again: the tool may have run, and the error says so.
+
+The client never imports the server; both speak the wire of ``INTERFACE.md`` §2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import os
+import tempfile
+from collections.abc import AsyncGenerator, Callable
+from types import TracebackType
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+
+from argent.client.base import ProgressCallback, ToolCallError
+from argent.client.calls import prepare_file_inputs
+from argent.client.client_files import apply_client_file_directives
+from argent.link.archive import ArchiveError, build_tar_gz
+
+NDJSON = "application/x-ndjson"
+LINKED_HEADER = "x-argent-linked"
+#: Connecting (TCP + TLS) may take this long; a call itself has no time limit (flows run long).
+CONNECT_TIMEOUT_SECONDS = 10.0
+#: GET /tools is small and quick.
+LIST_TIMEOUT_SECONDS = 60.0
+
+CONNECTION_CLOSED = (
+    "The connection to the tool-server closed before {name} finished ({detail}). "
+    "The tool may have run; check its effect before you run it again."
+)
+STREAM_ENDED_DETAIL = "the stream ended without a result"
+UNREACHABLE = "Could not reach the tool-server at {url} ({detail}). {how}"
+UNREACHABLE_HOW = {
+    "env": (
+        "ARGENT_TOOLS_URL routes calls there. Start the tool-server on that machine (argent server start), "
+        "correct ARGENT_TOOLS_URL, or unset it to run on an embedded tool-server."
+    ),
+    "link": (
+        "The link in ~/.argent/link.json routes calls there (argent link --show). Start the tool-server on "
+        "that machine (argent server start), link again with argent link <target>, or run argent unlink "
+        "to run on an embedded tool-server."
+    ),
+    "embedded": "It is the embedded tool-server this command started; run the command again.",
+}
+UNREACHABLE_HOW_DEFAULT = "Check the URL and that the tool-server is running."
+TOKEN_HINT = {
+    "env": "The token comes from ARGENT_AUTH_TOKEN: set it to the token `argent server start` printed.",
+    "link": "The token comes from ~/.argent/link.json: link again with argent link argent://<token>@<host>:<port>.",
+}
+LIST_FAILED = "GET {url}/tools failed: {status} {reason}"
+CALL_FAILED = "The tool-server at {url} answered {status} {reason} to {name}."
+UPLOAD_FAILED = "Upload to {url}/upload failed: {status} {reason}"
+UPLOAD_TOO_LARGE = (
+    "Upload to {url}/upload failed: 413 {reason} — the proxy in front of the tool-server refused the "
+    "{size}-byte archive of {path}. The proxy must accept request bodies of at least {size} bytes on "
+    "POST /upload (client_max_body_size in nginx). The call was not sent."
+)
+UPLOAD_NOTICE = "Uploading {name} to the remote tool-server..."
+PACK_FAILED = "Could not pack {path} for upload: {msg}"
+
+ERROR_CODE_CLOSED = "TOOL_SERVER_CONNECTION_CLOSED"
+ERROR_CODE_UNREACHABLE = "TOOL_SERVER_UNREACHABLE"
+ERROR_CODE_PROTOCOL = "TOOL_SERVER_PROTOCOL"
+ERROR_KIND_TRANSPORT = "transport"
+
+
+def connection_closed_error(name: str, detail: str) -> ToolCallError:
+    return ToolCallError(
+        CONNECTION_CLOSED.format(name=name, detail=detail),
+        status=502,
+        error_code=ERROR_CODE_CLOSED,
+        error_kind=ERROR_KIND_TRANSPORT,
+        may_have_run=True,
+    )
+
+
+def describe_exception(exc: BaseException) -> str:
+    """A short reason for a transport failure, for the parentheses of a message."""
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "server disconnected"
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return "response payload is not completed"
+    if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
+        return "timed out"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return exc.os_error.strerror or str(exc.os_error) or type(exc.os_error).__name__
+    if isinstance(exc, aiohttp.ClientOSError):
+        return exc.strerror or str(exc) or type(exc).__name__
+    return str(exc) or type(exc).__name__
+
+
+class ToolServerClient:
+    """A ``ToolClient`` over HTTP. Use it as an async context manager, or ``close()`` it."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None,
+        *,
+        linked: bool,
+        source: str | None = None,
+        notice: Callable[[str], None] | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.token = token or None
+        self.linked = linked
+        self.source = source
+        self._notice = notice
+        self._session: aiohttp.ClientSession | None = None
+        self._tools: list[dict[str, Any]] | None = None
+
+    async def __aenter__(self) -> ToolServerClient:
+        self._http()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT_SECONDS)
+            )
+        return self._session
+
+    def _auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    # ------------------------------------------------------------------------------------------
+    # Errors
+
+    def _unreachable(self, exc: BaseException) -> ToolCallError:
+        how = UNREACHABLE_HOW.get(self.source or "", UNREACHABLE_HOW_DEFAULT)
+        return ToolCallError(
+            UNREACHABLE.format(url=self.url, detail=describe_exception(exc), how=how),
+            status=503,
+            error_code=ERROR_CODE_UNREACHABLE,
+            error_kind=ERROR_KIND_TRANSPORT,
+        )
+
+    def _with_token_hint(self, message: str, status: int) -> str:
+        if status != 401:
+            return message
+        hint = TOKEN_HINT.get(self.source or "")
+        if hint is None:
+            return message
+        if self.token is None:
+            hint = "No token is configured. " + hint
+        return f"{message}\n{hint}"
+
+    # ------------------------------------------------------------------------------------------
+    # GET /tools
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """The tool listing, fetched once for the client's life."""
+        if self._tools is None:
+            self._tools = await self._fetch_tools()
+        return self._tools
+
+    async def _fetch_tools(self) -> list[dict[str, Any]]:
+        try:
+            async with self._http().get(
+                f"{self.url}/tools",
+                headers=self._auth(),
+                timeout=aiohttp.ClientTimeout(
+                    total=LIST_TIMEOUT_SECONDS, sock_connect=CONNECT_TIMEOUT_SECONDS
+                ),
+            ) as resp:
+                raw = await resp.read()
+                body = _json_or_none(raw)
+                if not resp.ok:
+                    message = LIST_FAILED.format(url=self.url, status=resp.status, reason=resp.reason or "")
+                    error = _error_text(body)
+                    if error:
+                        message = f"{message}: {error}"
+                    raise ToolCallError(self._with_token_hint(message, resp.status), status=resp.status)
+        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
+            raise self._unreachable(exc) from exc
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise ToolCallError(
+                f"GET {self.url}/tools failed ({describe_exception(exc)}).",
+                status=502,
+                error_code=ERROR_CODE_CLOSED,
+                error_kind=ERROR_KIND_TRANSPORT,
+            ) from exc
+        tools = body.get("tools") if isinstance(body, dict) else None
+        if not isinstance(tools, list):
+            raise ToolCallError(
+                f"GET {self.url}/tools did not answer a tool listing; is this an argent tool-server?",
+                status=502,
+                error_code=ERROR_CODE_PROTOCOL,
+                error_kind=ERROR_KIND_TRANSPORT,
+            )
+        return [tool for tool in tools if isinstance(tool, dict)]
+
+    async def _entry(self, name: str) -> dict[str, Any] | None:
+        for tool in await self.list_tools():
+            if tool.get("name") == name:
+                return tool
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    # POST /tools/<name>
+
+    async def call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
+        """Run one tool once; returns the result with its client-file directives applied.
+
+        A tool missing from the listing is still called: the tool-server answers 404 in its words.
+        """
+        entry = await self._entry(name)
+        specs = entry.get("fileInputs") if entry is not None else None
+        prepared = await prepare_file_inputs(
+            specs if isinstance(specs, list) else None,
+            args,
+            linked=self.linked,
+            uploader=self.upload if self.linked else None,
+        )
+        headers = {"Content-Type": "application/json", **self._auth()}
+        if self.linked:
+            headers[LINKED_HEADER] = "1"
+        if on_progress is not None:
+            headers["Accept"] = NDJSON
+            headers["Accept-Encoding"] = "identity"
+        body = json.dumps({} if prepared is None else prepared, ensure_ascii=False).encode("utf-8")
+        try:
+            resp = await self._http().post(
+                f"{self.url}/tools/{quote(name, safe='')}", data=body, headers=headers
+            )
+        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
+            raise self._unreachable(exc) from exc
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise connection_closed_error(name, describe_exception(exc)) from exc
+        try:
+            streamed = (
+                on_progress is not None and resp.ok and NDJSON in resp.headers.get("Content-Type", "").lower()
+            )
+            if streamed and on_progress is not None:
+                data = await self._read_stream(name, resp, on_progress)
+            else:
+                data = await self._read_buffered(name, resp)
+        finally:
+            resp.close()
+        applied = await asyncio.to_thread(apply_client_file_directives, data)
+        return applied.result
+
+    async def _read_buffered(self, name: str, resp: aiohttp.ClientResponse) -> Any:
+        try:
+            raw = await resp.read()
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise connection_closed_error(name, describe_exception(exc)) from exc
+        body = _json_or_none(raw)
+        if resp.ok:
+            if not isinstance(body, dict):
+                raise ToolCallError(
+                    f"The tool-server at {self.url} answered {name} with a body that is not a JSON object.",
+                    status=502,
+                    error_code=ERROR_CODE_PROTOCOL,
+                    error_kind=ERROR_KIND_TRANSPORT,
+                )
+            return body.get("data")
+        error = _error_text(body)
+        if error is None or not isinstance(body, dict):
+            message = CALL_FAILED.format(
+                url=self.url, status=resp.status, reason=resp.reason or "", name=name
+            )
+            raise ToolCallError(self._with_token_hint(message, resp.status), status=resp.status)
+        raise ToolCallError(
+            self._with_token_hint(error, resp.status),
+            status=resp.status,
+            error_code=_str_or_none(body.get("error_code")),
+            error_kind=_str_or_none(body.get("error_kind")),
+        )
+
+    async def _read_stream(
+        self, name: str, resp: aiohttp.ClientResponse, on_progress: ProgressCallback
+    ) -> Any:
+        async with contextlib.aclosing(_ndjson_lines(name, resp)) as lines:
+            async for line in lines:
+                event = _parse_event(name, line)
+                kind = event.get("event")
+                data = event.get("data")
+                if kind == "progress" and isinstance(data, dict):
+                    outcome = on_progress(data)
+                    if inspect.isawaitable(outcome):
+                        await outcome
+                elif kind == "result":
+                    return data
+                elif kind == "error":
+                    raise ToolCallError(
+                        _str_or_none(event.get("error")) or "tool invocation failed",
+                        status=500,
+                        error_code=_str_or_none(event.get("error_code")),
+                        error_kind=_str_or_none(event.get("error_kind")),
+                    )
+        raise connection_closed_error(name, STREAM_ENDED_DETAIL)
+
+    # ------------------------------------------------------------------------------------------
+    # POST /upload
+
+    async def upload(self, path: str) -> tuple[str, str]:
+        """Tar ``path`` (a file or a directory) and stream it to ``POST /upload``.
+
+        Returns ``(upload_id, sha256 hex of the tar.gz)``. The local tar is always deleted.
+        """
+        name = os.path.basename(os.path.normpath(path))
+        fd, tar_path = tempfile.mkstemp(prefix="argent-upload-", suffix=".tar.gz")
+        os.close(fd)
+        try:
+            try:
+                digest = await asyncio.to_thread(build_tar_gz, path, tar_path)
+            except ArchiveError as exc:
+                raise ToolCallError(PACK_FAILED.format(path=path, msg=exc.message), status=422) from exc
+            except OSError as exc:
+                raise ToolCallError(
+                    PACK_FAILED.format(path=path, msg=exc.strerror or exc), status=422
+                ) from exc
+            size = os.path.getsize(tar_path)
+            if self._notice is not None:
+                self._notice(UPLOAD_NOTICE.format(name=name))
+            upload_id = await self._post_upload(tar_path, path, size)
+            return upload_id, digest
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tar_path)
+
+    async def _post_upload(self, tar_path: str, path: str, size: int) -> str:
+        headers = {"Content-Type": "application/gzip", **self._auth()}
+        try:
+            with open(tar_path, "rb") as handle:
+                async with self._http().post(f"{self.url}/upload", data=handle, headers=headers) as resp:
+                    raw = await resp.read()
+                    status, reason = resp.status, resp.reason or ""
+        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
+            raise self._unreachable(exc) from exc
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise ToolCallError(
+                f"Upload to {self.url}/upload failed ({describe_exception(exc)}). The call was not sent.",
+                status=502,
+                error_code=ERROR_CODE_CLOSED,
+                error_kind=ERROR_KIND_TRANSPORT,
+            ) from exc
+        body = _json_or_none(raw)
+        error = _error_text(body)
+        if status == 413 and error is None:
+            raise ToolCallError(
+                UPLOAD_TOO_LARGE.format(url=self.url, reason=reason, size=size, path=path), status=413
+            )
+        if not 200 <= status < 300:
+            message = UPLOAD_FAILED.format(url=self.url, status=status, reason=reason)
+            if error:
+                message = f"{message}: {error}"
+            if status == 413:
+                message = f"{message} (the archive of {path} is {size} bytes)"
+            raise ToolCallError(self._with_token_hint(message, status), status=status)
+        upload_id = body.get("uploadId") if isinstance(body, dict) else None
+        if not isinstance(upload_id, str) or not upload_id:
+            raise ToolCallError(
+                f"Upload to {self.url}/upload failed: the answer carried no uploadId.",
+                status=502,
+                error_code=ERROR_CODE_PROTOCOL,
+                error_kind=ERROR_KIND_TRANSPORT,
+            )
+        return upload_id
+
+
+async def _ndjson_lines(name: str, resp: aiohttp.ClientResponse) -> AsyncGenerator[bytes, None]:
+    """Non-blank lines of the body as they arrive; a transport failure is a closed connection.
+
+    Lines are split here rather than with ``readline`` because a result line (baselines as
+    base64) can be far larger than aiohttp's line limit.
+    """
+    buffer = bytearray()
+    try:
+        async for chunk in resp.content.iter_any():
+            buffer.extend(chunk)
+            while (newline := buffer.find(b"\n")) >= 0:
+                line = bytes(buffer[:newline])
+                del buffer[: newline + 1]
+                if line.strip():
+                    yield line
+    except (TimeoutError, aiohttp.ClientError) as exc:
+        raise connection_closed_error(name, describe_exception(exc)) from exc
+    if bytes(buffer).strip():
+        yield bytes(buffer)
+
+
+def _parse_event(name: str, line: bytes) -> dict[str, Any]:
+    try:
+        event = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ToolCallError(
+            f"The tool-server sent a stream line that is not JSON while {name} ran ({exc}). "
+            "The tool may have run; check its effect before you run it again.",
+            status=502,
+            error_code=ERROR_CODE_PROTOCOL,
+            error_kind=ERROR_KIND_TRANSPORT,
+            may_have_run=True,
+        ) from exc
+    return event if isinstance(event, dict) else {}
+
+
+def _json_or_none(raw: bytes) -> Any:
+    try:
+        return json.loads(raw) if raw.strip() else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _error_text(body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return None
+    for key in ("error", "message"):
+        value = body.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
