@@ -1,0 +1,167 @@
+"""The `script:` step: run a local program beside the flow, pass on exit 0.
+
+The script runs in a process group of its own, so a timeout, an abort or the end of the
+step takes down everything it started: no process outlives its step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+
+from argent.flows.model import ScriptStep
+from argent.limits import DEFAULT_SCRIPT_TIMEOUT_MS, MAX_SCRIPT_STDERR_TAIL
+from argent.runner.engine import RUN_ABORTED, Run
+from argent.runner.files import FlowRef
+from argent.runner.report import StepStatus
+
+SCRIPT_NOT_LOCAL = "script: steps run only where the flow's files are (co-located runs)"
+
+#: How long the stderr reader may take to reach end-of-file once the process group is gone.
+_DRAIN_GRACE_S = 2.0
+
+_INTERPRETERS: dict[str, tuple[str, ...]] = {
+    ".py": (sys.executable,),
+    ".mjs": ("node",),
+    ".js": ("node",),
+    ".cjs": ("node",),
+    ".sh": ("sh",),
+}
+
+
+def script_command(path: str) -> list[str]:
+    """The argv that runs ``path``: by its extension, else the file itself."""
+    ext = os.path.splitext(path)[1].lower()
+    return [*_INTERPRETERS.get(ext, ()), path]
+
+
+def _format_ms(ms: float) -> str:
+    return str(int(ms)) if float(ms).is_integer() else str(ms)
+
+
+class _ScriptProtocol(asyncio.SubprocessProtocol):
+    """Keeps the tail of stderr; signals the script's own exit apart from its pipes closing
+    (a background child that inherited stderr may hold the pipe open after the script exits)."""
+
+    def __init__(self, chars: int) -> None:
+        self.chars = chars
+        self.keep = chars * 4  # UTF-8 takes at most four bytes a character
+        self.buf = bytearray()
+        self.exited = asyncio.Event()
+        self.closed = asyncio.Event()
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.buf += data.encode() if isinstance(data, str) else data
+        if len(self.buf) > 2 * self.keep:
+            del self.buf[: len(self.buf) - self.keep]
+
+    def process_exited(self) -> None:
+        self.exited.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed.set()
+
+    def stderr_tail(self) -> str:
+        return bytes(self.buf[-self.keep :]).decode("utf-8", errors="replace")[-self.chars :].strip()
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _environment(run: Run) -> dict[str, str]:
+    env = dict(os.environ)
+    device = run.device
+    env["ARGENT_DEVICE"] = device.id if device is not None else ""
+    env["ARGENT_PROJECT_ROOT"] = run.project_root or ""
+    cdp_url = getattr(device, "cdp_url", None) if device is not None else None
+    if cdp_url:
+        env["ARGENT_CDP_URL"] = str(cdp_url)
+    else:
+        env.pop("ARGENT_CDP_URL", None)
+    return env
+
+
+async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[StepStatus, str | None]:
+    """Run one `script:` step; its status and reason."""
+    path = run.files.local_path(containing, step.path)
+    if path is None:
+        return "error", SCRIPT_NOT_LOCAL
+    shown = step.path
+    if not os.path.isfile(path):
+        return "fail", f"script {shown} was not found: no file at {path}"
+    if run.abort.is_set():
+        return "skip", RUN_ABORTED
+    argv = [*script_command(path), *(str(arg) for arg in step.args)]
+    timeout_ms = step.timeout_ms if step.timeout_ms is not None else DEFAULT_SCRIPT_TIMEOUT_MS
+    root = run.project_root
+    cwd = root if root and os.path.isdir(root) else os.path.dirname(path)
+    loop = asyncio.get_running_loop()
+    try:
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _ScriptProtocol(MAX_SCRIPT_STDERR_TAIL),
+            *argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=_environment(run),
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        return "fail", f"script {shown} could not start: {argv[0]} was not found"
+    except PermissionError:
+        return "fail", (
+            f"script {shown} could not start: it is not executable — make it executable, or give it a "
+            ".py, .sh, .mjs, .js or .cjs extension"
+        )
+    except OSError as exc:
+        return "fail", f"script {shown} could not start: {exc.strerror or exc}"
+
+    exited = asyncio.create_task(protocol.exited.wait())
+    aborter = asyncio.create_task(run.abort.wait())
+    finished = aborted = False
+    try:
+        done, _ = await asyncio.wait(
+            {exited, aborter}, timeout=timeout_ms / 1000.0, return_when=asyncio.FIRST_COMPLETED
+        )
+        finished = exited in done
+        aborted = aborter in done
+    finally:
+        exited.cancel()
+        aborter.cancel()
+        # Always: the script's own children die with it, whatever ended the step.
+        _kill_group(transport.get_pid())
+        await asyncio.shield(_settle(transport, protocol))
+
+    if not finished:
+        if aborted:
+            return "skip", RUN_ABORTED
+        return "fail", f"script {shown} did not finish within {_format_ms(timeout_ms)}ms"
+    code = transport.get_returncode()
+    if code == 0:
+        return "pass", None
+    stderr = protocol.stderr_tail()
+    if code is not None and code < 0:
+        try:
+            what = f"was killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            what = f"was killed by signal {-code}"
+    else:
+        what = f"exited with code {code}"
+    return "fail", f"script {shown} {what}" + (f": {stderr}" if stderr else "")
+
+
+async def _settle(transport: asyncio.SubprocessTransport, protocol: _ScriptProtocol) -> None:
+    """Let the killed group's pipes close (the process is reaped by then), then release the transport."""
+    try:
+        await asyncio.wait_for(protocol.closed.wait(), _DRAIN_GRACE_S)
+    except TimeoutError:
+        pass
+    finally:
+        transport.close()
