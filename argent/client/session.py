@@ -94,7 +94,11 @@ def describe_exception(exc: BaseException) -> str:
         return "response payload is not completed"
     if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
         return "timed out"
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return f"cannot resolve {exc.host}"
     if isinstance(exc, aiohttp.ClientConnectorError):
+        if isinstance(exc.os_error, ConnectionRefusedError):
+            return "connection refused"
         return exc.os_error.strerror or str(exc.os_error) or type(exc.os_error).__name__
     if isinstance(exc, aiohttp.ClientOSError):
         return exc.strerror or str(exc) or type(exc).__name__
@@ -264,7 +268,11 @@ class ToolServerClient:
             else:
                 data = await self._read_buffered(name, resp)
         finally:
-            resp.close()
+            # A fully read response gives its connection back; anything else drops it.
+            if resp.content.at_eof():
+                resp.release()
+            else:
+                resp.close()
         applied = await asyncio.to_thread(apply_client_file_directives, data)
         return applied.result
 

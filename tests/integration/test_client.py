@@ -524,7 +524,7 @@ async def test_an_unreachable_server_names_the_url_and_the_routing(source: str, 
         with pytest.raises(ToolCallError) as info:
             await client.call("t", {})
     message = info.value.message
-    assert message.startswith(f"Could not reach the tool-server at {url} (")
+    assert message.startswith(f"Could not reach the tool-server at {url} (connection refused). ")
     assert needle in message
     assert info.value.error_code == "TOOL_SERVER_UNREACHABLE"
     assert "may have run" not in message
@@ -730,6 +730,19 @@ async def test_the_embedded_server_stops_when_the_command_is_cancelled() -> None
     assert not _listening(urls[0])
 
 
+async def test_without_env_or_link_open_client_starts_the_embedded_builtin_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("ARGENT_TOOLS_URL", raising=False)
+    async with open_client() as client:
+        assert isinstance(client, ToolServerClient)
+        assert (client.source, client.linked) == ("embedded", False)
+        assert "flow-execute" in {t["name"] for t in await client.list_tools()}
+        url = client.url
+    assert not _listening(url)
+
+
 async def test_open_client_over_env_routing_is_linked(
     tool_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -865,5 +878,5 @@ def test_link_to_something_that_is_not_a_tool_server(link_home: Path) -> None:
 def test_link_to_an_unreachable_server_fails_and_writes_nothing(link_home: Path) -> None:
     code, _out, err = _link(f"argent://t@127.0.0.1:{_free_port()}")
     assert code == 1
-    assert "Could not reach a tool-server" in err and "--no-verify" in err
+    assert "Could not reach a tool-server" in err and "(connection refused)" in err and "--no-verify" in err
     assert read_link_config() is None
