@@ -18,24 +18,14 @@ import stat
 import tempfile
 from typing import Any
 
-from attrs import define, field, frozen
+from attrs import define, field
 
 from argent.errors import FileInputError
 from argent.limits import MAX_FILE_BYTES
 from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
-from argent.tools.registry import FileInputSpec, ToolSpec
+from argent.tools.registry import FileInputSpec, ResolvedFileInput, ToolSpec
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
-
-
-@frozen
-class ResolvedFileInput:
-    """What the tool learns about one resolved input."""
-
-    client_path: str
-    present_on_host: bool
-    via_upload: bool = False
-    stat_verified: bool | None = None
 
 
 @define

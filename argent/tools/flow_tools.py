@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from attrs import frozen
 
-from argent.runner.execute import FlowRequest, execute_flow, read_prerequisite
+from argent.errors import FlowError
+from argent.runner.execute import FlowRequest, check_project_root, execute_flow, read_prerequisite
 from argent.runner.files import DiskFlowFiles
 from argent.tools.args import arg
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
@@ -75,6 +76,34 @@ def _request(args: FlowExecuteArgs | FlowReadPrerequisiteArgs) -> FlowRequest:
     )
 
 
+def check_flow_path_boundary(args: FlowExecuteArgs | FlowReadPrerequisiteArgs, ctx: ToolContext) -> None:
+    """An explicit flow_path must come through the file-input boundary, verified in place.
+
+    The client wraps flow_path with its size and mtime; only a wrapper that resolved to the same
+    file on this host proves client and tool-server share the file. A bare string could name any
+    file on the server, and an uploaded copy has no directory to resolve `run:` targets in.
+    """
+    if args.flow_path is None or args.name is not None:
+        return
+    check_project_root(args.project_root)
+    meta = ctx.file_inputs.get("flow_path")
+    if meta is not None and meta.via_upload:
+        raise FlowError(
+            f'Invalid flow_path "{args.flow_path}": explicit flow paths require a co-located client and tool '
+            "server with a shared filesystem — over a link, name the flow with name and project_root instead."
+        )
+    if (
+        meta is None
+        or not meta.present_on_host
+        or not meta.stat_verified
+        or meta.client_path != args.flow_path
+    ):
+        raise FlowError(
+            f'Invalid flow_path "{args.flow_path}": explicit flow paths must be supplied through the flow_path '
+            "file-input boundary. Pass the client-local path and let the argent client resolve it."
+        )
+
+
 def flow_tools(registry: ToolRegistry) -> list[ToolSpec[Any]]:
     """The flow tools, bound to the registry that serves their `tool:` steps."""
     from argent.tools.invoker import RegistryInvoker
@@ -82,6 +111,7 @@ def flow_tools(registry: ToolRegistry) -> list[ToolSpec[Any]]:
     invoker = RegistryInvoker(registry)
 
     async def run_flow(args: FlowExecuteArgs, ctx: ToolContext) -> Any:
+        check_flow_path_boundary(args, ctx)
         return await execute_flow(
             _request(args),
             files=DiskFlowFiles(),
@@ -92,6 +122,7 @@ def flow_tools(registry: ToolRegistry) -> list[ToolSpec[Any]]:
         )
 
     async def read_prereq(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> Any:
+        check_flow_path_boundary(args, ctx)
         return await read_prerequisite(_request(args), files=DiskFlowFiles())
 
     return [

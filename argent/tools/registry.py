@@ -48,6 +48,16 @@ class FileInputSpec:
         return out
 
 
+@frozen
+class ResolvedFileInput:
+    """What a tool learns about one file input the transport resolved for it."""
+
+    client_path: str
+    present_on_host: bool
+    via_upload: bool = False
+    stat_verified: bool | None = None
+
+
 ProgressSink = Callable[[Any], Awaitable[None]]
 
 
@@ -57,7 +67,7 @@ class ToolContext:
 
     abort: asyncio.Event = field(factory=asyncio.Event)
     emit_progress: ProgressSink | None = None
-    file_inputs: Mapping[str, Any] = field(factory=dict)
+    file_inputs: Mapping[str, ResolvedFileInput] = field(factory=dict)
     linked: bool = False
 
 
