@@ -16,5 +16,12 @@ if [ ! -x .venv/bin/python ]; then
     fi
   fi
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q --disable-pip-version-check -e ".${EXTRAS:-}"
+log=$(mktemp)
+if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip \
+       && .venv/bin/python -m pip install --disable-pip-version-check -e ".${EXTRAS:-}"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  rm -f "$log"
+  echo "error: installing argent into .venv failed (pip output above)." >&2
+  exit 2
+fi
+rm -f "$log"

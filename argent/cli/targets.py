@@ -52,6 +52,10 @@ def _did_you_mean(path: str) -> str:
 def resolve_flow_ref(ref: str, project_root: Path, *, recursive: bool) -> FlowTarget | list[FlowTarget]:
     """A single flow, or the flows of a directory (sorted by relative path)."""
     is_name = bool(FLOW_NAME_RE.match(ref))
+    saved = project_root / ".argent" / "flows" / f"{ref}.yaml"
+    if is_name and not saved.exists() and os.path.isdir(ref):
+        # A bare word that names no saved flow but a directory here: run that directory.
+        return discover_flows(os.path.abspath(ref), recursive=recursive)
     if is_name:
         path = project_root / ".argent" / "flows" / f"{ref}.yaml"
         if recursive:
@@ -87,6 +91,10 @@ def resolve_flow_ref(ref: str, project_root: Path, *, recursive: bool) -> FlowTa
             f"{ref}\n{_did_you_mean(trimmed)}"
         )
     base = os.path.basename(ref)
+    if base.lower() == ".yaml":
+        raise UsageProblem(
+            f'Flow filename must have a non-empty name containing only letters, numbers, "_", or "-": {ref}'
+        )
     stem, ext = os.path.splitext(base)
     if ext == "" and "/" not in ref:
         raise UsageProblem(

@@ -38,6 +38,8 @@ def platform_of_id(device_id: str) -> str:
         return "vega"
     if device_id.startswith("chromium-cdp-"):
         return "chromium"
-    if re.fullmatch(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}", device_id):
+    if re.fullmatch(
+        r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}", device_id
+    ):
         return "ios"
     return "android"

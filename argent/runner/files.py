@@ -107,7 +107,9 @@ class DiskFlowFiles:
         return await asyncio.to_thread(self._ref, os.path.dirname(naming.canonical), target)
 
     async def named_flow(self, project_root: str, name: str) -> FlowRef:
-        return await asyncio.to_thread(self._ref, os.path.join(project_root, ".argent", "flows"), f"{name}.yaml")
+        return await asyncio.to_thread(
+            self._ref, os.path.join(project_root, ".argent", "flows"), f"{name}.yaml"
+        )
 
     @staticmethod
     def _ref(directory: str, target: str) -> FlowRef:

@@ -159,11 +159,7 @@ def json_schema(cls: type) -> dict[str, Any]:
         doc = f.metadata.get("doc")
         if doc:
             schema["description"] = doc
-        if (
-            f.default is not attrs.NOTHING
-            and f.default is not None
-            and not isinstance(f.default, attrs.Factory)
-        ):  # type: ignore[arg-type]
+        if _plain_default(f.default):
             schema["default"] = f.default
         name = wire_name(f)
         props[name] = schema
@@ -173,6 +169,11 @@ def json_schema(cls: type) -> dict[str, Any]:
     if required:
         out["required"] = required
     return out
+
+
+def _plain_default(default: Any) -> bool:
+    """A literal default worth advertising (not missing, not None, not a factory)."""
+    return default is not attrs.NOTHING and default is not None and type(default).__name__ != "Factory"
 
 
 def _type_schema(tp: Any) -> dict[str, Any]:
