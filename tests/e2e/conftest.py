@@ -77,25 +77,17 @@ class ServerProcess:
         return self.proc.wait(timeout=30)
 
 
-def start_server_process(cli: Cli, *extra: str) -> ServerProcess:
-    proc = cli.spawn("server", "start", "--port", "0", *extra)
+def start_server_process(cli: Cli, *extra: str, **env: str) -> ServerProcess:
+    """Start `argent server start --port 0 ...` and read its banner (one line, two with auth)."""
+    proc = cli.spawn("server", "start", "--port", "0", *extra, **env)
     assert proc.stdout is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line.rstrip("\n"))
-        if line.startswith("Tools server listening on ") and ("--no-auth" in extra or len(lines) >= 2):
-            break
-        if len(lines) >= 2:
-            break
-    if not lines or not lines[0].startswith("Tools server listening on "):
+    expected = 1 if "--no-auth" in extra else 2
+    lines = [proc.stdout.readline().rstrip("\n") for _ in range(expected)]
+    if not lines[0].startswith("Tools server listening on "):
         proc.kill()
         raise AssertionError(f"no banner: {lines} {proc.stderr.read() if proc.stderr else ''}")
     url = lines[0].removeprefix("Tools server listening on ")
-    token = lines[1].split("argent://", 1)[1].split("@", 1)[0] if len(lines) > 1 else ""
+    token = lines[1].split("argent://", 1)[1].split("@", 1)[0] if expected == 2 else ""
     return ServerProcess(proc=proc, url=url, token=token, banner=lines)
 
 

@@ -1,0 +1,133 @@
+"""A real `argent server start` process driven by the real CLI over a link."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Cli, ServerProcess, read_until, start_server_process
+
+pytestmark = pytest.mark.e2e
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def linked(server: ServerProcess, token: str | None = None) -> dict[str, str]:
+    return {"ARGENT_TOOLS_URL": server.url, "ARGENT_AUTH_TOKEN": server.token if token is None else token}
+
+
+def test_banner_is_exact_and_the_port_is_real(server: ServerProcess) -> None:
+    assert re.fullmatch(r"Tools server listening on http://127\.0\.0\.1:\d+", server.banner[0])
+    port = server.url.rsplit(":", 1)[1]
+    assert port != "0"
+    assert server.banner[1] == f"argent link argent://{server.token}@127.0.0.1:{port}"
+    assert len(server.token) == 64
+    with urllib.request.urlopen(f"{server.url}/healthz", timeout=5) as resp:
+        assert json.loads(resp.read())["ok"] is True
+
+
+def test_token_from_the_environment_and_no_auth(cli: Cli) -> None:
+    proc = start_server_process(cli, ARGENT_AUTH_TOKEN="from-env")
+    try:
+        assert proc.token == "from-env"
+    finally:
+        proc.stop()
+    open_server = start_server_process(cli, "--no-auth")
+    try:
+        assert len(open_server.banner) == 1
+        with urllib.request.urlopen(f"{open_server.url}/tools", timeout=5) as resp:
+            assert resp.status == 200
+    finally:
+        assert open_server.stop() == 0
+
+
+def test_flow_run_over_a_link_streams_and_passes(cli: Cli, project: Path, server: ServerProcess) -> None:
+    flows = project / ".argent" / "flows"
+    write(flows / "linked.yaml", "steps:\n  - echo: over the link\n  - wait: 5\n")
+    done = cli.run("flow", "run", "linked", **linked(server))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "PASS — 1 passed, 0 failed, 0 skipped, 0 errored"
+
+
+def test_wrong_token_fails_with_the_servers_message(cli: Cli, project: Path, server: ServerProcess) -> None:
+    write(project / ".argent" / "flows" / "x.yaml", "steps: []\n")
+    done = cli.run("flow", "run", "x", **linked(server, token="nope"))
+    assert done.returncode == 1
+    assert "Authorization: Bearer <token>" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_unreachable_server_is_a_clear_error(cli: Cli, project: Path) -> None:
+    write(project / ".argent" / "flows" / "x.yaml", "steps: []\n")
+    done = cli.run("flow", "run", "x", ARGENT_TOOLS_URL="http://127.0.0.1:9", ARGENT_AUTH_TOKEN="t")
+    assert done.returncode == 1
+    assert "http://127.0.0.1:9" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_server_killed_mid_stream(cli: Cli, project: Path, server: ServerProcess) -> None:
+    write(
+        project / ".argent" / "flows" / "slow.yaml",
+        "steps:\n  - echo: started\n  - wait: 20000\n  - echo: never\n",
+    )
+    run = cli.spawn("flow", "run", "slow", **linked(server))
+    assert run.stdout is not None and run.stderr is not None
+    read_until(run.stdout, lambda line: "started" in line)
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait(timeout=10)
+    code = run.wait(timeout=30)
+    err = run.stderr.read()
+    assert code == 1
+    assert "The connection to the tool-server closed before flow-execute finished (" in err
+    assert err.rstrip().endswith("The tool may have run; check its effect before you run it again.")
+
+
+def test_sigterm_aborts_running_flows_and_exits_0(cli: Cli, project: Path, server: ServerProcess) -> None:
+    write(
+        project / ".argent" / "flows" / "slow.yaml",
+        "steps:\n  - echo: started\n  - wait: 20000\n  - echo: after\n",
+    )
+    run = cli.spawn("flow", "run", "slow", "--json", **linked(server))
+    assert run.stdout is not None
+    time.sleep(1.0)  # --json prints nothing until the end; give the call time to start
+    t0 = time.monotonic()
+    assert server.stop(signal.SIGTERM) == 0
+    assert time.monotonic() - t0 < 15
+    out, _ = run.communicate(timeout=30)
+    result = json.loads(out)
+    assert result["aborted"] is True and result["ok"] is False
+    statuses = [(s["kind"], s["status"], s.get("reason")) for s in result["steps"]]
+    assert statuses[0] == ("echo", "pass", None)
+    assert statuses[1][:2] == ("wait", "skip")
+    assert statuses[1][2] == "run aborted during wait"
+    assert run.returncode == 1
+
+
+def test_no_uploads_left_after_shutdown(cli: Cli, tmp_path: Path) -> None:
+    tmp = tmp_path / "srv-tmp"
+    tmp.mkdir()
+    srv = start_server_process(cli, TMPDIR=str(tmp))
+    try:
+        req = urllib.request.Request(
+            f"{srv.url}/upload",
+            data=b"\x1f\x8b" + b"x" * 1000,
+            headers={"Authorization": f"Bearer {srv.token}", "Content-Type": "application/gzip"},
+            method="POST",
+        )
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            assert "uploadId" in json.loads(resp.read())
+        assert any(name.startswith("argent-upload-") for name in os.listdir(tmp))
+    finally:
+        assert srv.stop(signal.SIGTERM) == 0
+    assert os.listdir(tmp) == []
