@@ -339,3 +339,31 @@ async def test_flow_execute_streams_each_step_of_a_real_flow(aiohttp_client: Any
 def test_app_factory_uses_typed_keys() -> None:
     app = create_app(ServerConfig(), ToolRegistry())
     assert isinstance(app, web.Application)
+
+
+async def _raw_request(client: TestClient[Any, Any], head: str, body: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    try:
+        writer.write(head.encode() + body)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(65536), timeout=5)
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "declared"),
+    [("/tools/count", 2 * 1000**3), ("/upload", 2 * 1024**3 + 1)],  # the upload cap is 2 GiB
+)
+async def test_an_oversized_declared_body_is_refused_before_it_is_read(
+    client: TestClient[Any, Any], path: str, declared: int
+) -> None:
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {declared}\r\n\r\n"
+    )
+    answer = await _raw_request(client, head, b"{}")
+    status_line, _, rest = answer.partition(b"\r\n")
+    assert b" 413 " in status_line + b" "
+    body = json.loads(rest.split(b"\r\n\r\n", 1)[1])
+    assert "limit" in body["error"]
