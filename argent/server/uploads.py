@@ -23,6 +23,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import aiofiles
 import aiofiles.os
@@ -66,7 +67,8 @@ HASH_MISMATCH = (
 )
 EXTRACT_FAILED = 'Could not extract the uploaded archive for "{path}": {msg}'
 
-_CHUNK = 256 * 1024
+#: Bytes hashed and written per thread hop.
+_BATCH = 4 * 1024 * 1024
 
 
 @frozen
@@ -167,25 +169,41 @@ class UploadStore:
         digest = hashlib.sha256()
         size = 0
         reserved = 0
-        # Created here, not in aiofiles' thread: a task cancelled while a thread is still creating
-        # the file would leave it behind. The thread then only opens what exists.
+        # Created here, not in a worker thread: a task cancelled while a thread is still creating
+        # the file would leave it behind. Threads only hash and write batches into it.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        os.close(os.open(path, flags, 0o600))
+        fh = os.fdopen(os.open(path, flags, 0o600), "wb", buffering=0)
         self._in_flight.add(path)
+        loop = asyncio.get_running_loop()
+        writing: asyncio.Future[Any] | None = None
+        batch = bytearray()
         try:
-            async with aiofiles.open(path, "r+b") as out:
-                async for chunk in stream.iter_chunked(_CHUNK):
-                    if self._closed:
-                        raise self._closed_error()
-                    size += len(chunk)
-                    if size > self.max_upload_bytes:
-                        raise UploadTooLargeError(UPLOAD_TOO_LARGE.format(limit=self.max_upload_bytes))
-                    reserved += len(chunk)
-                    self._pending += len(chunk)
-                    if self._pending > self.max_pending_bytes:
-                        raise self._full()
-                    digest.update(chunk)
-                    await out.write(chunk)
+            async for chunk in stream.iter_any():
+                if self._closed:
+                    raise self._closed_error()
+                size += len(chunk)
+                if size > self.max_upload_bytes:
+                    raise UploadTooLargeError(UPLOAD_TOO_LARGE.format(limit=self.max_upload_bytes))
+                reserved += len(chunk)
+                self._pending += len(chunk)
+                if self._pending > self.max_pending_bytes:
+                    raise self._full()
+                batch += chunk
+                if len(batch) >= _BATCH:
+                    # Hash and write one batch in two worker threads (both release the GIL for large
+                    # buffers) while the next batch arrives from the socket.
+                    if writing is not None:
+                        await asyncio.shield(writing)
+                    data = bytes(batch)
+                    batch.clear()
+                    writing = asyncio.gather(
+                        loop.run_in_executor(None, digest.update, data), loop.run_in_executor(None, fh.write, data)
+                    )
+            if writing is not None:
+                await asyncio.shield(writing)
+            if batch:
+                digest.update(batch)
+                await loop.run_in_executor(None, fh.write, bytes(batch))
             if self._closed:
                 raise self._closed_error()
         except BaseException:
@@ -193,7 +211,12 @@ class UploadStore:
             self._pending -= reserved
             self._in_flight.discard(path)
             _remove_quietly(path)
+            if writing is not None and not writing.done():
+                writing.add_done_callback(lambda _: fh.close())
+            else:
+                fh.close()
             raise
+        fh.close()
         self._in_flight.discard(path)
         upload = Upload(upload_id, path, digest.hexdigest(), size, self._clock() + self.expiry_seconds)
         self._uploads[upload_id] = upload

@@ -1,0 +1,206 @@
+"""Tool-server benchmarks against real server processes, each a ratio measured side by side.
+
+    .venv/bin/python bench/bench_server.py [--upload-mib 256] [--memory-mib 512] [--calls 200]
+
+1. `POST /upload` throughput of `argent server start` vs a bare aiohttp handler that only reads and
+   discards the same body (target >= 0.6x), and vs a bare handler that writes the body to a file in
+   the same temp directory (what storing an upload costs on this disk);
+2. the server's peak-RSS growth while it receives one large upload (target < 64 MiB for 512 MiB);
+3. N concurrent streamed flow-execute calls of a 20-step echo flow: all must succeed; p50/p99
+   latency reported against one call alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+CHUNK = b"\x00" * (1024 * 1024)
+
+BARE_SERVER = """
+import sys
+from aiohttp import web
+
+async def upload(request):
+    async for _ in request.content.iter_chunked(1 << 20):
+        pass
+    return web.json_response({"uploadId": "bare"})
+
+async def upload_to_disk(request):
+    import os, tempfile
+    fd, path = tempfile.mkstemp(prefix="bare-upload-")
+    with os.fdopen(fd, "wb", buffering=0) as fh:
+        async for chunk in request.content.iter_chunked(1 << 20):
+            fh.write(chunk)
+    os.remove(path)
+    return web.json_response({"uploadId": "bare"})
+
+app = web.Application(client_max_size=1 << 40)
+app.router.add_post("/upload", upload)
+app.router.add_post("/disk/upload", upload_to_disk)
+print("ready", flush=True)
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None)
+"""
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_argent(tmp: str) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "TMPDIR": tmp}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "argent", "server", "start", "--port", "0", "--no-auth"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    return proc, line.removeprefix("Tools server listening on ")
+
+
+def start_bare(tmp: str) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    env = {**os.environ, "TMPDIR": tmp}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BARE_SERVER, str(port)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    return proc, f"http://127.0.0.1:{port}"
+
+
+async def body(mib: int) -> AsyncIterator[bytes]:
+    for _ in range(mib):
+        yield CHUNK
+
+
+async def upload_seconds(url: str, mib: int) -> float:
+    async with aiohttp.ClientSession() as session:
+        t0 = time.perf_counter()
+        headers = {"Content-Type": "application/gzip", "Content-Length": str(mib * len(CHUNK))}
+        async with session.post(f"{url}/upload", data=body(mib), headers=headers) as resp:
+            assert resp.status == 200, await resp.text()
+            await resp.read()
+        return time.perf_counter() - t0
+
+
+def rss_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+async def bench_upload(mib: int, memory_mib: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        ours, ours_url = start_argent(tmp)
+        bare, bare_url = start_bare(tmp)
+        try:
+            await upload_seconds(ours_url, 8)  # warm both
+            await upload_seconds(bare_url, 8)
+            ours_s = statistics.median([await upload_seconds(ours_url, mib) for _ in range(3)])
+            bare_s = statistics.median([await upload_seconds(bare_url, mib) for _ in range(3)])
+            disk_s = statistics.median([await upload_seconds(bare_url + "/disk", mib) for _ in range(3)])
+            before = rss_kib(ours.pid, "VmRSS")
+            await upload_seconds(ours_url, memory_mib)
+            peak = rss_kib(ours.pid, "VmHWM")
+        finally:
+            for proc in (ours, bare):
+                proc.terminate()
+                proc.wait(timeout=30)
+    return {
+        "ours_mib_per_s": mib / ours_s,
+        "bare_mib_per_s": mib / bare_s,
+        "throughput_ratio": bare_s / ours_s,
+        "bare_to_disk_mib_per_s": mib / disk_s,
+        "ratio_vs_bare_to_disk": disk_s / ours_s,
+        "peak_rss_growth_mib": (peak - before) / 1024,
+    }
+
+
+async def one_call(session: aiohttp.ClientSession, url: str, args: dict[str, Any]) -> float:
+    t0 = time.perf_counter()
+    headers = {"Accept": "application/x-ndjson"}
+    async with session.post(f"{url}/tools/flow-execute", json=args, headers=headers) as resp:
+        assert resp.status == 200
+        lines = (await resp.text()).splitlines()
+    last = json.loads(lines[-1])
+    assert last["event"] == "result" and last["data"]["ok"] and len(last["data"]["steps"]) == 20, last
+    assert len(lines) == 21
+    return time.perf_counter() - t0
+
+
+async def bench_concurrent(calls: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        flows = Path(tmp) / "proj" / ".argent" / "flows"
+        flows.mkdir(parents=True)
+        (flows / "echo20.yaml").write_text("steps:\n" + "".join(f"  - echo: step {i}\n" for i in range(20)))
+        proc, url = start_argent(tmp)
+        args = {"name": "echo20", "project_root": str(Path(tmp) / "proj")}
+        try:
+            conn = aiohttp.TCPConnector(limit=0)
+            async with aiohttp.ClientSession(connector=conn) as session:
+                singles = [await one_call(session, url, args) for _ in range(5)]
+                single = statistics.median(singles)
+                t0 = time.perf_counter()
+                latencies = await asyncio.gather(*(one_call(session, url, args) for _ in range(calls)))
+                wall = time.perf_counter() - t0
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    ordered = sorted(latencies)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return {
+        "calls": calls,
+        "succeeded": len(latencies),
+        "single_call_s": single,
+        "p50_s": statistics.median(ordered),
+        "p99_s": p99,
+        "p99_over_single": p99 / single,
+        "wall_s": wall,
+    }
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "upload": await bench_upload(args.upload_mib, args.memory_mib),
+        "concurrent_flow_execute": await bench_concurrent(args.calls),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--upload-mib", type=int, default=256)
+    parser.add_argument("--memory-mib", type=int, default=512)
+    parser.add_argument("--calls", type=int, default=200)
+    results = asyncio.run(main_async(parser.parse_args()))
+    for name, row in results.items():
+        print(name, ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
+    out = Path(__file__).parent / "results"
+    out.mkdir(exist_ok=True)
+    (out / "server.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
