@@ -29,13 +29,12 @@ from attrs import frozen
 
 from argent.client.base import ToolClient
 from argent.client.link_config import LinkConfig, read_link_config
-from argent.client.local import InProcessClient
 from argent.client.session import ToolServerClient
 
 if TYPE_CHECKING:
     from argent.tools.registry import ToolRegistry
 
-__all__ = ["InProcessClient", "Route", "RouteSource", "open_client", "resolve_route"]
+__all__ = ["Route", "RouteSource", "open_client", "resolve_route"]
 
 TOOLS_URL_ENV = "ARGENT_TOOLS_URL"
 AUTH_TOKEN_ENV = "ARGENT_AUTH_TOKEN"
