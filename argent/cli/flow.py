@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from argent.cli.live import LiveStatus
 from argent.cli.render import is_report, step_lines, summary_line
 from argent.cli.targets import (
     FlowTarget,
@@ -105,17 +106,20 @@ class _FlowRun:
         printed_header = False
         root_flow = target.stem
 
+        live = LiveStatus(enabled=False if self.as_json else None)
+
         def progress(step: dict[str, Any]) -> None:
             nonlocal printed_header
             if self.as_json:
                 return
             if not printed_header:
-                click.echo(f'Flow "{root_flow}"')
+                live.line(f'Flow "{root_flow}"')
                 printed_header = True
             for line in step_lines(step, root_flow):
-                click.echo(line)
+                live.line(line)
+            live.next_step = int(step.get("index", 0)) + 2
 
-        async with open_client() as client:
+        async with open_client() as client, live:
             try:
                 result = await client.call("flow-execute", self._args(target), on_progress=progress)
             except ToolCallError as exc:
