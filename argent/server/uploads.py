@@ -197,7 +197,8 @@ class UploadStore:
                     data = bytes(batch)
                     batch.clear()
                     writing = asyncio.gather(
-                        loop.run_in_executor(None, digest.update, data), loop.run_in_executor(None, fh.write, data)
+                        loop.run_in_executor(None, digest.update, data),
+                        loop.run_in_executor(None, fh.write, data),
                     )
             if writing is not None:
                 await asyncio.shield(writing)
