@@ -7,6 +7,7 @@ import click
 from argent import __version__
 from argent.cli.flow import flow
 from argent.cli.link import link, unlink
+from argent.cli.mcp import mcp
 from argent.cli.server import server
 from argent.cli.tools import run_tool, tools
 
@@ -23,6 +24,7 @@ cli.add_command(run_tool)
 cli.add_command(link)
 cli.add_command(unlink)
 cli.add_command(server)
+cli.add_command(mcp)
 
 
 def main() -> None:

@@ -1,0 +1,126 @@
+"""`argent mcp`: an MCP server over stdio that is a client of a tool-server, like the CLI.
+
+Tools are listed and called through the same routing as the CLI (``ARGENT_TOOLS_URL``,
+``~/.argent/link.json``, else an embedded tool-server for the life of the process), so over a
+link the adapter sends the same file inputs and members. A call has no time limit — a flow
+may run for minutes — and is never retried.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from argent import __version__
+from argent.cli.render import is_report, step_lines, summary_line
+from argent.client.base import ToolCallError, ToolClient
+from argent.client.routing import open_client
+
+INSTRUCTIONS = (
+    "argent replays recorded UI flows and drives devices (headless Chromium first). Use flow-execute to run a "
+    "saved flow (name + absolute project_root); use describe or screenshot before tapping — never guess "
+    "coordinates. Record a flow with flow-start-recording, flow-add-step and flow-finish-recording."
+)
+
+
+class _State:
+    def __init__(self, client: ToolClient) -> None:
+        self.client = client
+        self.tools: dict[str, dict[str, Any]] = {}
+
+
+@asynccontextmanager
+async def _lifespan(_: Server[_State]) -> AsyncIterator[_State]:
+    async with open_client() as client:
+        yield _State(client)
+
+
+def render_report(result: dict[str, Any]) -> str:
+    """A flow report as text: one line per step, then the summary (and refused baseline writes)."""
+    lines: list[str] = []
+    if result.get("executionPrerequisite"):
+        lines.append(f"Prerequisite: {result['executionPrerequisite']}")
+    device = f" on {result['device']}" if result.get("device") else ""
+    lines.append(f'Running flow "{result.get("flow", "")}"{device} ({len(result["steps"])} steps)')
+    for step in result["steps"]:
+        lines.extend(step_lines(step, str(result.get("flow", ""))))
+    for write in result.get("baselineWrites") or []:
+        if isinstance(write, dict) and write.get("error"):
+            lines.append(f"✗ baseline not written: {write.get('path')}: {write['error']}")
+    lines.append(summary_line(result))
+    return "\n".join(lines)
+
+
+def _content(entry: dict[str, Any] | None, result: Any) -> list[types.ContentBlock]:
+    if is_report(result):
+        return [types.TextContent(type="text", text=render_report(result))]
+    if (
+        entry is not None
+        and entry.get("outputHint") == "image"
+        and isinstance(result, dict)
+        and isinstance(result.get("image"), str)
+    ):
+        meta = {k: v for k, v in result.items() if k != "image"}
+        return [
+            types.ImageContent(
+                type="image", data=result["image"], mime_type=str(result.get("mimeType", "image/png"))
+            ),
+            types.TextContent(type="text", text=json.dumps(meta, indent=2)),
+        ]
+    if isinstance(result, str):
+        return [types.TextContent(type="text", text=result)]
+    return [types.TextContent(type="text", text=json.dumps(result, indent=2, ensure_ascii=False))]
+
+
+async def _list_tools(
+    ctx: ServerRequestContext[_State, Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    state = ctx.lifespan_context
+    entries = await state.client.list_tools()
+    state.tools = {e["name"]: e for e in entries}
+    tools = []
+    for entry in entries:
+        description = entry.get("description", "")
+        if entry.get("disabled"):
+            description = f"[disabled: {entry['disabled'].get('reason', '')}] {description}"
+        tools.append(
+            types.Tool(name=entry["name"], description=description, input_schema=entry["inputSchema"])
+        )
+    return types.ListToolsResult(tools=tools)
+
+
+async def _call_tool(
+    ctx: ServerRequestContext[_State, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    state = ctx.lifespan_context
+    if not state.tools:
+        state.tools = {e["name"]: e for e in await state.client.list_tools()}
+    try:
+        result = await state.client.call(params.name, dict(params.arguments or {}))
+    except ToolCallError as exc:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=exc.message)], is_error=True)
+    return types.CallToolResult(content=_content(state.tools.get(params.name), result), is_error=False)
+
+
+def build_server() -> Server[_State]:
+    return Server(
+        "argent",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=_lifespan,
+        on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
+    )
+
+
+async def serve_stdio() -> None:
+    server = build_server()
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
