@@ -54,3 +54,17 @@ MAX_YAML_NESTING = 400
 MAX_COERCED_TEXT_CHARS = 1 * MIB
 #: Nodes of all `tool:` steps' args of one file after alias expansion.
 MAX_ARGS_NODES_PER_FILE = 1_000_000
+
+#: Device directives: settle, auto-wait and polling (milliseconds).
+SETTLE_INTERVAL_MS = 250
+SETTLE_MAX_MS = 3000
+ACTION_TIMEOUT_MS = 7500
+ACTION_POLL_MS = 300
+CONDITION_POLL_MS = 300
+TYPE_FOCUS_DELAY_MS = 500
+TYPE_FOCUS_MAX_MS = 3000
+TYPE_FOCUS_POLL_MS = 100
+IDLE_POLL_MS = 200
+#: Scroll increments of `scroll-to` before it gives up, and the smallest increment (fraction of the screen).
+SCROLL_TO_MAX_ATTEMPTS = 25
+SCROLL_TO_MIN_STEP = 0.05

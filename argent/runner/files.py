@@ -12,13 +12,16 @@ directory of the file that names the target, a NUL, and the target as written;
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
+import tempfile
 from typing import Literal, Protocol
 
 import aiofiles
 from attrs import frozen
 
+from argent.flows.names import baseline_key
 from argent.limits import MAX_FILE_BYTES
 
 FLOW_FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+\.yaml$")
@@ -53,7 +56,7 @@ def enoent_message(path: str) -> str:
 
 
 class FlowFiles(Protocol):
-    """Files of a run: flows, fragments, nested flows (baselines and tool files come with devices)."""
+    """Files of a run: flows, fragments, nested flows and snapshot baselines."""
 
     async def locate(self, path: str) -> FlowRef:
         """The root flow of a call at absolute ``path`` (as the caller spelled it)."""
@@ -69,6 +72,28 @@ class FlowFiles(Protocol):
 
     def local_path(self, ref: FlowRef, relative: str) -> str | None:
         """A path on this machine beside ``ref``'s real file, or None when files are not local."""
+
+    async def read_baseline(self, path: str) -> bytes | None:
+        """The snapshot baseline at ``path`` (see ``baseline_dir``); None when there is none.
+
+        Raises ``FlowFileError`` when a baseline is there but cannot be had (unreadable, refused)."""
+
+    async def write_baseline(self, path: str, data: bytes) -> bool:
+        """Store ``data`` as the baseline at ``path``; True when a baseline was there before.
+
+        Later ``read_baseline`` calls of the same run see the new bytes."""
+
+
+BASELINES_DIR = "__baselines__"
+
+
+def baseline_dir(root: FlowRef, flow_name: str) -> str:
+    """Where a run keeps its baselines: ``<dir of the root's real file>/__baselines__/<key>``.
+
+    ``<key>`` is the real file's stem when it is a valid flow name, else the name the run
+    was given (see ``argent.flows.names.baseline_key``)."""
+    directory = os.path.dirname(root.canonical)
+    return f"{directory}/{BASELINES_DIR}/{baseline_key(root.canonical, flow_name)}"
 
 
 def _canonical(path: str) -> str:
@@ -145,6 +170,41 @@ class DiskFlowFiles:
 
     def local_path(self, ref: FlowRef, relative: str) -> str | None:
         return os.path.normpath(os.path.join(os.path.dirname(ref.canonical), relative))
+
+    async def read_baseline(self, path: str) -> bytes | None:
+        try:
+            async with aiofiles.open(path, "rb") as fh:
+                data = await fh.read(MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise FlowFileError("EISDIR: illegal operation on a directory, read") from None
+        except OSError as exc:
+            raise FlowFileError(f"{_errno_name(exc)}: {exc.strerror or exc}, open '{path}'") from None
+        if len(data) > MAX_FILE_BYTES:
+            raise FlowFileError(f"{path} is larger than the 32 MiB cap on a baseline")
+        return data
+
+    async def write_baseline(self, path: str, data: bytes) -> bool:
+        return await asyncio.to_thread(_write_atomically, path, data)
+
+
+def _write_atomically(path: str, data: bytes) -> bool:
+    """Replace ``path`` in one rename (directories created as needed); True when it existed."""
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    existed = os.path.lexists(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return existed
 
 
 def _errno_name(exc: OSError) -> str:

@@ -1,0 +1,382 @@
+"""The selector engine: which on-screen elements a flow selector or condition means.
+
+Pure functions over one read of the UI tree. ``flatten`` turns a ``UiTree`` into a
+``Screen``: the elements a selector can name (leaves under one synthetic root) with
+their frames and the text hoisted from their subtrees. ``matches_for_condition`` and
+``best_match`` resolve a selector the way conditions and actions need it, and
+``evaluate`` answers a condition with the exact reason when it does not hold.
+
+Matching rules (all given fields must hold):
+
+* ``text`` — case-insensitive substring of the element's label or of its value;
+* ``text: {matches}`` — the regular expression found (unanchored, case-sensitive) in
+  the non-empty label or value;
+* ``id`` — case-insensitive equality, or the unqualified Android resource id
+  (``pkg:id/name`` matches ``name``);
+* ``role`` — case-insensitive substring;
+* ``any: true`` — every element (the parser requires a scope beside it).
+
+A *loose* selector (a bare YAML string) means "the element with this identifier, else
+the element with this text": it expands into alternatives, identifier first, through
+every loose scope too. Scopes narrow the candidates in the order within, after, next;
+each is resolved on the same screen and a node is never its own anchor.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+
+from attrs import evolve, frozen
+
+from argent.devices.base import Frame, UiNode, UiTree
+from argent.flows.model import Condition, Selector
+from argent.flows.names import describe_selector
+
+#: Slack of the geometric scopes, as a fraction of the screen.
+SCOPE_TOLERANCE = 0.005
+#: Longest hoisted subtree text kept per element.
+MAX_SUBTREE_TEXT = 2000
+#: The label a password field carries instead of its content.
+PASSWORD_LABEL = "[password]"
+
+_SPACE = re.compile(r"\s+")
+
+
+@frozen
+class Leaf:
+    """An element a selector can name: one node of the tree with its hoisted subtree text."""
+
+    order: int
+    role: str
+    frame: Frame
+    label: str = ""
+    value: str = ""
+    identifier: str = ""
+    subtree_text: str = ""
+    clickable: bool = False
+    focused: bool = False
+    scrollable: bool = False
+
+    @property
+    def visible(self) -> bool:
+        return self.frame.visible
+
+    @property
+    def own_text(self) -> str:
+        """Label and value as one string (the value left out when it repeats the label)."""
+        if self.label and self.value and self.value != self.label:
+            return f"{self.label} {self.value}"
+        return self.label or self.value
+
+    @property
+    def area(self) -> float:
+        return self.frame.width * self.frame.height
+
+
+@frozen
+class Screen:
+    """One read of the UI tree, flattened; ``fingerprint`` compares reads for stillness."""
+
+    leaves: tuple[Leaf, ...]
+    truncated: bool = False
+    fingerprint: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not self.leaves
+
+
+# --------------------------------------------------------------------------------------------
+# Flattening
+
+
+def _collapse(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def flatten(tree: UiTree) -> Screen:
+    """The tree's elements under one synthetic root, in document order.
+
+    An element is kept when it can be named or acted on: it has an identifier, a label,
+    a value, or is clickable, focused or scrollable. The tree's own root is never kept.
+    Each element carries the text of its whole subtree (its own first), whitespace-collapsed.
+    """
+    leaves: list[Leaf] = []
+
+    def walk(node: UiNode) -> str:
+        label = PASSWORD_LABEL if node.password and not node.label else _collapse(node.label)
+        value = "" if node.password else _collapse(node.value)
+        slot = len(leaves)
+        keep = bool(node.identifier or label or value or node.clickable or node.focused or node.scrollable)
+        if keep:
+            leaves.append(Leaf(order=0, role=node.role, frame=node.frame))  # placeholder, filled below
+        own = [label] if label else []
+        if value and value != label:
+            own.append(value)
+        parts = [*own, *(t for t in (walk(child) for child in node.children) if t)]
+        text = " ".join(parts)
+        if len(text) > MAX_SUBTREE_TEXT:
+            text = text[:MAX_SUBTREE_TEXT]
+        if keep:
+            leaves[slot] = Leaf(
+                order=slot,
+                role=node.role,
+                frame=node.frame,
+                label=label,
+                value=value,
+                identifier=node.identifier,
+                subtree_text=text,
+                clickable=node.clickable,
+                focused=node.focused,
+                scrollable=node.scrollable,
+            )
+        return text
+
+    for child in tree.root.children:
+        walk(child)
+    return Screen(leaves=tuple(leaves), truncated=tree.truncated, fingerprint=fingerprint(leaves))
+
+
+def fingerprint(leaves: Iterable[Leaf]) -> str:
+    """What must stay the same for two reads to count as one still screen."""
+    h = hashlib.blake2b(digest_size=16)
+    for leaf in leaves:
+        f = leaf.frame
+        h.update(
+            (
+                f"{leaf.role}\x1f{leaf.label}\x1f{leaf.value}\x1f{leaf.identifier}\x1f"
+                f"{f.x:.3f},{f.y:.3f},{f.width:.3f},{f.height:.3f}\x1f{leaf.focused:d}\x1e"
+            ).encode("utf-8", "surrogatepass")
+        )
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Matching one element
+
+
+@functools.lru_cache(maxsize=256)
+def _regex(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return None
+
+
+def regex_search(pattern: str, text: str) -> bool:
+    rx = _regex(pattern)
+    return rx is not None and rx.search(text) is not None
+
+
+def identifier_matches(actual: str, wanted: str) -> bool:
+    a, w = actual.lower(), wanted.lower()
+    return a == w or a.endswith(":id/" + w)
+
+
+def own_match(leaf: Leaf, sel: Selector) -> bool:
+    """Whether the element satisfies the selector's own fields (scopes aside)."""
+    if sel.text is not None:
+        needle = sel.text.lower()
+        if needle not in leaf.label.lower() and needle not in leaf.value.lower():
+            return False
+    if sel.text_matches is not None and not any(
+        t and regex_search(sel.text_matches, t) for t in (leaf.label, leaf.value)
+    ):
+        return False
+    if sel.identifier is not None and not identifier_matches(leaf.identifier, sel.identifier):
+        return False
+    return sel.role is None or sel.role.lower() in leaf.role.lower()
+
+
+def exact_hits(leaf: Leaf, sel: Selector) -> int:
+    """How many of the selector's fields the element matches exactly (ranks action targets)."""
+    hits = 0
+    if sel.text is not None:
+        t = sel.text.lower()
+        hits += leaf.label.lower() == t or leaf.value.lower() == t
+    if sel.text_matches is not None:
+        rx = _regex(sel.text_matches)
+        hits += rx is not None and any(s and rx.fullmatch(s) for s in (leaf.label, leaf.value))
+    if sel.identifier is not None:
+        hits += leaf.identifier.lower() == sel.identifier.lower()
+    if sel.role is not None:
+        hits += leaf.role.lower() == sel.role.lower()
+    return hits
+
+
+# --------------------------------------------------------------------------------------------
+# Geometry of the scopes
+
+
+def inside(node: Frame, container: Frame, tol: float = SCOPE_TOLERANCE) -> bool:
+    return (
+        node.x >= container.x - tol
+        and node.y >= container.y - tol
+        and node.x + node.width <= container.x + container.width + tol
+        and node.y + node.height <= container.y + container.height + tol
+    )
+
+
+def same_band(a: Frame, b: Frame, tol: float = SCOPE_TOLERANCE) -> bool:
+    """The two frames share a row: their vertical extents overlap (beyond the tolerance)."""
+    return a.y < b.y + b.height - tol and b.y < a.y + a.height - tol
+
+
+def follows(node: Frame, anchor: Frame, tol: float = SCOPE_TOLERANCE) -> bool:
+    """``node`` comes after ``anchor`` in reading order: strictly below it, or to its right in its row."""
+    if anchor.y + anchor.height <= node.y + tol:
+        return True
+    return same_band(node, anchor, tol) and node.x >= anchor.x + anchor.width - tol
+
+
+def reading_key(leaf: Leaf) -> tuple[float, float, int]:
+    return (leaf.frame.y, leaf.frame.x, leaf.order)
+
+
+def _nearest_follower(anchor: Leaf, candidates: Sequence[Leaf]) -> Leaf | None:
+    followers = [c for c in candidates if c is not anchor and follows(c.frame, anchor.frame)]
+    if not followers:
+        return None
+    band = [c for c in followers if same_band(c.frame, anchor.frame)]
+    if band:
+        return min(band, key=lambda c: (c.frame.x, c.area, c.order))
+    return min(followers, key=lambda c: (c.frame.y, c.area, c.frame.x, c.order))
+
+
+# --------------------------------------------------------------------------------------------
+# Resolving selectors
+
+
+def resolve_strict(sel: Selector, leaves: Sequence[Leaf]) -> list[Leaf]:
+    """Every element a strict selector (no loose expansion) names, in document order."""
+    found = [leaf for leaf in leaves if sel.any or own_match(leaf, sel)]
+    if sel.within is not None and found:
+        containers = [a for a in resolve_strict(sel.within, leaves) if a.visible]
+        found = [c for c in found if any(a is not c and inside(c.frame, a.frame) for a in containers)]
+    if sel.after is not None and found:
+        anchors = [a for a in resolve_strict(sel.after, leaves) if a.visible]
+        found = [c for c in found if any(a is not c and follows(c.frame, a.frame) for a in anchors)]
+    if sel.next is not None and found:
+        anchors = [a for a in resolve_strict(sel.next, leaves) if a.visible]
+        picked: dict[int, Leaf] = {}
+        for anchor in anchors:
+            nearest = _nearest_follower(anchor, found)
+            if nearest is not None:
+                picked[nearest.order] = nearest
+        found = [picked[k] for k in sorted(picked)]
+    return found
+
+
+def alternatives(sel: Selector) -> list[Selector]:
+    """The strict selectors a selector stands for: identifier first, then text, at every loose level."""
+    if sel.loose and sel.text is not None:
+        own = [
+            Selector(identifier=sel.text, within=sel.within, after=sel.after, next=sel.next),
+            evolve(sel, loose=False),
+        ]
+    else:
+        own = [sel]
+
+    def options(scope: Selector | None) -> list[Selector | None]:
+        return list(alternatives(scope)) if scope is not None else [None]
+
+    return [
+        evolve(base, within=within, after=after, next=nxt)
+        for base in own
+        for within in options(sel.within)
+        for after in options(sel.after)
+        for nxt in options(sel.next)
+    ]
+
+
+def matches_for_condition(sel: Selector, screen: Screen) -> tuple[Selector, list[Leaf]]:
+    """The matches a condition judges: the first alternative with a visible match, else the
+    first alternative with any match (with the alternative that produced them)."""
+    fallback: tuple[Selector, list[Leaf]] | None = None
+    for alt in alternatives(sel):
+        found = resolve_strict(alt, screen.leaves)
+        if any(leaf.visible for leaf in found):
+            return alt, found
+        if found and fallback is None:
+            fallback = (alt, found)
+    return fallback if fallback is not None else (sel, [])
+
+
+def best_match(sel: Selector, screen: Screen) -> Leaf | None:
+    """The element an action acts on: from the first alternative that has a visible match, the
+    one with the most exact field hits, then the smallest, then the top-most, left-most one
+    (``any: true``: the first in reading order)."""
+    for alt in alternatives(sel):
+        visible = [leaf for leaf in resolve_strict(alt, screen.leaves) if leaf.visible]
+        if not visible:
+            continue
+        if alt.any:
+            return min(visible, key=reading_key)
+        return min(visible, key=lambda leaf: (-exact_hits(leaf, alt), leaf.area, *reading_key(leaf)))
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Conditions
+
+
+@frozen
+class Verdict:
+    ok: bool
+    reason: str | None = None
+
+
+def no_match_reason(sel: Selector) -> str:
+    return f"no element matched selector {describe_selector(sel)}"
+
+
+def text_satisfies(mode: str, expected: str, text: str) -> bool:
+    if mode == "contains":
+        return expected.lower() in text.lower()
+    if mode == "equals":
+        return text.strip().lower() == expected.lower()
+    return regex_search(expected, text)
+
+
+def evaluate(cond: Condition, screen: Screen) -> Verdict:
+    """Whether ``cond`` holds on this screen, with the reason when it does not."""
+    sel = cond.selector
+    described = describe_selector(sel)
+    _, found = matches_for_condition(sel, screen)
+    visible = [leaf for leaf in found if leaf.visible]
+    if cond.kind == "exists":
+        return Verdict(True) if found else Verdict(False, no_match_reason(sel))
+    if cond.kind == "visible":
+        if visible:
+            return Verdict(True)
+        if found:
+            return Verdict(False, f"element(s) matched {described} but none was visible (zero-area frame)")
+        return Verdict(False, no_match_reason(sel))
+    if cond.kind == "hidden":
+        if visible:
+            return Verdict(False, f"an element matching {described} was still visible")
+        return Verdict(True)
+    # text
+    if not found:
+        return Verdict(False, no_match_reason(sel))
+    leaf = min(visible, key=reading_key) if visible else found[0]
+    mode = cond.mode or "contains"
+    expected = cond.expected or ""
+    shown = leaf.subtree_text
+    own = leaf.own_text
+    candidates = [t for t in dict.fromkeys((shown, own, leaf.label, leaf.value))]
+    if any(text_satisfies(mode, expected, t) for t in candidates):
+        return Verdict(True)
+    own_part = f' (own text "{own}")' if own and own != shown else ""
+    if mode == "matches":
+        wanted = f"match /{expected}/"
+    elif mode == "equals":
+        wanted = f'equal "{expected}"'
+    else:
+        wanted = f'contain "{expected}"'
+    return Verdict(
+        False, f'element matched {described} but its text was "{shown}"{own_part} (wanted to {wanted})'
+    )

@@ -1,0 +1,1000 @@
+"""Device directives against an in-test Device double (scripted UI tree, Pillow screenshots).
+
+Timings are scaled down (x0.02) so every wait is real but short; the logic is the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from attrs import define, field
+
+from argent.devices.base import DeviceError, Frame, UiNode, UiTree
+from argent.flows.model import (
+    AssertStep,
+    AwaitStep,
+    ChromiumApp,
+    Condition,
+    IdleStep,
+    LaunchStep,
+    LongPressStep,
+    PinchStep,
+    Point,
+    RotateStep,
+    ScrollToStep,
+    Selector,
+    SnapshotStep,
+    TapStep,
+    TypeStep,
+)
+from argent.flows.parse import parse_flow
+from argent.runner import pixels as P
+from argent.runner.directives import (
+    PINCH_UNSUPPORTED,
+    ROTATE_UNSUPPORTED,
+    DeviceDirectives,
+    Timings,
+    crop_hash,
+    fill_secrets,
+    resolve_launch_target,
+)
+from argent.runner.engine import DirectiveContext, Run, ToolCallContext, ToolOutcome, run_flow
+from argent.runner.files import DiskFlowFiles, FlowRef, baseline_dir
+from argent.runner.report import FlowRunResult
+
+FAST = Timings().scaled(0.02)
+W, H = 100, 80
+
+
+# --------------------------------------------------------------------------------------------
+# The double
+
+
+def node(role: str, x: float, y: float, w: float, h: float, *children: UiNode, **kw: Any) -> UiNode:
+    return UiNode(role=role, frame=Frame(x, y, w, h), children=tuple(children), **kw)
+
+
+def page(*children: UiNode) -> UiTree:
+    return UiTree(root=node("html", 0, 0, 1, 1, *children))
+
+
+def canvas(rgb: tuple[int, int, int] = (255, 255, 255), w: int = W, h: int = H) -> np.ndarray[Any, Any]:
+    img = np.empty((h, w, 4), dtype=np.uint8)
+    img[..., :3] = rgb
+    img[..., 3] = 255
+    return img
+
+
+@define(slots=False)
+class FakeDevice:
+    """Renders ``view()`` as its tree and ``image`` as its screen; records every input."""
+
+    view: Callable[[], UiTree] = lambda: page()
+    image: Any = field(factory=canvas)
+    id: str = "chromium-cdp-9222"
+    platform: str = "chromium"
+    cdp_url: str | None = None
+    calls: list[tuple[Any, ...]] = field(factory=list)
+    #: Raise this from ui_tree() (a callable gets the 1-based read number; None = answer).
+    tree_error: Callable[[int], Exception | None] | None = None
+    shot_error: Exception | None = None
+    reads: int = 0
+    on_input: Callable[[tuple[Any, ...]], None] | None = None
+
+    async def ui_tree(self) -> UiTree:
+        self.reads += 1
+        if self.tree_error is not None:
+            err = self.tree_error(self.reads)
+            if err is not None:
+                raise err
+        return self.view()
+
+    async def screenshot(self) -> bytes:
+        if self.shot_error is not None:
+            raise self.shot_error
+        return P.encode_png(self.image)
+
+    def _record(self, *call: Any) -> None:
+        self.calls.append(call)
+        if self.on_input is not None:
+            self.on_input(call)
+
+    async def tap(self, x: float, y: float, *, click_count: int = 1) -> None:
+        self._record("tap", round(x, 4), round(y, 4), click_count)
+
+    async def long_press(self, x: float, y: float, duration_ms: float) -> None:
+        self._record("long_press", round(x, 4), round(y, 4), duration_ms)
+
+    async def type_text(self, text: str) -> None:
+        self._record("type", text)
+
+    async def press_key(self, key: str) -> None:
+        self._record("key", key)
+
+    async def scroll(self, x: float, y: float, dx: float, dy: float) -> None:
+        self._record("scroll", round(x, 4), round(y, 4), round(dx, 4), round(dy, 4))
+
+    async def navigate(self, url: str) -> None:
+        self._record("navigate", url)
+
+    async def close(self) -> None:
+        pass
+
+
+class NoTools:
+    def params(self, tool: str) -> frozenset[str] | None:
+        return None
+
+    async def invoke(self, tool: str, args: dict[str, Any], ctx: ToolCallContext) -> ToolOutcome:
+        raise AssertionError("no tools in these tests")
+
+
+def make_ctx(
+    tmp_path: Path, device: FakeDevice, *, update: bool = False, name: str = "checkout"
+) -> DirectiveContext:
+    flows = tmp_path / ".argent" / "flows"
+    flows.mkdir(parents=True, exist_ok=True)
+    path = str(flows / f"{name}.yaml")
+    root = FlowRef(key=f"{flows}\0{name}.yaml", path=path, canonical=path)
+    run = Run(
+        files=DiskFlowFiles(),
+        tools=NoTools(),
+        root=root,
+        name=name,
+        device=device,
+        update_baselines=update,
+    )
+    return DirectiveContext(run=run, flow=name, depth=0, containing=root)
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    d = tmp_path / "scratch"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def dd(scratch: Path) -> DeviceDirectives:
+    return DeviceDirectives(timings=FAST, env={"ARGENT_SECRET_PW": "s3cret!"}, scratch_dir=str(scratch))
+
+
+SAVE = node("button", 0.1, 0.2, 0.2, 0.1, label="Save", clickable=True)
+
+
+# --------------------------------------------------------------------------------------------
+# tap / long-press
+
+
+async def test_tap_selector_taps_the_centre_with_click_count(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(SAVE))
+    out = await dd.execute(TapStep(Selector(text="Save", loose=True), times=2), dev, make_ctx(tmp_path, dev))
+    assert out.status == "pass" and out.reason is None and out.warning is None
+    assert dev.calls == [("tap", 0.2, 0.25, 2)]
+
+
+async def test_tap_waits_for_the_element_to_appear(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    dev.view = lambda: page(SAVE) if dev.reads >= 6 else page()
+    out = await dd.execute(TapStep(Selector(text="Save")), dev, make_ctx(tmp_path, dev))
+    assert out.status == "pass" and dev.calls == [("tap", 0.2, 0.25, 1)]
+
+
+async def test_tap_not_found_reason(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(node("p", 0, 0, 0, 0, label="Save")))
+    out = await dd.execute(TapStep(Selector(text="Save", loose=True)), dev, make_ctx(tmp_path, dev))
+    assert out.status == "fail"
+    assert out.reason == (
+        'no visible element matched selector text="Save" — if it is off-screen, add a scroll-to step before this one'
+    )
+    assert dev.calls == []
+
+
+async def test_tap_tree_outage_is_an_error(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(tree_error=lambda n: DeviceError("Chromium exited (code -9)"))
+    out = await dd.execute(TapStep(Selector(text="Save")), dev, make_ctx(tmp_path, dev))
+    assert (out.status, out.reason) == ("error", "could not read the UI tree: Chromium exited (code -9)")
+    assert dev.calls == []
+
+
+async def test_coordinate_tap_passes_with_warning_when_tree_unreadable(
+    dd: DeviceDirectives, tmp_path: Path
+) -> None:
+    dev = FakeDevice(tree_error=lambda n: DeviceError("walker crashed"))
+    out = await dd.execute(TapStep(Point(0.5, 0.25)), dev, make_ctx(tmp_path, dev))
+    assert out.status == "pass"
+    assert out.warning is not None and out.warning.startswith(
+        "dispatched without settling the screen first: the UI tree could not be read (walker crashed), so there "
+        "was no way to tell whether anything was moving."
+    )
+    assert dev.calls == [("tap", 0.5, 0.25, 1)]
+    ok = FakeDevice()
+    assert (await dd.execute(TapStep(Point(0.1, 0.1)), ok, make_ctx(tmp_path, ok))).warning is None
+
+
+async def test_long_press_default_and_custom_duration(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(SAVE))
+    ctx = make_ctx(tmp_path, dev)
+    await dd.execute(LongPressStep(Selector(text="Save")), dev, ctx)
+    await dd.execute(LongPressStep(Point(0.5, 0.5), duration_ms=1200), dev, ctx)
+    assert dev.calls == [("long_press", 0.2, 0.25, 800), ("long_press", 0.5, 0.5, 1200)]
+
+
+async def test_device_error_during_gesture_is_an_error_step(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(SAVE))
+
+    def die(call: tuple[Any, ...]) -> None:
+        raise DeviceError("the Chromium process is gone")
+
+    dev.on_input = die
+    out = await dd.execute(TapStep(Selector(text="Save")), dev, make_ctx(tmp_path, dev))
+    assert (out.status, out.reason) == ("error", "the Chromium process is gone")
+
+
+# --------------------------------------------------------------------------------------------
+# type
+
+
+EMAIL = node("input", 0.1, 0.1, 0.4, 0.1, label="Email", identifier="email", clickable=True)
+
+
+def focusing(dev: FakeDevice) -> None:
+    focused = {"on": False}
+
+    def on_input(call: tuple[Any, ...]) -> None:
+        if call[0] == "tap":
+            focused["on"] = True
+
+    dev.on_input = on_input
+    dev.view = lambda: page(
+        node(
+            "input",
+            0.1,
+            0.1,
+            0.4,
+            0.1,
+            label="Email",
+            identifier="email",
+            clickable=True,
+            focused=focused["on"],
+        )
+    )
+
+
+async def test_type_taps_waits_for_focus_types_and_submits(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    focusing(dev)
+    out = await dd.execute(
+        TypeStep(Selector(identifier="email"), "bob@example.com"), dev, make_ctx(tmp_path, dev)
+    )
+    assert out.status == "pass"
+    assert dev.calls == [("tap", 0.3, 0.15, 1), ("type", "bob@example.com"), ("key", "enter")]
+
+
+async def test_type_without_submit_and_unconfirmed_focus(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(EMAIL))  # never reports focus: not a failure
+    out = await dd.execute(TypeStep(Selector(text="Email"), "x", submit=False), dev, make_ctx(tmp_path, dev))
+    assert out.status == "pass" and [c[0] for c in dev.calls] == ["tap", "type"]
+
+
+async def test_type_fills_secrets_at_dispatch_and_never_reports_them(
+    dd: DeviceDirectives, tmp_path: Path
+) -> None:
+    dev = FakeDevice(view=lambda: page(EMAIL))
+    out = await dd.execute(TypeStep(Selector(text="Email"), "pw={{secret:PW}}"), dev, make_ctx(tmp_path, dev))
+    assert out.status == "pass" and ("type", "pw=s3cret!") in dev.calls
+    # a device error that echoes the text is redacted
+    dev2 = FakeDevice(view=lambda: page(EMAIL))
+
+    def echo(call: tuple[Any, ...]) -> None:
+        if call[0] == "type":
+            raise DeviceError(f"could not type {call[1]!r}")
+
+    dev2.on_input = echo
+    bad = await dd.execute(TypeStep(Selector(text="Email"), "{{secret:PW}}"), dev2, make_ctx(tmp_path, dev2))
+    assert bad.status == "error" and "s3cret" not in (bad.reason or "") and "[secret]" in (bad.reason or "")
+
+
+async def test_type_missing_secret_fails_before_any_input(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(EMAIL))
+    out = await dd.execute(TypeStep(Selector(text="Email"), "{{secret:TOKEN}}"), dev, make_ctx(tmp_path, dev))
+    assert out.status == "fail" and "ARGENT_SECRET_TOKEN" in (out.reason or "")
+    assert dev.calls == []
+
+
+def test_fill_secrets() -> None:
+    assert fill_secrets("a{{secret:X}}b{{secret:X}}", {"ARGENT_SECRET_X": "1"}) == ("a1b1", ["1", "1"])
+    assert fill_secrets("plain", {}) == ("plain", [])
+
+
+# --------------------------------------------------------------------------------------------
+# await / assert
+
+
+def visible(sel: Selector) -> Condition:
+    return Condition(kind="visible", selector=sel)
+
+
+async def test_await_met_later_and_timeout_reason(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    dev.view = lambda: page(SAVE) if dev.reads >= 4 else page(node("p", 0, 0, 1, 0.1, value="Loading"))
+    ctx = make_ctx(tmp_path, dev)
+    assert (await dd.execute(AwaitStep(visible(Selector(text="Save"))), dev, ctx)).status == "pass"
+    out = await dd.execute(AwaitStep(visible(Selector(text="Nope")), timeout_ms=500), dev, ctx)
+    assert (out.status, out.reason) == ("fail", 'no element matched selector text="Nope"')
+
+
+async def test_assert_reasons(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(
+        view=lambda: page(
+            SAVE,
+            node("p", 0, 0, 0, 0, value="ghost"),
+            node("div", 0, 0.5, 1, 0.2, node("span", 0, 0.5, 0.5, 0.1, value="Total 42"), identifier="total"),
+        )
+    )
+    ctx = make_ctx(tmp_path, dev)
+
+    async def reason(c: Condition) -> str | None:
+        out = await dd.execute(AssertStep(c), dev, ctx)
+        return None if out.status == "pass" else out.reason
+
+    assert await reason(visible(Selector(text="Save"))) is None
+    assert await reason(visible(Selector(text="ghost"))) == (
+        'element(s) matched text="ghost" but none was visible (zero-area frame)'
+    )
+    assert await reason(Condition(kind="hidden", selector=Selector(text="Save", loose=True))) == (
+        'an element matching text="Save" was still visible'
+    )
+    assert await reason(Condition("text", Selector(identifier="total"), "contains", "42")) is None
+    assert await reason(Condition("text", Selector(identifier="total"), "equals", "Total")) == (
+        'element matched id="total" but its text was "Total 42" (wanted to equal "Total")'
+    )
+
+
+async def test_condition_indeterminate_reasons(dd: DeviceDirectives, tmp_path: Path) -> None:
+    sel = Selector(text="Save")
+    dead = FakeDevice(tree_error=lambda n: DeviceError("socket closed"))
+    out = await dd.execute(AssertStep(visible(sel)), dead, make_ctx(tmp_path, dead))
+    assert (out.status, out.reason) == ("fail", "could not read the UI tree: socket closed")
+
+    blank = FakeDevice(view=lambda: page())
+    out = await dd.execute(AssertStep(visible(sel)), blank, make_ctx(tmp_path, blank))
+    assert out.reason == "could not evaluate the condition — every read of the UI tree was empty or degraded"
+
+    hidden = Condition(kind="hidden", selector=sel)
+    flaky = FakeDevice(view=lambda: page(SAVE), tree_error=lambda n: DeviceError("gone") if n > 1 else None)
+    out = await dd.execute(AssertStep(hidden), flaky, make_ctx(tmp_path, flaky))
+    assert out.reason == (
+        "could not confirm the element is hidden — it was visible earlier, but the last UI read failed: gone"
+    )
+
+    emptied = FakeDevice()
+    emptied.view = lambda: page(SAVE) if emptied.reads == 1 else page()
+    out = await dd.execute(AssertStep(hidden), emptied, make_ctx(tmp_path, emptied))
+    assert out.reason == (
+        "could not confirm the element is hidden — it was visible earlier, but the last UI reads were empty"
+    )
+
+    # readable (and false) at first, then unreadable for most of the window
+    tail = FakeDevice(view=lambda: page(), tree_error=lambda n: DeviceError("hung") if n > 1 else None)
+    tail.view = lambda: page(node("p", 0, 0, 1, 0.1, value="other"))
+    out = await dd.execute(AwaitStep(visible(sel), timeout_ms=1000), tail, make_ctx(tmp_path, tail))
+    assert out.reason is not None
+    assert out.reason.startswith(
+        "could not evaluate the condition — the UI tree was unreadable for the final "
+    )
+    assert out.reason.endswith("ms of the window: hung")
+
+
+async def test_hidden_is_met_only_on_a_trusted_read(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    dev.view = lambda: page(SAVE) if dev.reads < 3 else page(node("p", 0, 0, 1, 0.1, value="Done"))
+    out = await dd.execute(
+        AwaitStep(Condition(kind="hidden", selector=Selector(text="Save"))), dev, make_ctx(tmp_path, dev)
+    )
+    assert out.status == "pass"
+
+
+# --------------------------------------------------------------------------------------------
+# when: guards through the engine
+
+
+async def run_yaml(
+    tmp_path: Path,
+    text: str,
+    dev: FakeDevice,
+    dd: DeviceDirectives,
+    *,
+    update: bool = False,
+    abort: asyncio.Event | None = None,
+    name: str = "checkout",
+) -> FlowRunResult:
+    flows = tmp_path / ".argent" / "flows"
+    flows.mkdir(parents=True, exist_ok=True)
+    path = flows / f"{name}.yaml"
+    path.write_text(text)
+    files = DiskFlowFiles()
+    ref = await files.locate(str(path))
+    return await run_flow(
+        parse_flow(text),
+        ref,
+        name,
+        files=files,
+        tools=NoTools(),
+        directives=dd,
+        device=dev,
+        platform="chromium",
+        update_baselines=update,
+        abort=abort,
+    )
+
+
+def lines(result: FlowRunResult) -> list[tuple[str, str, str | None]]:
+    return [(s.kind, s.status, s.reason) for s in result.steps]
+
+
+async def test_when_guard_met_unmet_and_indeterminate(dd: DeviceDirectives, tmp_path: Path) -> None:
+    flow = """
+steps:
+  - when: { visible: "What's new" }
+    steps:
+      - tap: Close
+      - echo: closed
+  - echo: after
+"""
+    shown = FakeDevice(
+        view=lambda: page(
+            node("h1", 0, 0, 1, 0.1, value="What's new"), node("button", 0.8, 0, 0.2, 0.1, label="Close")
+        )
+    )
+    res = await run_yaml(tmp_path, flow, shown, dd)
+    assert lines(res)[0] == ("when", "pass", 'condition met (visible text="What\'s new")')
+    assert [s.status for s in res.steps] == ["pass", "pass", "pass", "pass"] and res.ok
+    assert shown.calls == [("tap", 0.9, 0.05, 1)]
+
+    absent = FakeDevice(view=lambda: page(node("p", 0, 0, 1, 0.1, value="Home")))
+    res = await run_yaml(tmp_path, flow, absent, dd)
+    assert lines(res) == [
+        ("when", "skip", 'condition not met (visible text="What\'s new") — block skipped (2 steps)'),
+        ("tap", "skip", "when block skipped"),
+        ("echo", "skip", "when block skipped"),
+        ("echo", "pass", None),
+    ]
+    assert res.ok
+
+    dead = FakeDevice(tree_error=lambda n: DeviceError("renderer crashed"))
+    res = await run_yaml(tmp_path, flow, dead, dd)
+    assert lines(res) == [
+        (
+            "when",
+            "error",
+            'could not evaluate when guard (visible text="What\'s new"): could not read the UI tree: renderer crashed',
+        ),
+        ("tap", "skip", "when guard errored"),
+        ("echo", "skip", "when guard errored"),
+        ("echo", "skip", None),
+    ]
+    assert not res.ok
+
+
+async def test_when_guard_with_trusted_false_reads_and_failing_final_polls_is_a_clean_skip(
+    dd: DeviceDirectives, tmp_path: Path
+) -> None:
+    dev = FakeDevice(view=lambda: page(node("p", 0, 0, 1, 0.1, value="Home")))
+    reads_in_window = {"n": 0}
+
+    def late_failure(n: int) -> Exception | None:
+        reads_in_window["n"] = n
+        return DeviceError("late") if n >= 4 else None
+
+    dev.tree_error = late_failure
+    ctx = make_ctx(tmp_path, dev)
+    out = await dd.check(visible(Selector(text="What's new")), dev, 1000, ctx)
+    assert (out.state, out.reason) == ("unmet", 'no element matched selector text="What\'s new"')
+
+
+# --------------------------------------------------------------------------------------------
+# abort
+
+
+async def test_abort_during_tap_auto_wait_skips_without_a_gesture(
+    dd: DeviceDirectives, tmp_path: Path
+) -> None:
+    dev = FakeDevice(view=lambda: page())
+    ctx = make_ctx(tmp_path, dev)
+    asyncio.get_running_loop().call_later(0.03, ctx.run.abort.set)
+    out = await dd.execute(TapStep(Selector(text="Save")), dev, ctx)
+    assert (out.status, out.reason) == ("skip", "run aborted")
+    assert dev.calls == []
+
+
+async def test_abort_during_type_focus_wait_sends_no_keystroke(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(EMAIL))
+
+    def abort_on_tap(call: tuple[Any, ...]) -> None:
+        if call[0] == "tap":
+            ctx.run.abort.set()
+
+    dev.on_input = abort_on_tap
+    ctx = make_ctx(tmp_path, dev)
+    out = await dd.execute(TypeStep(Selector(text="Email"), "hello"), dev, ctx)
+    assert (out.status, out.reason) == ("skip", "run aborted")
+    assert [c[0] for c in dev.calls] == ["tap"]
+
+
+async def test_abort_during_await_and_guard(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page())
+    ctx = make_ctx(tmp_path, dev)
+    asyncio.get_running_loop().call_later(0.02, ctx.run.abort.set)
+    out = await dd.execute(AwaitStep(visible(Selector(text="x"))), dev, ctx)
+    assert (out.status, out.reason) == ("skip", "run aborted")
+    assert (await dd.check(visible(Selector(text="x")), dev, 1000, ctx)).state == "aborted"
+
+
+async def test_a_hung_read_is_cut_short_by_the_abort(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    ctx = make_ctx(tmp_path, dev)
+
+    async def hang() -> UiTree:
+        await asyncio.sleep(30)
+        return page()
+
+    dev.ui_tree = hang  # type: ignore[method-assign]
+    asyncio.get_running_loop().call_later(0.02, ctx.run.abort.set)
+    out = await asyncio.wait_for(dd.execute(TapStep(Selector(text="x")), dev, ctx), 2)
+    assert out.status == "skip"
+
+
+# --------------------------------------------------------------------------------------------
+# scroll-to
+
+
+def scrolling(
+    dev: FakeDevice, items: int = 40, row: float = 0.1, *, container: bool = False
+) -> dict[str, float]:
+    state = {"offset": 0.0}
+
+    def view() -> UiTree:
+        rows = []
+        for i in range(items):
+            y = i * row - state["offset"]
+            top, bottom = max(0.0, y), min(1.0, y + row)
+            frame_h = max(0.0, bottom - top)
+            rows.append(node("li", 0, top if frame_h else 0, 1 if frame_h else 0, frame_h, value=f"Item {i}"))
+        if container:
+            return page(node("ul", 0, 0, 1, 1, *rows, identifier="list", scrollable=True))
+        return page(*rows)
+
+    def on_input(call: tuple[Any, ...]) -> None:
+        if call[0] == "scroll":
+            limit = items * row - 1.0
+            state["offset"] = min(max(0.0, state["offset"] + call[4]), limit)
+
+    dev.view = view
+    dev.on_input = on_input
+    return state
+
+
+async def test_scroll_to_finds_an_item_below(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    state = scrolling(dev)
+    out = await dd.execute(ScrollToStep(Selector(text="Item 23")), dev, make_ctx(tmp_path, dev))
+    assert out.status == "pass"
+    assert state["offset"] > 1.0
+    assert dev.calls[0] == ("scroll", 0.5, 0.5, 0.0, 0.5)
+
+
+async def test_scroll_to_reaches_the_end(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    scrolling(dev, items=15)
+    out = await dd.execute(ScrollToStep(Selector(text="Item 99")), dev, make_ctx(tmp_path, dev))
+    assert (out.status, out.reason) == (
+        "fail",
+        'reached the end of the scroll without finding text="Item 99"',
+    )
+
+
+async def test_scroll_to_gives_up_after_25_attempts(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    scrolling(dev, items=500, row=0.1)
+    out = await dd.execute(ScrollToStep(Selector(text="Item 400")), dev, make_ctx(tmp_path, dev))
+    assert (out.status, out.reason) == ("fail", 'text="Item 400" not found after 25 scroll attempts')
+    assert sum(1 for c in dev.calls if c[0] == "scroll") == 25
+
+
+async def test_scroll_to_within_a_container_and_up(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    scrolling(dev, container=True)
+    ctx = make_ctx(tmp_path, dev)
+    within = Selector(identifier="list")
+    out = await dd.execute(ScrollToStep(Selector(text="Item 15"), within=within), dev, ctx)
+    assert out.status == "pass"
+    out = await dd.execute(ScrollToStep(Selector(text="Item 0"), direction="up", within=within), dev, ctx)
+    assert out.status == "pass"
+    assert any(c[0] == "scroll" and c[4] < 0 for c in dev.calls)
+    missing = await dd.execute(ScrollToStep(Selector(text="x"), within=Selector(identifier="nope")), dev, ctx)
+    assert (missing.status, missing.reason) == ("fail", 'scroll container id="nope" is not visible')
+
+
+# --------------------------------------------------------------------------------------------
+# pinch / rotate / launch
+
+
+async def test_pinch_and_rotate_are_refused_on_chromium(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(SAVE))
+    ctx = make_ctx(tmp_path, dev)
+    pinch = await dd.execute(PinchStep(scale=2, on=Selector(text="Save")), dev, ctx)
+    rotate = await dd.execute(RotateStep(by=90), dev, ctx)
+    assert (pinch.status, pinch.reason) == ("fail", PINCH_UNSUPPORTED)
+    assert (rotate.status, rotate.reason) == ("fail", ROTATE_UNSUPPORTED)
+    assert PINCH_UNSUPPORTED.startswith("pinch is unsupported on chromium — ")
+    assert ROTATE_UNSUPPORTED.startswith("rotate is unsupported on chromium — ")
+    assert dev.calls == []
+
+
+async def test_launch_opens_urls_files_and_directories_beside_the_root_flow(
+    dd: DeviceDirectives, tmp_path: Path
+) -> None:
+    dev = FakeDevice(view=lambda: page(SAVE))
+    ctx = make_ctx(tmp_path, dev)
+    flows = tmp_path / ".argent" / "flows"
+    (flows / "site").mkdir()
+    (flows / "site" / "index.html").write_text("<p>hi</p>")
+    (flows / "page.html").write_text("<p>hi</p>")
+    assert (await dd.execute(LaunchStep(app="https://example.test/"), dev, ctx)).status == "pass"
+    assert (await dd.execute(LaunchStep(app="page.html"), dev, ctx)).status == "pass"
+    assert (await dd.execute(LaunchStep(chromium=ChromiumApp("site")), dev, ctx)).status == "pass"
+    assert [c[1] for c in dev.calls] == [
+        "https://example.test/",
+        (flows / "page.html").as_uri(),
+        (flows / "site" / "index.html").as_uri(),
+    ]
+    missing = await dd.execute(LaunchStep(app="nope.html"), dev, ctx)
+    assert missing.status == "error" and "does not exist" in (missing.reason or "")
+    ios_only = await dd.execute(LaunchStep(apps={"ios": "com.acme"}), dev, ctx)
+    assert (ios_only.status, ios_only.reason) == (
+        "error",
+        'no app id declared for platform "chromium" — add a launch entry for it',
+    )
+
+
+async def test_launch_navigation_failure_is_an_error(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+
+    def fail(call: tuple[Any, ...]) -> None:
+        raise DeviceError("net::ERR_NAME_NOT_RESOLVED")
+
+    dev.on_input = fail
+    out = await dd.execute(LaunchStep(app="https://nowhere.invalid/"), dev, make_ctx(tmp_path, dev))
+    assert (out.status, out.reason) == (
+        "error",
+        "could not open https://nowhere.invalid/: net::ERR_NAME_NOT_RESOLVED",
+    )
+
+
+def test_resolve_launch_target_rules(tmp_path: Path) -> None:
+    assert resolve_launch_target("data:text/html,hi", None) == "data:text/html,hi"
+    with pytest.raises(ValueError, match="not on this tool-server"):
+        resolve_launch_target("page.html", None)
+    (tmp_path / "d").mkdir()
+    with pytest.raises(ValueError, match=r"without an index\.html"):
+        resolve_launch_target("d", str(tmp_path))
+
+
+# --------------------------------------------------------------------------------------------
+# snapshot
+
+
+HEADER = node("header", 0.0, 0.25, 0.5, 0.25, label="Header", identifier="hdr")
+
+
+def key_for(name: str, suffix: str = "") -> str:
+    return f"{name}__chromium-{W}x{H}{suffix}"
+
+
+async def test_snapshot_without_baseline_fails_and_writes_nothing(
+    dd: DeviceDirectives, tmp_path: Path, scratch: Path
+) -> None:
+    dev = FakeDevice(view=lambda: page(SAVE))
+    ctx = make_ctx(tmp_path, dev)
+    out = await dd.execute(SnapshotStep("home"), dev, ctx)
+    expected = f"{tmp_path}/.argent/flows/__baselines__/checkout/{key_for('home')}.png"
+    assert out.status == "fail"
+    assert out.reason == (
+        f'no baseline for "home" on this device class — expected {expected}, nothing was compared. Run with '
+        "updateBaselines (--update-baselines) to adopt the current screen, then review and commit it"
+    )
+    assert out.artifacts is not None and list(out.artifacts) == ["current"]
+    assert out.snapshot_key == key_for("home")
+    assert not (tmp_path / ".argent" / "flows" / "__baselines__").exists()
+    assert (P.decode_png(Path(out.artifacts["current"]).read_bytes()) == dev.image).all()
+
+
+async def test_snapshot_update_writes_then_updates(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    ctx = make_ctx(tmp_path, dev, update=True)
+    first = await dd.execute(SnapshotStep("home"), dev, ctx)
+    path = tmp_path / ".argent" / "flows" / "__baselines__" / "checkout" / f"{key_for('home')}.png"
+    assert (first.status, first.reason) == ("pass", f"baseline written ({key_for('home')}.png)")
+    assert first.artifacts == {"baseline": str(path)} and first.snapshot_key == key_for("home")
+    assert path.read_bytes() == P.encode_png(dev.image)
+    dev.image = canvas((0, 0, 0))
+    second = await dd.execute(SnapshotStep("home"), dev, ctx)
+    assert (second.status, second.reason) == ("pass", f"baseline updated ({key_for('home')}.png)")
+    assert (P.decode_png(path.read_bytes()) == dev.image).all()
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temp files left
+
+
+async def test_snapshot_identical_passes_without_artifacts(
+    dd: DeviceDirectives, tmp_path: Path, scratch: Path
+) -> None:
+    dev = FakeDevice()
+    await dd.execute(SnapshotStep("home"), dev, make_ctx(tmp_path, dev, update=True))
+    out = await dd.execute(SnapshotStep("home"), dev, make_ctx(tmp_path, dev))
+    assert (out.status, out.reason) == ("pass", f"diff 0.00% ≤ 0.5% ({key_for('home')}.png)")
+    assert out.artifacts is None and out.snapshot_key is None
+    assert list(scratch.iterdir()) == []
+
+
+async def test_snapshot_ignores_the_status_bar_band(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    await dd.execute(SnapshotStep("home"), dev, make_ctx(tmp_path, dev, update=True))
+    dev.image = dev.image.copy()
+    dev.image[:5, :, :3] = 0  # ceil(80 · 0.06) = 5 rows
+    out = await dd.execute(SnapshotStep("home"), dev, make_ctx(tmp_path, dev))
+    assert out.reason == f"diff 0.00% ≤ 0.5% ({key_for('home')}.png)"
+
+
+async def test_snapshot_mismatch_fails_with_diff_artifacts(
+    dd: DeviceDirectives, tmp_path: Path, scratch: Path
+) -> None:
+    dev = FakeDevice()
+    await dd.execute(SnapshotStep("home"), dev, make_ctx(tmp_path, dev, update=True))
+    dev.image = dev.image.copy()
+    dev.image[40:48, 10:41, :3] = (200, 0, 0)  # 248 of 8000 px = 3.10%
+    ctx = make_ctx(tmp_path, dev)
+    out = await dd.execute(SnapshotStep("home"), dev, ctx)
+    key = key_for("home")
+    assert (out.status, out.reason) == ("fail", f"diff 3.10% > 0.5% ({key}.png)")
+    assert out.snapshot_key == key and out.artifacts is not None
+    assert set(out.artifacts) == {"baseline", "current", "diff"}
+    assert Path(out.artifacts["diff"]).name == f"{key}-diff.png"
+    diff = P.decode_png(Path(out.artifacts["diff"]).read_bytes())
+    assert diff.shape == (24, 30, 4)  # the 0.3x context diff
+    assert Path(out.artifacts["baseline"]).read_bytes() == P.encode_png(canvas())
+    # a generous maxMismatch passes, printed like JavaScript
+    passed = await dd.execute(SnapshotStep("home", max_mismatch=5), dev, ctx)
+    assert passed.reason == f"diff 3.10% ≤ 5% ({key}.png)"
+    strict = await dd.execute(SnapshotStep("home", max_mismatch=1.5), dev, ctx)
+    assert strict.reason == f"diff 3.10% > 1.5% ({key}.png)"
+
+
+async def test_snapshot_dimension_mismatch(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    ctx = make_ctx(tmp_path, dev)
+    path = Path(baseline_dir(ctx.run.root, "checkout")) / f"{key_for('home')}.png"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(P.encode_png(canvas(w=80, h=100)))
+    out = await dd.execute(SnapshotStep("home"), dev, ctx)
+    assert (out.status, out.reason) == (
+        "fail",
+        f"baseline is 80x100 but the capture is 100x80 ({key_for('home')}.png) — nothing was compared",
+    )
+    assert out.artifacts is not None and set(out.artifacts) == {"baseline", "current"}
+
+
+async def test_snapshot_same_shape_baseline_is_resampled(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    ctx = make_ctx(tmp_path, dev)
+    path = Path(baseline_dir(ctx.run.root, "checkout")) / f"{key_for('home')}.png"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(P.encode_png(canvas(w=200, h=160)))
+    out = await dd.execute(SnapshotStep("home"), dev, ctx)
+    assert out.status == "pass"
+
+
+async def test_snapshot_crop_on(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(HEADER))
+    dev.image = canvas()
+    dev.image[20:40, 0:50, :3] = (10, 20, 30)
+    update = make_ctx(tmp_path, dev, update=True)
+    strict = Selector(text="Header")
+    out = await dd.execute(SnapshotStep("hdr", crop_on=strict), dev, update)
+    key = key_for("hdr", f"-crop-{crop_hash(strict)}")
+    assert out.snapshot_key == key
+    stored = P.decode_png(Path(out.artifacts["baseline"]).read_bytes())  # type: ignore[index]
+    assert stored.shape == (20, 50, 4) and (stored[..., :3] == (10, 20, 30)).all()
+    # loose vs strict and scopes: keys differ only by own fields and looseness
+    assert crop_hash(Selector(text="Header", loose=True)) != crop_hash(strict)
+    assert crop_hash(Selector(text="Header", within=Selector(identifier="x"))) == crop_hash(strict)
+    assert crop_hash(Selector(identifier="hdr")) != crop_hash(strict)
+    # the crop never masks its top rows
+    dev.image = dev.image.copy()
+    dev.image[20:22, 0:50, :3] = 255
+    out = await dd.execute(SnapshotStep("hdr", crop_on=strict), dev, make_ctx(tmp_path, dev))
+    assert out.status == "fail" and out.reason == f"diff 10.00% > 0.5% ({key}.png)"
+
+
+async def test_snapshot_crop_on_failures(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(HEADER, node("i", 0.5, 0.5, 0.001, 0.001, label="dot")))
+    ctx = make_ctx(tmp_path, dev, update=True)
+    missing = await dd.execute(SnapshotStep("x", crop_on=Selector(text="Nope")), dev, ctx)
+    assert missing.reason == (
+        'no visible element matched selector text="Nope" — if it is off-screen, add a scroll-to step before this one'
+    )
+    tiny = await dd.execute(SnapshotStep("x", crop_on=Selector(text="dot")), dev, ctx)
+    assert (tiny.status, tiny.reason) == (
+        "fail",
+        'cropOn matched text="dot" but its on-screen region is empty at this resolution — nothing was compared',
+    )
+    assert not (tmp_path / ".argent" / "flows" / "__baselines__").exists()
+    # the element's size drifted
+    sel = Selector(identifier="hdr")
+    await dd.execute(SnapshotStep("h", crop_on=sel), dev, ctx)
+    dev.view = lambda: page(node("header", 0.0, 0.25, 0.6, 0.25, identifier="hdr"))
+    out = await dd.execute(SnapshotStep("h", crop_on=sel), dev, make_ctx(tmp_path, dev))
+    key = key_for("h", f"-crop-{crop_hash(sel)}")
+    assert out.reason == (
+        f"baseline is 50x20 but the cropOn region is 60x20 ({key}.png) — nothing was compared. The element's "
+        "size drifted — crop a fixed-size container, or re-adopt with updateBaselines"
+    )
+
+
+async def test_snapshot_abort_during_settle_captures_nothing(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    ctx = make_ctx(tmp_path, dev, update=True)
+    shots = {"n": 0}
+    real = dev.screenshot
+
+    async def counted() -> bytes:
+        shots["n"] += 1
+        return await real()
+
+    dev.screenshot = counted  # type: ignore[method-assign]
+    ctx.run.abort.set()
+    out = await dd.execute(SnapshotStep("home"), dev, ctx)
+    assert (out.status, out.reason) == ("skip", "run aborted during snapshot settle")
+    crop = await dd.execute(SnapshotStep("home", crop_on=Selector(text="x")), dev, ctx)
+    assert (crop.status, crop.reason) == ("skip", "run aborted while resolving cropOn")
+    assert shots["n"] == 0
+
+
+async def test_snapshot_tree_outage_still_captures_and_screenshot_failure_errors(
+    dd: DeviceDirectives, tmp_path: Path
+) -> None:
+    dev = FakeDevice(tree_error=lambda n: DeviceError("no tree"))
+    out = await dd.execute(SnapshotStep("home"), dev, make_ctx(tmp_path, dev, update=True))
+    assert out.status == "pass"
+    dev.shot_error = DeviceError("Chromium is not running")
+    out = await dd.execute(SnapshotStep("home"), dev, make_ctx(tmp_path, dev))
+    assert (out.status, out.reason) == ("error", "Chromium is not running")
+
+
+async def test_snapshot_cross_app_guard(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    ctx = make_ctx(tmp_path, dev, update=True)
+    await dd.execute(LaunchStep(app="https://a.test/"), dev, ctx)
+    assert (await dd.execute(SnapshotStep("home"), dev, ctx)).status == "pass"
+    assert (await dd.execute(SnapshotStep("home"), dev, ctx)).status == "pass"  # same app recaptures
+    await dd.execute(LaunchStep(app="https://b.test/"), dev, ctx)
+    out = await dd.execute(SnapshotStep("home"), dev, ctx)
+    assert (out.status, out.reason) == (
+        "fail",
+        'snapshot "home" was already captured in this run from a different app (https://a.test/) — both '
+        f"captures would share the baseline {key_for('home')}.png, nothing was compared. Give per-app snapshots "
+        "distinct names",
+    )
+
+
+async def test_snapshot_in_a_fragment_uses_the_root_flows_baselines(
+    dd: DeviceDirectives, tmp_path: Path
+) -> None:
+    flows = tmp_path / ".argent" / "flows"
+    (flows / "parts").mkdir(parents=True)
+    (flows / "parts" / "snap.yaml").write_text("steps:\n  - snapshot: home\n")
+    dev = FakeDevice()
+    res = await run_yaml(tmp_path, "steps:\n  - run: parts/snap.yaml\n", dev, dd, update=True, name="main")
+    assert [(s.kind, s.status) for s in res.steps] == [("run", "pass"), ("snapshot", "pass")]
+    assert (flows / "__baselines__" / "main" / f"{key_for('home')}.png").is_file()
+
+
+# --------------------------------------------------------------------------------------------
+# idle
+
+
+async def test_idle_settles_on_a_still_screen(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(SAVE))
+    out = await dd.execute(IdleStep(), dev, make_ctx(tmp_path, dev))
+    assert (out.status, out.warning) == ("pass", None)
+
+
+async def test_idle_never_still_passes_with_a_warning(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    dev.view = lambda: page(node("p", 0, 0, 1, 0.1, value=f"tick {dev.reads}"))
+    out = await dd.execute(IdleStep(timeout_ms=1000), dev, make_ctx(tmp_path, dev))
+    assert out.status == "pass"
+    assert out.warning == (
+        "the screen never held still for 250ms within 1000ms — continuing anyway; the next steps may see it moving"
+    )
+
+
+async def test_idle_localized_motion_and_tree_alone(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice(view=lambda: page(SAVE))
+    frames = {"n": 0}
+
+    async def spinner() -> bytes:
+        frames["n"] += 1
+        img = canvas(w=200, h=160)
+        img[0:8, 0:8, :3] = 0 if frames["n"] % 2 else 255  # a 2x2 area at quarter scale... 4 px; make it 16
+        img[0:16, 0:16, :3] = 0 if frames["n"] % 2 else 255
+        return P.encode_png(img)
+
+    dev.screenshot = spinner  # type: ignore[method-assign]
+    out = await dd.execute(IdleStep(), dev, make_ctx(tmp_path, dev))
+    assert out.status == "pass" and out.warning is not None and "small part" in out.warning
+
+    blind = FakeDevice(view=lambda: page(SAVE), shot_error=DeviceError("no pixels"))
+    out = await dd.execute(IdleStep(), blind, make_ctx(tmp_path, blind))
+    assert out.status == "pass" and (out.warning or "").startswith("settled on the UI tree alone")
+
+
+async def test_idle_errors_when_the_tree_cannot_be_read(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dead = FakeDevice(tree_error=lambda n: DeviceError("gone"))
+    out = await dd.execute(IdleStep(timeout_ms=1000), dead, make_ctx(tmp_path, dead))
+    assert (out.status, out.reason) == (
+        "error",
+        "could not read the UI tree while waiting for the screen to settle — gone",
+    )
+    stopped = FakeDevice(view=lambda: page(node("p", 0, 0, 1, 0.1, value="x")))
+    stopped.tree_error = lambda n: DeviceError("went away") if n > 1 else None
+    stopped.view = lambda: page(node("p", 0, 0, 1, 0.1, value=f"{stopped.reads}"))
+    out = await dd.execute(IdleStep(timeout_ms=1000), stopped, make_ctx(tmp_path, stopped))
+    assert (out.status, out.reason) == ("error", "the UI tree source answered and then stopped: went away")
+
+
+# --------------------------------------------------------------------------------------------
+# the flow engine end to end with the double
+
+
+async def test_a_flow_of_directives_reports_like_upstream(dd: DeviceDirectives, tmp_path: Path) -> None:
+    dev = FakeDevice()
+    focusing(dev)
+    res = await run_yaml(
+        tmp_path,
+        """
+steps:
+  - type: { into: { id: email }, text: "bob", submit: false }
+  - assert: { visible: Email }
+  - tap: { x: 0.5, y: 0.5 }
+  - tap: Missing
+  - echo: never
+""",
+        dev,
+        dd,
+    )
+    assert [(s.kind, s.status, s.target) for s in res.steps] == [
+        ("type", "pass", "into id=email"),
+        ("assert", "pass", 'visible "Email"'),
+        ("tap", "pass", "(0.5, 0.5)"),
+        ("tap", "fail", '"Missing"'),
+        ("echo", "skip", None),
+    ]
+    assert res.steps[3].reason == (
+        'no visible element matched selector text="Missing" — if it is off-screen, add a scroll-to step before this one'
+    )
+
+
+async def test_disk_baselines_are_atomic_and_report_existence(tmp_path: Path) -> None:
+    files = DiskFlowFiles()
+    path = str(tmp_path / "a" / "b" / "x.png")
+    assert await files.read_baseline(path) is None
+    assert await files.write_baseline(path, b"one") is False
+    assert await files.write_baseline(path, b"two") is True
+    assert await files.read_baseline(path) == b"two"
+    assert os.listdir(tmp_path / "a" / "b") == ["x.png"]

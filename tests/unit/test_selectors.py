@@ -1,0 +1,378 @@
+"""The selector engine over hand-built UI trees."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from argent.devices.base import Frame, UiNode, UiTree
+from argent.flows.model import Condition, Selector
+from argent.runner.selectors import (
+    PASSWORD_LABEL,
+    alternatives,
+    best_match,
+    evaluate,
+    flatten,
+    follows,
+    inside,
+    matches_for_condition,
+)
+
+
+def n(role: str, x: float, y: float, w: float, h: float, *children: UiNode, **kw: Any) -> UiNode:
+    return UiNode(role=role, frame=Frame(x, y, w, h), children=tuple(children), **kw)
+
+
+def screen(*children: UiNode, truncated: bool = False) -> Any:
+    return flatten(UiTree(root=n("html", 0, 0, 1, 1, *children), truncated=truncated))
+
+
+def labels(leaves: list[Any]) -> list[str]:
+    return [leaf.label or leaf.value or leaf.identifier for leaf in leaves]
+
+
+def loose(text: str, **kw: Any) -> Selector:
+    return Selector(text=text, loose=True, **kw)
+
+
+# --------------------------------------------------------------------------------------------
+# Flattening
+
+
+def test_root_is_never_a_leaf_and_unnamed_wrappers_are_dropped() -> None:
+    s = screen(n("div", 0, 0, 1, 0.5, n("button", 0.1, 0.1, 0.2, 0.1, label="Save")))
+    assert [leaf.role for leaf in s.leaves] == ["button"]
+    assert s.leaves[0].order == 0
+
+
+def test_subtree_text_is_hoisted_own_text_first() -> None:
+    s = screen(
+        n(
+            "section",
+            0,
+            0,
+            1,
+            0.5,
+            n("h1", 0, 0, 1, 0.1, value="Total"),
+            n("span", 0, 0.1, 1, 0.1, value="  42   EUR "),
+            identifier="total",
+        )
+    )
+    total = next(leaf for leaf in s.leaves if leaf.identifier == "total")
+    assert total.subtree_text == "Total 42 EUR"
+    assert total.own_text == ""
+
+
+def test_kept_flags_and_password() -> None:
+    s = screen(
+        n("div", 0, 0, 0.1, 0.1, clickable=True),
+        n("div", 0, 0.1, 0.1, 0.1, focused=True),
+        n("div", 0, 0.2, 0.1, 0.1, scrollable=True),
+        n("input", 0, 0.3, 0.1, 0.1, password=True, value="hunter2"),
+        n("input", 0, 0.4, 0.1, 0.1, password=True, label="Password", value="hunter2"),
+    )
+    assert len(s.leaves) == 5
+    assert s.leaves[3].label == PASSWORD_LABEL and s.leaves[3].value == ""
+    assert s.leaves[4].label == "Password" and "hunter2" not in s.leaves[4].subtree_text
+
+
+def test_fingerprint_changes_with_text_and_frame_only() -> None:
+    a = screen(n("p", 0, 0, 0.5, 0.1, value="x"))
+    b = screen(n("p", 0, 0, 0.5, 0.1, value="x"))
+    c = screen(n("p", 0, 0.01, 0.5, 0.1, value="x"))
+    d = screen(n("p", 0, 0, 0.5, 0.1, value="y"))
+    assert a.fingerprint == b.fingerprint
+    assert len({a.fingerprint, c.fingerprint, d.fingerprint}) == 3
+    assert screen().empty
+
+
+# --------------------------------------------------------------------------------------------
+# Field matching
+
+
+def test_text_is_case_insensitive_substring_of_label_or_value() -> None:
+    s = screen(
+        n("button", 0, 0, 0.2, 0.1, label="Add to Cart"),
+        n("p", 0, 0.2, 0.2, 0.1, value="cart is empty"),
+        n("p", 0, 0.4, 0.2, 0.1, value="nothing"),
+    )
+    _, found = matches_for_condition(Selector(text="CART"), s)
+    assert labels(found) == ["Add to Cart", "cart is empty"]
+
+
+def test_text_does_not_match_hoisted_subtree_text() -> None:
+    s = screen(n("div", 0, 0, 1, 1, n("p", 0, 0, 1, 0.1, value="Hello"), identifier="box"))
+    _, found = matches_for_condition(Selector(text="hello"), s)
+    assert labels(found) == ["Hello"]
+
+
+def test_regex_is_unanchored_case_sensitive_and_per_field() -> None:
+    s = screen(
+        n("p", 0, 0, 0.2, 0.1, label="Order #123", value="shipped"),
+        n("p", 0, 0.2, 0.2, 0.1, value="order #9"),
+    )
+    assert labels(matches_for_condition(Selector(text_matches=r"#\d+"), s)[1]) == ["Order #123", "order #9"]
+    assert labels(matches_for_condition(Selector(text_matches="Order"), s)[1]) == ["Order #123"]
+    # label and value are tested separately, never joined
+    assert matches_for_condition(Selector(text_matches="123 shipped"), s)[1] == []
+
+
+def test_identifier_exact_ci_or_android_suffix() -> None:
+    s = screen(
+        n("button", 0, 0, 0.1, 0.1, identifier="Submit"),
+        n("button", 0, 0.2, 0.1, 0.1, identifier="com.acme:id/submit"),
+        n("button", 0, 0.4, 0.1, 0.1, identifier="submit-2"),
+    )
+    assert labels(matches_for_condition(Selector(identifier="submit"), s)[1]) == [
+        "Submit",
+        "com.acme:id/submit",
+    ]
+
+
+def test_role_is_ci_substring_and_fields_and_together() -> None:
+    s = screen(
+        n("menuitem", 0, 0, 0.1, 0.1, label="Open"),
+        n("button", 0, 0.2, 0.1, 0.1, label="Open"),
+    )
+    assert labels(matches_for_condition(Selector(role="MENU"), s)[1]) == ["Open"]
+    found = matches_for_condition(Selector(role="button", text="open"), s)[1]
+    assert [leaf.role for leaf in found] == ["button"]
+
+
+# --------------------------------------------------------------------------------------------
+# Loose selectors
+
+
+def test_loose_expands_identifier_first_through_loose_scopes() -> None:
+    alts = alternatives(loose("Save", within=loose("Dialog")))
+    spelled = [(a.identifier, a.text, a.within.identifier, a.within.text) for a in alts if a.within]
+    assert spelled == [
+        ("Save", None, "Dialog", None),
+        ("Save", None, None, "Dialog"),
+        (None, "Save", "Dialog", None),
+        (None, "Save", None, "Dialog"),
+    ]
+    assert all(not a.loose for a in alts)
+
+
+def test_loose_prefers_identifier_match() -> None:
+    s = screen(
+        n("p", 0, 0, 0.5, 0.1, value="save your work"),
+        n("button", 0, 0.5, 0.1, 0.1, identifier="save"),
+    )
+    assert best_match(loose("save"), s).identifier == "save"  # type: ignore[union-attr]
+    assert best_match(Selector(text="save"), s).value == "save your work"  # type: ignore[union-attr]
+
+
+def test_loose_condition_falls_back_to_text_and_keeps_invisible_fallback() -> None:
+    s = screen(
+        n("button", 0, 0, 0, 0, identifier="promo"),  # zero-area: identifier match is invisible
+        n("p", 0, 0.5, 0.5, 0.1, value="promo code"),
+    )
+    alt, found = matches_for_condition(loose("promo"), s)
+    assert alt.text == "promo" and labels(found) == ["promo code"]
+    hidden_only = screen(n("button", 0, 0, 0, 0, identifier="promo"))
+    alt, found = matches_for_condition(loose("promo"), hidden_only)
+    assert alt.identifier == "promo" and len(found) == 1
+
+
+# --------------------------------------------------------------------------------------------
+# Scopes
+
+
+def test_inside_and_follows_geometry_with_tolerance() -> None:
+    box = Frame(0.1, 0.1, 0.5, 0.5)
+    assert inside(Frame(0.096, 0.1, 0.2, 0.2), box)
+    assert not inside(Frame(0.09, 0.1, 0.2, 0.2), box)
+    anchor = Frame(0.1, 0.1, 0.2, 0.1)
+    assert follows(Frame(0.0, 0.204, 0.1, 0.1), anchor)  # below (bottom 0.2 ≤ top + 0.005)
+    assert not follows(Frame(0.0, 0.15, 0.1, 0.1), anchor)  # same row, to the left
+    assert follows(Frame(0.3, 0.12, 0.1, 0.05), anchor)  # same row, entirely right
+    assert not follows(Frame(0.2, 0.12, 0.1, 0.05), anchor)  # same row, overlapping
+
+
+def _list_screen() -> Any:
+    return screen(
+        n(
+            "ul",
+            0,
+            0,
+            0.5,
+            0.5,
+            n("li", 0, 0, 0.4, 0.1, value="Apple"),
+            n("button", 0.4, 0, 0.1, 0.1, label="Buy"),
+            identifier="fruits",
+        ),
+        n(
+            "ul",
+            0,
+            0.5,
+            0.5,
+            0.5,
+            n("li", 0, 0.5, 0.4, 0.1, value="Carrot"),
+            n("button", 0.4, 0.5, 0.1, 0.1, label="Buy"),
+            n("li", 0, 0.7, 0.4, 0.1, value="Potato"),
+            n("button", 0.4, 0.7, 0.1, 0.1, label="Buy"),
+            identifier="veg",
+        ),
+    )
+
+
+def test_within_scopes_to_a_container_and_never_self() -> None:
+    s = _list_screen()
+    found = matches_for_condition(Selector(text="Buy", within=Selector(identifier="veg")), s)[1]
+    assert [leaf.frame.y for leaf in found] == [0.5, 0.7]
+    # the container is not inside itself
+    assert matches_for_condition(Selector(identifier="veg", within=Selector(identifier="veg")), s)[1] == []
+
+
+def test_after_is_reading_order_and_next_is_the_nearest_follower() -> None:
+    s = _list_screen()
+    after = matches_for_condition(Selector(text="Buy", after=Selector(text="Carrot")), s)[1]
+    assert [leaf.frame.y for leaf in after] == [0.5, 0.7]
+    nxt = matches_for_condition(Selector(text="Buy", next=Selector(text="Carrot")), s)[1]
+    assert [leaf.frame.y for leaf in nxt] == [0.5]
+    # next with several anchors: union of each anchor's nearest
+    union = matches_for_condition(Selector(text="Buy", next=Selector(role="li")), s)[1]
+    assert [leaf.frame.y for leaf in union] == [0.0, 0.5, 0.7]
+
+
+def test_next_without_same_row_takes_topmost_below_then_smaller_area() -> None:
+    s = screen(
+        n("h2", 0, 0, 0.3, 0.1, value="Title"),
+        n("p", 0, 0.3, 0.9, 0.2, value="big"),
+        n("p", 0.5, 0.3, 0.1, 0.1, value="small"),
+        n("p", 0, 0.6, 0.1, 0.1, value="later"),
+    )
+    nxt = matches_for_condition(Selector(any=True, next=Selector(text="Title")), s)[1]
+    assert labels(nxt) == ["small"]
+
+
+def test_any_picks_first_in_reading_order() -> None:
+    s = screen(
+        n(
+            "div",
+            0,
+            0,
+            1,
+            1,
+            n("b", 0.6, 0.2, 0.1, 0.1, value="B"),
+            n("a", 0.1, 0.2, 0.1, 0.1, value="A"),
+            identifier="c",
+        )
+    )
+    assert best_match(Selector(any=True, within=Selector(identifier="c")), s).value == "A"  # type: ignore[union-attr]
+
+
+def test_invisible_anchor_does_not_scope() -> None:
+    s = screen(n("div", 0, 0, 0, 0, identifier="gone"), n("p", 0, 0, 0, 0, value="x"))
+    assert matches_for_condition(Selector(text="x", within=Selector(identifier="gone")), s)[1] == []
+
+
+# --------------------------------------------------------------------------------------------
+# Ranking
+
+
+def test_best_match_prefers_exact_hits_then_smaller_area_then_top_left() -> None:
+    s = screen(
+        n("div", 0, 0, 1, 0.5, label="Settings and more"),
+        n("div", 0.2, 0.6, 0.5, 0.3, label="Settings"),
+        n("div", 0.0, 0.6, 0.1, 0.1, label="Settings menu"),
+    )
+    assert best_match(Selector(text="settings"), s).label == "Settings"  # type: ignore[union-attr]
+    t = screen(
+        n("a", 0.5, 0.5, 0.1, 0.1, label="Go"),
+        n("a", 0.1, 0.5, 0.1, 0.1, label="Go"),
+        n("a", 0.1, 0.2, 0.2, 0.2, label="Go"),
+    )
+    assert best_match(Selector(text="go"), t).frame.x == 0.1  # type: ignore[union-attr]
+    assert best_match(Selector(text="go"), t).frame.y == 0.5  # type: ignore[union-attr]
+
+
+def test_regex_whole_match_counts_as_exact() -> None:
+    s = screen(n("p", 0, 0, 0.1, 0.1, value="Total: 5"), n("p", 0, 0.2, 0.5, 0.5, value="5"))
+    # the smaller element loses to the one the pattern consumes whole
+    assert best_match(Selector(text_matches=r"\d"), s).value == "5"  # type: ignore[union-attr]
+    assert best_match(Selector(text_matches=r"\d|Total"), s).value == "5"  # type: ignore[union-attr]
+    assert best_match(Selector(text_matches=r"Total: \d|\d"), s).value == "Total: 5"  # type: ignore[union-attr]
+
+
+def test_best_match_ignores_invisible() -> None:
+    s = screen(n("button", 0, 0, 0, 0, label="Go"))
+    assert best_match(Selector(text="Go"), s) is None
+
+
+# --------------------------------------------------------------------------------------------
+# Conditions and their reasons
+
+
+def cond(kind: Any, sel: Selector, mode: Any = None, expected: str | None = None) -> Condition:
+    return Condition(kind=kind, selector=sel, mode=mode, expected=expected)
+
+
+def test_exists_visible_hidden() -> None:
+    s = screen(n("p", 0, 0, 0, 0, value="ghost"), n("p", 0, 0.1, 0.5, 0.1, value="Hello"))
+    assert evaluate(cond("exists", Selector(text="ghost")), s).ok
+    v = evaluate(cond("visible", Selector(text="ghost")), s)
+    assert v.reason == 'element(s) matched text="ghost" but none was visible (zero-area frame)'
+    assert (
+        evaluate(cond("visible", Selector(text="nope")), s).reason
+        == 'no element matched selector text="nope"'
+    )
+    assert (
+        evaluate(cond("exists", Selector(identifier="x")), s).reason == 'no element matched selector id="x"'
+    )
+    assert evaluate(cond("hidden", Selector(text="ghost")), s).ok
+    h = evaluate(cond("hidden", Selector(text="hello")), s)
+    assert h.reason == 'an element matching text="hello" was still visible'
+
+
+def test_text_condition_modes_and_reason() -> None:
+    s = screen(
+        n(
+            "section",
+            0,
+            0.5,
+            1,
+            0.2,
+            n("span", 0, 0.5, 0.5, 0.1, value="Total"),
+            n("b", 0.5, 0.5, 0.5, 0.1, value="42"),
+            identifier="total",
+            label="Sum",
+        ),
+        n("section", 0, 0.1, 1, 0.2, identifier="total", label="Top"),
+    )
+    sel = Selector(identifier="total")
+    # the first visible match in reading order is the top one
+    r = evaluate(cond("text", sel, "contains", "42"), s)
+    assert r.reason == 'element matched id="total" but its text was "Top" (wanted to contain "42")'
+    s2 = screen(
+        n(
+            "section",
+            0,
+            0.5,
+            1,
+            0.2,
+            n("span", 0, 0.5, 0.5, 0.1, value="Total"),
+            n("b", 0.5, 0.5, 0.5, 0.1, value="42"),
+            identifier="total",
+            label="Sum",
+        )
+    )
+    assert evaluate(cond("text", sel, "contains", "total 42"), s2).ok
+    assert evaluate(cond("text", sel, "equals", "sum total 42"), s2).ok
+    assert evaluate(cond("text", sel, "equals", "SUM"), s2).ok  # own text
+    assert evaluate(cond("text", sel, "matches", r"Total \d+"), s2).ok
+    bad = evaluate(cond("text", sel, "matches", r"^total"), s2)
+    assert bad.reason == (
+        'element matched id="total" but its text was "Sum Total 42" (own text "Sum") (wanted to match /^total/)'
+    )
+    eq = evaluate(cond("text", sel, "equals", "Total"), s2)
+    assert eq.reason is not None and eq.reason.endswith('(wanted to equal "Total")')
+    none = evaluate(cond("text", Selector(identifier="nope"), "contains", "x"), s2)
+    assert none.reason == 'no element matched selector id="nope"'
+
+
+def test_reason_describes_scopes() -> None:
+    s = screen(n("p", 0, 0, 0.1, 0.1, value="x"))
+    r = evaluate(cond("visible", Selector(text="Buy", within=Selector(identifier="cart"))), s)
+    assert r.reason == 'no element matched selector text="Buy" within (id="cart")'
