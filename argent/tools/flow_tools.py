@@ -7,6 +7,7 @@ from typing import Any, Literal
 from attrs import frozen
 
 from argent.errors import FlowError
+from argent.runner.directives import DeviceDirectives
 from argent.runner.execute import FlowRequest, check_project_root, execute_flow, read_prerequisite
 from argent.runner.files import DiskFlowFiles
 from argent.tools.args import arg
@@ -116,6 +117,7 @@ def flow_tools(registry: ToolRegistry) -> list[ToolSpec[Any]]:
             _request(args),
             files=DiskFlowFiles(),
             tools=invoker,
+            directives=DeviceDirectives(),
             devices=None,
             on_progress=ctx.emit_progress,
             abort=ctx.abort,
