@@ -1,0 +1,648 @@
+"""The flow recorder: flow-start-recording, flow-add-step, flow-add-echo, flow-add-script,
+flow-finish-recording.
+
+An agent records a flow by driving the device one call at a time. Every recorded step runs
+live first, through the registry like any call, and is appended only when it ran (a result
+that reports an unmet condition still counts as run). A step that is refused — it cannot be
+written, the recording is gone, a link could not replay it — runs nothing.
+
+Recorded steps are normalised for replay: device ids are dropped (a replay binds its own
+device), a ``gesture-tap`` becomes a selector tap when the screen it tapped offers a selector
+that resolves back to the tapped point, and a ``flow-execute`` of a flow beside the recording
+becomes ``run: <name>.yaml``.
+
+Where the file lives is decided when the recording starts: a call over a link
+(``x-argent-linked: 1``), or a ``project_root`` that does not exist on this host, makes the
+recording *client-kept* — the tool-server writes nothing and each result's ``savedTo`` is a
+client-write directive. See ``recording_sessions`` for the session and file rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import frozen
+
+from argent.devices.base import DeviceProvider
+from argent.errors import ArgentError, FlowError, InvalidToolInputError, ToolExecutionError
+from argent.flows.model import (
+    EchoStep,
+    Flow,
+    Point,
+    RunStep,
+    ScriptStep,
+    Selector,
+    Step,
+    TapStep,
+    ToolStep,
+)
+from argent.flows.names import assert_safe_flow_name, is_safe_flow_name
+from argent.flows.parse import parse_flow
+from argent.flows.write import append_step, flow_to_yaml, summarize_step
+from argent.runner.engine import DEVICE_ARG_KEYS, RUN_ABORTED, Run, sleep_or_abort
+from argent.runner.execute import check_project_root
+from argent.runner.files import DiskFlowFiles, spelling_of
+from argent.tools.args import arg
+from argent.tools.recording_sessions import (
+    RECORDING_REFUSED,
+    RecordingError,
+    RecordingSession,
+    RecordingSessions,
+    client_file,
+    make_flows_dir,
+    no_longer_active,
+    other_spelling,
+    read_recording,
+    recording_key,
+    recording_path,
+    write_recording,
+)
+from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
+
+START_RECORDING = "flow-start-recording"
+ADD_STEP = "flow-add-step"
+ADD_ECHO = "flow-add-echo"
+ADD_SCRIPT = "flow-add-script"
+FINISH_RECORDING = "flow-finish-recording"
+RECORDER_TOOLS = frozenset({START_RECORDING, ADD_STEP, ADD_ECHO, ADD_SCRIPT, FINISH_RECORDING})
+
+FLOW_EXECUTE = "flow-execute"
+GESTURE_TAP = "gesture-tap"
+#: ``clickCount`` values a recorded tap keeps as ``times``.
+MAX_TAP_TIMES = 10
+
+PROJECT_ROOT_PROBE = FileInputSpec(target="project_root", path="${project_root}", kind="probe")
+PROJECT_ROOT_STEP_PROBE = FileInputSpec(
+    target="project_root", path="${project_root}", kind="probe", collect="step"
+)
+
+STARTED = 'Started recording "{name}" flow'
+RESTARTED = (
+    'Restarted recording "{name}" — the previous take{count} was discarded and {path} reset to an empty flow.'
+)
+ECHO_ADDED = 'Echo added to "{name}" flow'
+STEP_ADDED = 'Step added to "{name}" flow'
+SCRIPT_ADDED = 'Script step added to "{name}" flow'
+FINISHED = 'Finished recording "{name}" flow ({n} steps)'
+
+ARGS_NOT_JSON = "args must be the JSON text of an object ({detail}); nothing was run or recorded."
+ARGS_NOT_OBJECT = "args must be the JSON text of an object, not {what}; nothing was run or recorded."
+DELAY_NEGATIVE = "delayMs must be an integer ≥ 0 (got {value}); nothing was run or recorded."
+NOT_A_STEP = (
+    "{command} cannot be recorded as a step: it is a recorder tool, and a flow that records a flow "
+    "cannot be replayed. Call it directly."
+)
+ABORTED_BEFORE_RUN = "flow-add-step was aborted before {command} ran; nothing was recorded."
+FLOW_PATH_REFUSED = (
+    'Cannot record a flow-execute of flow_path "{path}": {detail}. flow_path carries no file-input '
+    "resolution through flow-add-step's opaque args — name a flow that sits beside the recording with "
+    "name and project_root instead, and it is recorded as a run: step."
+)
+SCRIPT_OVER_LINK = (
+    "flow-add-script records nothing over a link: a replay over a link rejects script: steps, because a "
+    "script runs only where the flow's files are. No script ran. Record on the machine that holds the "
+    "project, or add the script: step to the file by hand."
+)
+SCRIPT_FAILED = "{reason}; nothing was recorded."
+
+WARN_NO_FLOW_NAME = "flow-execute call had no flow name; kept the raw step"
+WARN_CLIENT_KEPT_RUN = (
+    "kept the raw flow-execute step — run: composition is host-resolved, so a remote recording can't "
+    'reference "{name}" portably'
+)
+WARN_OTHER_PROJECT = (
+    'kept the raw flow-execute step — "{name}" is a flow of another project ({root}), and run: resolves '
+    "beside the recording"
+)
+WARN_CASE_FOLDED = (
+    'kept the raw flow-execute step — this filesystem lists "{target}" as "{actual}", so a run: step '
+    "could not name it"
+)
+WARN_UNVERIFIABLE = (
+    'kept the raw flow-execute step — "{target}" could not be found beside the recording in {dir} to '
+    "verify it"
+)
+WARN_NO_DEVICES = "selector capture failed (this tool-server has no devices); kept coordinates"
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments
+
+_NAME_DOC = "Flow name: the recording is <project_root>/.argent/flows/<name>.yaml."
+_ROOT_DOC = "Absolute path of the project root (the directory holding .argent/)."
+
+
+@frozen
+class StartRecordingArgs:
+    name: str = arg(doc=_NAME_DOC)
+    project_root: str = arg(doc=_ROOT_DOC)
+    execution_prerequisite: str | None = arg(
+        None,
+        wire="executionPrerequisite",
+        doc="The start state the flow assumes (e.g. 'logged in, cart empty'); a replay asks for it.",
+    )
+
+
+@frozen
+class AddStepArgs:
+    name: str = arg(doc=_NAME_DOC)
+    project_root: str = arg(doc=_ROOT_DOC)
+    command: str = arg(doc="The tool to run and record, e.g. gesture-tap.")
+    args: str | None = arg(None, doc='The tool\'s arguments as the JSON text of an object, e.g. {"x":0.5}.')
+    delay_ms: int | None = arg(
+        None, wire="delayMs", doc="Wait this many milliseconds before the tool runs (and on replay)."
+    )
+
+
+@frozen
+class AddEchoArgs:
+    name: str = arg(doc=_NAME_DOC)
+    project_root: str = arg(doc=_ROOT_DOC)
+    message: str = arg(doc="Text the replay prints at this point.")
+
+
+@frozen
+class AddScriptArgs:
+    name: str = arg(doc=_NAME_DOC)
+    project_root: str = arg(doc=_ROOT_DOC)
+    path: str = arg(doc="The script, relative to the flow file's directory (as the script: step writes it).")
+    args: list[str] | None = arg(None, doc="Arguments passed to the script.")
+    timeout: float | None = arg(None, doc="Milliseconds the script may run (default 30000).")
+    device: str | None = arg(None, doc="Device the script acts on (ARGENT_DEVICE, ARGENT_CDP_URL).")
+
+
+@frozen
+class FinishRecordingArgs:
+    name: str = arg(doc=_NAME_DOC)
+    project_root: str = arg(doc=_ROOT_DOC)
+
+
+# --------------------------------------------------------------------------------------------
+# Step plans
+
+
+@frozen
+class StepPlan:
+    """What flow-add-step runs and what it records."""
+
+    command: str
+    args: dict[str, Any]
+    step: Step
+    warnings: tuple[str, ...] = ()
+
+
+def parse_step_args(text: str | None) -> dict[str, Any]:
+    """flow-add-step's ``args``: the JSON text of an object; none means ``{}``."""
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        detail = f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
+        raise InvalidToolInputError(ARGS_NOT_JSON.format(detail=detail)) from None
+    if not isinstance(value, dict):
+        raise InvalidToolInputError(ARGS_NOT_OBJECT.format(what=_json_kind(value)))
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array"
+
+
+def strip_device_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    """A recorded step's args: without the device id (a replay binds its own); a ``devices`` list stays."""
+    return {key: value for key, value in args.items() if key not in DEVICE_ARG_KEYS}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _tap_times(args: Mapping[str, Any]) -> int | None:
+    count = args.get("clickCount")
+    if isinstance(count, int) and not isinstance(count, bool) and 2 <= count <= MAX_TAP_TIMES:
+        return count
+    return None
+
+
+def _same_dir(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+# --------------------------------------------------------------------------------------------
+# The recorder
+
+
+class Recorder:
+    """The recorder tools of one tool-server, over its registry and its live recordings."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        devices: DeviceProvider | None = None,
+        sessions: RecordingSessions | None = None,
+    ) -> None:
+        self.registry = registry
+        self.devices = devices
+        self.sessions = sessions or RecordingSessions()
+
+    # -- addressing --------------------------------------------------------------------------
+
+    def _address(self, name: str, project_root: str) -> tuple[str, str]:
+        """The recording file as addressed, and its key; the errors of flow-execute for bad input.
+
+        Synchronous on purpose (a realpath is a few quick syscalls): a call reaches its recording's
+        step order without yielding, so concurrent calls are recorded in the order they came."""
+        check_project_root(project_root)
+        assert_safe_flow_name(name)
+        flow_file = os.path.normpath(recording_path(project_root, name))
+        return flow_file, recording_key(flow_file)
+
+    def _session(self, name: str, project_root: str) -> RecordingSession:
+        flow_file, key = self._address(name, project_root)
+        session = self.sessions.get(key)
+        if session is None:
+            raise self.sessions.missing(name, project_root, key)
+        if session.flow_file != flow_file:
+            raise other_spelling(name, project_root, session)
+        return session
+
+    def _current(self, session: RecordingSession, *, tool_ran: bool) -> None:
+        if not self.sessions.is_current(session):
+            raise no_longer_active(session, tool_ran=tool_ran)
+
+    # -- the recording's text ------------------------------------------------------------------
+
+    async def _text(self, session: RecordingSession) -> str:
+        if session.client_kept:
+            return session.text
+        return await asyncio.to_thread(read_recording, session.flow_file)
+
+    @staticmethod
+    def _saved_to(session: RecordingSession, text: str) -> Any:
+        return client_file(session.flow_file, text) if session.client_kept else session.flow_file
+
+    async def _check_appendable(self, session: RecordingSession, step: Step) -> None:
+        """Refuse before anything runs a step the recording could not take (a broken hand edit, a
+        leading launch under a prerequisite, a step that cannot be written)."""
+        await asyncio.to_thread(append_step, await self._text(session), step)
+
+    async def _append(self, session: RecordingSession, step: Step, *, tool_ran: bool) -> tuple[str, int]:
+        """Append ``step`` under the file's lock; the new text and its step count."""
+        async with self.sessions.lock(session.key):
+            self._current(session, tool_ran=tool_ran)
+            if session.client_kept:
+                text = await asyncio.to_thread(append_step, session.text, step)
+                session.text = text
+            else:
+                text = await asyncio.to_thread(_append_on_disk, session.flow_file, step)
+        return text, len(parse_flow(text).steps)
+
+    # -- flow-start-recording ----------------------------------------------------------------
+
+    async def start(self, args: StartRecordingArgs, ctx: ToolContext) -> dict[str, Any]:
+        flow_file, key = self._address(args.name, args.project_root)
+        client_kept = ctx.linked or not await _present_on_host(args.project_root, ctx)
+        text = flow_to_yaml(Flow(execution_prerequisite=args.execution_prerequisite or ""))
+        async with self.sessions.lock(key):
+            previous = self.sessions.get(key)
+            discarded = await self._count_steps(previous) if previous is not None else None
+            if not client_kept:
+                await asyncio.to_thread(_reset_on_disk, args.project_root, flow_file, text)
+            session = RecordingSession(
+                key=key,
+                name=args.name,
+                project_root=args.project_root,
+                flow_file=flow_file,
+                client_kept=client_kept,
+                text=text if client_kept else "",
+            )
+            self.sessions.put(session)
+        out: dict[str, Any] = {"message": STARTED.format(name=args.name)}
+        if previous is not None:
+            count = "" if discarded is None else f" ({discarded} step{'' if discarded == 1 else 's'})"
+            out["message"] = RESTARTED.format(name=args.name, count=count, path=flow_file)
+            out["restarted"] = True
+            if discarded is not None:
+                out["discardedSteps"] = discarded
+        out["flowFile"] = flow_file
+        out["savedTo"] = self._saved_to(session, text)
+        return out
+
+    async def _count_steps(self, session: RecordingSession) -> int | None:
+        try:
+            return len(parse_flow(await self._text(session)).steps)
+        except ArgentError:
+            return None
+
+    # -- flow-add-echo -------------------------------------------------------------------------
+
+    async def add_echo(self, args: AddEchoArgs, ctx: ToolContext) -> dict[str, Any]:
+        session = self._session(args.name, args.project_root)
+        async with session.order:
+            text, count = await self._append(session, EchoStep(args.message), tool_ran=False)
+        return {
+            "message": ECHO_ADDED.format(name=args.name),
+            "stepCount": count,
+            "savedTo": self._saved_to(session, text),
+        }
+
+    # -- flow-add-step -------------------------------------------------------------------------
+
+    async def add_step(self, args: AddStepArgs, ctx: ToolContext) -> dict[str, Any]:
+        session = self._session(args.name, args.project_root)
+        call_args = parse_step_args(args.args)
+        if args.delay_ms is not None and args.delay_ms < 0:
+            raise InvalidToolInputError(DELAY_NEGATIVE.format(value=args.delay_ms))
+        if args.command in RECORDER_TOOLS:
+            raise RecordingError(NOT_A_STEP.format(command=args.command), error_code=RECORDING_REFUSED)
+        self.registry.get(args.command)  # an unknown tool: its error, before anything runs
+        async with session.order:
+            self._current(session, tool_ran=False)
+            plan = await self._plan(session, args.command, call_args, args.delay_ms)
+            await self._check_appendable(session, plan.step)
+            if args.delay_ms and await sleep_or_abort(ctx.abort, args.delay_ms / 1000):
+                raise RecordingError(ABORTED_BEFORE_RUN.format(command=plan.command))
+            sub_ctx = ToolContext(abort=ctx.abort, emit_progress=ctx.emit_progress, linked=ctx.linked)
+            result = await self.registry.invoke(plan.command, plan.args, sub_ctx)
+            text, count = await self._append(session, plan.step, tool_ran=True)
+        message = STEP_ADDED.format(name=args.name) + "".join(f" — {w}" for w in plan.warnings)
+        return {
+            "message": message,
+            "toolResult": result,
+            "stepCount": count,
+            "recorded": summarize_step(count, plan.step),
+            "savedTo": self._saved_to(session, text),
+        }
+
+    async def _plan(
+        self, session: RecordingSession, command: str, args: dict[str, Any], delay_ms: int | None
+    ) -> StepPlan:
+        if command == FLOW_EXECUTE:
+            return await self._plan_flow_execute(session, args, delay_ms)
+        if (
+            command == GESTURE_TAP
+            and delay_ms is None
+            and isinstance(args.get("udid"), str)
+            and _number(args.get("x"))
+            and _number(args.get("y"))
+        ):
+            return await self._plan_tap(args)
+        return StepPlan(command, args, ToolStep(command, strip_device_args(args), delay_ms))
+
+    async def _plan_tap(self, args: dict[str, Any]) -> StepPlan:
+        """A tap by selector when the screen offers one that lands on the same point (read before the
+        tap); else by coordinates, with the reason."""
+        x, y = args["x"], args["y"]
+        times = _tap_times(args)
+        selector: Selector | None = None
+        warning: str | None = WARN_NO_DEVICES
+        if self.devices is not None:
+            from argent.tools.recording_capture import capture_tap_selector
+
+            selector, warning = await capture_tap_selector(self.devices, args["udid"], x, y)
+        target = selector if selector is not None else Point(x, y)
+        return StepPlan(GESTURE_TAP, args, TapStep(target, times), (warning,) if warning else ())
+
+    async def _plan_flow_execute(
+        self, session: RecordingSession, args: dict[str, Any], delay_ms: int | None
+    ) -> StepPlan:
+        if args.get("flow_path") is not None and args.get("name") is None:
+            args = await asyncio.to_thread(_sibling_by_flow_path, session, args)
+        raw = StepPlan(FLOW_EXECUTE, args, ToolStep(FLOW_EXECUTE, strip_device_args(args), delay_ms))
+        name = args.get("name")
+        if not isinstance(name, str) or not name:
+            return StepPlan(raw.command, raw.args, raw.step, (WARN_NO_FLOW_NAME,))
+        if delay_ms is not None:
+            return raw
+        root = args.get("project_root")
+        if not is_safe_flow_name(name) or not isinstance(root, str) or not os.path.isabs(root):
+            return raw  # the run refuses it with its own words
+        if session.client_kept:
+            return StepPlan(raw.command, raw.args, raw.step, (WARN_CLIENT_KEPT_RUN.format(name=name),))
+        warning = await asyncio.to_thread(_sibling_warning, session, name, root)
+        if warning is not None:
+            return StepPlan(raw.command, raw.args, raw.step, (warning,))
+        return StepPlan(FLOW_EXECUTE, args, RunStep(f"{name}.yaml"))
+
+    # -- flow-add-script -----------------------------------------------------------------------
+
+    async def add_script(self, args: AddScriptArgs, ctx: ToolContext) -> dict[str, Any]:
+        session = self._session(args.name, args.project_root)
+        if ctx.linked or session.client_kept:
+            raise RecordingError(SCRIPT_OVER_LINK, error_code=RECORDING_REFUSED)
+        step = ScriptStep(
+            args.path,
+            tuple(args.args or ()),
+            args.timeout,
+            short=not args.args and args.timeout is None,
+        )
+        async with session.order:
+            self._current(session, tool_ran=False)
+            await self._check_appendable(session, step)
+            await self._run_script(session, step, args.device, ctx)
+            text, count = await self._append(session, step, tool_ran=True)
+        return {
+            "message": SCRIPT_ADDED.format(name=args.name),
+            "stepCount": count,
+            "recorded": summarize_step(count, step),
+            "savedTo": self._saved_to(session, text),
+        }
+
+    async def _run_script(
+        self, session: RecordingSession, step: ScriptStep, device_id: str | None, ctx: ToolContext
+    ) -> None:
+        from argent.runner.script import exec_script
+        from argent.tools.invoker import RegistryInvoker
+
+        files = DiskFlowFiles()
+        ref = await files.locate(session.flow_file)
+        device = None
+        if device_id:
+            if self.devices is None:
+                raise RecordingError(f'No device "{device_id}" found — this tool-server has no devices.')
+            device = await self.devices.get(device_id)
+        run = Run(
+            files=files,
+            tools=RegistryInvoker(self.registry),
+            root=ref,
+            name=session.name,
+            device=device,
+            project_root=session.project_root,
+            abort=ctx.abort,
+        )
+        status, reason = await exec_script(step, run, ref)
+        if status != "pass":
+            raise ToolExecutionError(SCRIPT_FAILED.format(reason=reason or RUN_ABORTED))
+
+    # -- flow-finish-recording -----------------------------------------------------------------
+
+    async def finish(self, args: FinishRecordingArgs, ctx: ToolContext) -> dict[str, Any]:
+        session = self._session(args.name, args.project_root)
+        async with self.sessions.lock(session.key):
+            self._current(session, tool_ran=False)
+            text = await self._text(session)
+            flow = parse_flow(text)  # a broken hand edit: its error, and the recording stays live
+            self.sessions.end(session)
+        count = len(flow.steps)
+        return {
+            "message": FINISHED.format(name=args.name, n=count),
+            "path": session.flow_file,
+            "executionPrerequisite": flow.execution_prerequisite,
+            "steps": count,
+            "summary": [summarize_step(i, step) for i, step in enumerate(flow.steps, start=1)],
+            "flowFile": session.flow_file,
+            "savedTo": self._saved_to(session, text),
+        }
+
+    # -- registration --------------------------------------------------------------------------
+
+    def specs(self) -> list[ToolSpec[Any]]:
+        return [
+            ToolSpec(
+                name=START_RECORDING,
+                description=(
+                    "Start recording a flow: creates (or truncates) <project_root>/.argent/flows/<name>.yaml "
+                    "as an empty flow. Then drive the app with flow-add-step (each step runs live and is "
+                    "recorded when it ran), flow-add-echo, and end with flow-finish-recording."
+                ),
+                args_type=StartRecordingArgs,
+                execute=self.start,
+                file_inputs=(PROJECT_ROOT_PROBE,),
+            ),
+            ToolSpec(
+                name=ADD_STEP,
+                description=(
+                    "Run one tool call and record it as the next flow step. command is the tool, args "
+                    "the JSON text of its arguments. A gesture-tap is recorded by selector when the "
+                    "screen offers a stable one; a flow beside the recording becomes a run: step."
+                ),
+                args_type=AddStepArgs,
+                execute=self.add_step,
+                file_inputs=(PROJECT_ROOT_STEP_PROBE,),
+                long_running=True,
+            ),
+            ToolSpec(
+                name=ADD_ECHO,
+                description="Record an echo step: a message the replay prints at this point.",
+                args_type=AddEchoArgs,
+                execute=self.add_echo,
+            ),
+            ToolSpec(
+                name=ADD_SCRIPT,
+                description=(
+                    "Run a local script once and record it as a script: step (path relative to the flow "
+                    "file). Only where the project's files are: refused over a link."
+                ),
+                args_type=AddScriptArgs,
+                execute=self.add_script,
+                long_running=True,
+            ),
+            ToolSpec(
+                name=FINISH_RECORDING,
+                description="Finish a recording: returns the flow's steps, one summary line each.",
+                args_type=FinishRecordingArgs,
+                execute=self.finish,
+            ),
+        ]
+
+
+def recording_tools(registry: ToolRegistry, devices: DeviceProvider | None = None) -> list[ToolSpec[Any]]:
+    """The recorder tools, bound to the registry that runs their steps."""
+    return Recorder(registry, devices=devices).specs()
+
+
+# --------------------------------------------------------------------------------------------
+# Blocking helpers (run in a thread)
+
+
+async def _present_on_host(project_root: str, ctx: ToolContext) -> bool:
+    probe = ctx.file_inputs.get("project_root")
+    if probe is not None:
+        return probe.present_on_host
+    return await asyncio.to_thread(os.path.exists, project_root)
+
+
+def _reset_on_disk(project_root: str, flow_file: str, text: str) -> None:
+    make_flows_dir(project_root)
+    write_recording(flow_file, text)
+
+
+def _append_on_disk(flow_file: str, step: Step) -> str:
+    text = append_step(read_recording(flow_file), step)
+    write_recording(flow_file, text)
+    return text
+
+
+def _sibling_warning(session: RecordingSession, name: str, root: str) -> str | None:
+    """None when ``<root>/.argent/flows/<name>.yaml`` is a flow beside the recording, spelled as listed."""
+    directory = os.path.dirname(session.key)
+    if not _same_dir(os.path.join(root, ".argent", "flows"), directory):
+        return WARN_OTHER_PROJECT.format(name=name, root=root)
+    target = f"{name}.yaml"
+    spelling = spelling_of(directory, target)
+    if spelling.state == "case_folded":
+        return WARN_CASE_FOLDED.format(target=target, actual=spelling.actual)
+    if spelling.state == "absent":
+        return WARN_UNVERIFIABLE.format(target=target, dir=directory)
+    return None
+
+
+def _sibling_by_flow_path(session: RecordingSession, args: dict[str, Any]) -> dict[str, Any]:
+    """A flow_path flow-execute rewritten to name the flow beside the recording, or refused."""
+    flow_path = args["flow_path"]
+
+    def refuse(detail: str) -> FlowError:
+        return FlowError(
+            FLOW_PATH_REFUSED.format(path=flow_path, detail=detail), error_code=RECORDING_REFUSED
+        )
+
+    if session.client_kept:
+        raise refuse("the recording is kept on the client, where this tool-server cannot check that file")
+    if not isinstance(flow_path, str) or not os.path.isabs(flow_path):
+        raise refuse("it is not an absolute path")
+    if ".." in flow_path.replace("\\", "/").split("/"):
+        raise refuse('it has a ".." segment')
+    base = os.path.basename(flow_path)
+    if not base.endswith(".yaml"):
+        detail = (
+            "it must end in the lowercase .yaml extension"
+            if base.lower().endswith(".yaml")
+            else "it does not end in .yaml"
+        )
+        raise refuse(detail)
+    stem = base[: -len(".yaml")]
+    if not is_safe_flow_name(stem):
+        raise refuse(f'"{stem}" is not a valid flow name')
+    directory = os.path.dirname(session.key)
+    if not _same_dir(os.path.dirname(flow_path), directory):
+        raise refuse(f"it is not beside the recording in {os.path.dirname(session.flow_file)}")
+    root = args.get("project_root")
+    if not isinstance(root, str) or not os.path.isabs(root):
+        raise refuse("it comes without an absolute project_root")
+    if not _same_dir(os.path.join(root, ".argent", "flows"), directory):
+        raise refuse(
+            f'its project_root "{root}" is not the project of the recording ({session.project_root})'
+        )
+    spelling = spelling_of(os.path.dirname(flow_path), base)
+    if spelling.state == "case_folded":
+        raise refuse(f'this filesystem lists "{base}" as "{spelling.actual}" — pass the on-disk spelling')
+    if spelling.state == "absent":
+        raise refuse(f'no file named "{base}" is beside the recording')
+    out = {key: value for key, value in args.items() if key not in ("flow_path", "flow_file")}
+    out["name"] = stem
+    return out

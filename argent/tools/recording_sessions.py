@@ -1,0 +1,287 @@
+"""The flow recorder's state: live recordings, their locks, and the recording files on this host.
+
+A recording is addressed by ``name`` + ``project_root`` (``<project_root>/.argent/flows/<name>.yaml``)
+and keyed by the real path of that file, so a symlinked spelling of the same file finds the same
+recording. At most ``MAX_LIVE_RECORDINGS`` are live; starting one more evicts the least recently
+used. Each file has one ``asyncio.Lock`` that every mutation of it takes; each recording also
+orders its own steps (``RecordingSession.order``) so concurrent calls land in arrival order.
+
+A *host* recording lives in its file: every append re-reads it (hand edits survive) and writes
+it back atomically. A *client-kept* recording lives in ``RecordingSession.text``; the tool-server
+writes nothing and the client writes what each result's directive carries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import itertools
+import os
+import stat
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+from attrs import define, field
+
+from argent.errors import ArgentError
+from argent.flows.names import js_json_string
+from argent.limits import MAX_FILE_BYTES
+
+#: Live recordings a tool-server keeps before it evicts the least recently used.
+MAX_LIVE_RECORDINGS = 32
+
+RECORDING_NOT_ACTIVE = "FLOW_RECORDING_NOT_ACTIVE"
+RECORDING_WRITE_FAILED = "FLOW_RECORDING_WRITE_FAILED"
+RECORDING_REFUSED = "FLOW_RECORDING_REFUSED"
+
+NO_ACTIVE_RECORDING = (
+    'No active recording for flow "{name}" in {root}. If you have not started it yet, call '
+    "flow-start-recording — but note it truncates, so if {path} already holds a take you want (finished, "
+    "or interrupted by a restart), copy it aside or record under a fresh name instead. "
+    "Active recordings: {active}."
+)
+OTHER_SPELLING = (
+    'Recording of "{name}" in {root} is not registered under that spelling — it was started as {started}, '
+    "which is the same file. Use that name and project_root for every call of this recording."
+)
+NO_LONGER_ACTIVE = (
+    'Recording of "{name}" in {root} is no longer active — it was finished, restarted or evicted while this '
+    "call waited or ran, so nothing was recorded{ran}. Call flow-start-recording to begin a new take."
+)
+WRITE_FAILED = "Failed to write flow file {path} ({code}) — {hint}"
+NOT_WRITABLE_HINT = (
+    "{target} is not writable (mode {mode}). Make it writable (chmod u+w {target}) or record under "
+    "another name."
+)
+READ_FAILED = (
+    "Could not read the recording {path} ({detail}) — it was removed or made unreadable since the "
+    "recording started. Restore it, or call flow-start-recording to begin a new take."
+)
+MKDIR_FAILED = "Failed to create the flows directory {dir} ({code}) — {hint}"
+MKDIR_HINTS = {
+    "ENOTDIR": (
+        "a component of {dir} exists and is not a directory — check that project_root names a directory "
+        "rather than a file."
+    ),
+    "EACCES": "the tool-server may not create {dir} — check the permissions of project_root.",
+    "EROFS": "{dir} is on a read-only file system.",
+}
+
+
+class RecordingError(ArgentError):
+    """A recorder call that cannot go on; nothing was recorded."""
+
+    default_code = "FLOW_RECORDING_FAILED"
+    default_kind = "validation"
+
+
+def flows_dir(project_root: str) -> str:
+    return os.path.join(project_root, ".argent", "flows")
+
+
+def recording_path(project_root: str, name: str) -> str:
+    """The recording file as the caller addresses it (a client path for a client-kept recording)."""
+    return os.path.join(flows_dir(project_root), f"{name}.yaml")
+
+
+def _code(exc: OSError) -> str:
+    return errno.errorcode.get(exc.errno or 0, "EIO")
+
+
+@define(eq=False)
+class RecordingSession:
+    """One live recording. Identity matters: a restart replaces the object, and a call that began
+    with the old one finds it gone (``RecordingSessions.is_current``)."""
+
+    key: str
+    name: str
+    project_root: str
+    flow_file: str
+    client_kept: bool
+    #: The flow text of a client-kept recording (unused for a host recording).
+    text: str = ""
+    #: Held from a step's arrival to its append: steps are recorded in the order they came.
+    order: asyncio.Lock = field(factory=asyncio.Lock)
+
+
+class RecordingSessions:
+    """The live recordings of one tool-server, least recently used first."""
+
+    def __init__(self, limit: int = MAX_LIVE_RECORDINGS) -> None:
+        self.limit = limit
+        self._sessions: OrderedDict[str, RecordingSession] = OrderedDict()
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def lock(self, key: str) -> asyncio.Lock:
+        """The lock of one recording file; alive while someone holds or awaits it."""
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[key] = lock
+        return lock
+
+    def get(self, key: str) -> RecordingSession | None:
+        session = self._sessions.get(key)
+        if session is not None:
+            self._sessions.move_to_end(key)
+        return session
+
+    def put(self, session: RecordingSession) -> RecordingSession | None:
+        """Make ``session`` the live recording of its file; the one it replaces, if any.
+
+        Beyond the limit the least recently used other recording is dropped."""
+        previous = self._sessions.pop(session.key, None)
+        self._sessions[session.key] = session
+        while len(self._sessions) > self.limit:
+            self._sessions.popitem(last=False)
+        return previous
+
+    def is_current(self, session: RecordingSession) -> bool:
+        return self._sessions.get(session.key) is session
+
+    def end(self, session: RecordingSession) -> None:
+        if self.is_current(session):
+            del self._sessions[session.key]
+
+    def active_listing(self, key: str) -> str:
+        """The recordings beside ``key``'s file by name, and how many are elsewhere."""
+        directory = os.path.dirname(key)
+        here = sorted(s.name for s in self._sessions.values() if os.path.dirname(s.key) == directory)
+        others = len(self._sessions) - len(here)
+        text = ", ".join(js_json_string(name) for name in here) if here else "none in this project"
+        if others:
+            text += f" (plus {others} in other projects)"
+        return text
+
+    def missing(self, name: str, project_root: str, key: str) -> RecordingError:
+        return RecordingError(
+            NO_ACTIVE_RECORDING.format(
+                name=name,
+                root=project_root,
+                path=recording_path(project_root, name),
+                active=self.active_listing(key),
+            ),
+            error_code=RECORDING_NOT_ACTIVE,
+        )
+
+
+def no_longer_active(session: RecordingSession, *, tool_ran: bool) -> RecordingError:
+    return RecordingError(
+        NO_LONGER_ACTIVE.format(
+            name=session.name, root=session.project_root, ran=" (the tool did run)" if tool_ran else ""
+        ),
+        error_code=RECORDING_NOT_ACTIVE,
+    )
+
+
+def other_spelling(name: str, project_root: str, session: RecordingSession) -> RecordingError:
+    return RecordingError(
+        OTHER_SPELLING.format(name=name, root=project_root, started=session.flow_file),
+        error_code=RECORDING_NOT_ACTIVE,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Host files. Everything below blocks; callers run it in a thread.
+
+_TEMP_COUNTER = itertools.count(1)
+
+
+def recording_key(flow_file: str) -> str:
+    """The real path of a recording file (a missing file: under the real path of its directory)."""
+    return os.path.realpath(flow_file)
+
+
+def make_flows_dir(project_root: str) -> None:
+    directory = flows_dir(project_root)
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        code = _code(exc)
+        hint = MKDIR_HINTS.get(code, exc.strerror or str(exc)).format(dir=directory)
+        raise RecordingError(
+            MKDIR_FAILED.format(dir=directory, code=code, hint=hint), error_code=RECORDING_WRITE_FAILED
+        ) from None
+
+
+def read_recording(flow_file: str) -> str:
+    """The text of a host recording, read again for every change so hand edits are kept."""
+    try:
+        with open(recording_key(flow_file), "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        detail = f"{_code(exc)}: {exc.strerror or exc}"
+        raise RecordingError(READ_FAILED.format(path=flow_file, detail=detail)) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise RecordingError(
+            READ_FAILED.format(path=flow_file, detail="larger than the 32 MiB cap on a flow file")
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordingError(
+            READ_FAILED.format(path=flow_file, detail=f"not UTF-8 text, byte {exc.start}")
+        ) from None
+
+
+def _write_failed(flow_file: str, code: str, hint: str) -> RecordingError:
+    return RecordingError(
+        WRITE_FAILED.format(path=flow_file, code=code, hint=hint), error_code=RECORDING_WRITE_FAILED
+    )
+
+
+def write_recording(flow_file: str, text: str) -> None:
+    """Replace the recording file in one rename: a temp file ``.argent-flow-<pid>-<n>.tmp`` beside the
+    real file, given the old file's mode, renamed over it.
+
+    An existing file its owner may not write is refused (``EACCES``) — also when the tool-server runs
+    as root, where the rename alone would succeed and silently replace a file the user protected.
+    """
+    target = recording_key(flow_file)
+    directory = os.path.dirname(target)
+    mode: int | None
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise _write_failed(flow_file, _code(exc), exc.strerror or str(exc)) from None
+    if mode is not None and (not mode & stat.S_IWUSR or not os.access(target, os.W_OK)):
+        hint = NOT_WRITABLE_HINT.format(target=target, mode=f"{mode:o}".rjust(3, "0"))
+        raise _write_failed(flow_file, "EACCES", hint)
+    temp = os.path.join(directory, f".argent-flow-{os.getpid()}-{next(_TEMP_COUNTER)}.tmp")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            view = memoryview(text.encode("utf-8"))
+            while view:
+                view = view[os.write(fd, view) :]
+            if mode is not None:
+                os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, target)
+    except OSError as exc:
+        _remove_quietly(temp)
+        code = _code(exc)
+        hint = f"the directory {directory} is not writable." if code == "EACCES" else exc.strerror or str(exc)
+        raise _write_failed(flow_file, code, hint) from None
+    except BaseException:
+        _remove_quietly(temp)
+        raise
+
+
+def _remove_quietly(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def client_file(flow_file: str, text: str) -> dict[str, Any]:
+    """The directive that has the client write a client-kept recording (upstream-http.md §7)."""
+    return {"__argentClientFile": True, "path": flow_file, "content": text}
