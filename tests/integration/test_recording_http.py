@@ -1,0 +1,191 @@
+"""The recorder over HTTP: where the file lives (the x-argent-linked header, the project_root probe),
+client-kept directives applied by the real client, concurrent steps, a read-only flow file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from argent.client.base import ToolCallError
+from argent.client.session import ToolServerClient
+from argent.flows.parse import parse_flow
+from argent.server.app import create_app
+from argent.server.config import ServerConfig
+from argent.tools.builtin import build_registry
+from tests.unit.test_recording import Env, make_env
+
+Client = TestClient[Any, Any]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Env:
+    root = tmp_path / "proj"
+    root.mkdir()
+    return make_env(root)
+
+
+@pytest.fixture
+async def http(aiohttp_client: Any, env: Env, tmp_path: Path) -> Client:
+    srv = tmp_path / "srv"
+    srv.mkdir()
+    return await aiohttp_client(create_app(ServerConfig(tmp_dir=str(srv)), env.registry))  # type: ignore[no-any-return]
+
+
+def probe(path: Path | str) -> dict[str, Any]:
+    return {"__argentFileInput": True, "path": str(path)}
+
+
+async def post(http: Client, tool: str, args: dict[str, Any], *, linked: bool = False) -> tuple[int, Any]:
+    headers = {"x-argent-linked": "1"} if linked else {}
+    resp = await http.post(f"/tools/{tool}", json=args, headers=headers)
+    return resp.status, await resp.json()
+
+
+def client_for(http: Client, *, linked: bool) -> ToolServerClient:
+    return ToolServerClient(str(http.server.make_url("")), None, linked=linked)
+
+
+async def test_the_listing_declares_the_project_root_probes() -> None:
+    entries = {entry["name"]: entry for entry in build_registry().entries()}
+    probe_spec = {"target": "project_root", "path": "${project_root}", "kind": "probe"}
+    assert entries["flow-start-recording"]["fileInputs"] == [probe_spec]
+    assert entries["flow-add-step"]["fileInputs"] == [{**probe_spec, "collect": "step"}]
+    for name in ("flow-add-echo", "flow-add-script", "flow-finish-recording"):
+        assert name in entries
+
+
+async def test_without_the_header_a_root_on_this_host_is_written_here(http: Client, env: Env) -> None:
+    status, body = await post(
+        http, "flow-start-recording", {"name": "checkout", "project_root": probe(env.root)}
+    )
+    assert status == 200, body
+    path = env.flow("checkout")
+    assert body["data"]["savedTo"] == str(path)
+    assert path.read_text() == "steps: []\n"
+
+
+async def test_with_the_header_the_server_writes_nothing(http: Client, env: Env) -> None:
+    args = {"name": "checkout", "project_root": probe(env.root)}
+    status, body = await post(http, "flow-start-recording", args, linked=True)
+    assert status == 200, body
+    path = env.flow("checkout")
+    assert body["data"]["savedTo"] == {
+        "__argentClientFile": True,
+        "path": str(path),
+        "content": "steps: []\n",
+    }
+    assert not (env.root / ".argent").exists()
+    status, body = await post(
+        http, "flow-add-step", {**args, "command": "tap", "args": '{"x":0.5,"y":0.3}'}, linked=True
+    )
+    assert status == 200, body
+    assert (
+        body["data"]["savedTo"]["content"] == "steps:\n  - tool: tap\n    args:\n      x: 0.5\n      y: 0.3\n"
+    )
+    assert not (env.root / ".argent").exists()
+
+
+async def test_without_the_header_a_root_absent_here_is_client_kept(
+    http: Client, env: Env, tmp_path: Path
+) -> None:
+    remote = tmp_path / "on-the-client"
+    status, body = await post(
+        http, "flow-start-recording", {"name": "checkout", "project_root": probe(remote)}
+    )
+    assert status == 200, body
+    assert body["data"]["savedTo"]["__argentClientFile"] is True
+    assert not remote.exists()
+
+
+async def test_the_real_client_applies_the_directives(http: Client, env: Env) -> None:
+    path = env.flow("checkout")
+    root = str(env.root)
+    async with client_for(http, linked=True) as client:
+        out = await client.call("flow-start-recording", {"name": "checkout", "project_root": root})
+        assert out["savedTo"] == str(path)
+        assert path.read_text() == "steps: []\n"
+        path.write_text("# the server never sees this\nsteps: []\n")
+        out = await client.call("flow-add-echo", {"name": "checkout", "project_root": root, "message": "hi"})
+        assert out["savedTo"] == str(path)
+        assert path.read_text() == "steps:\n  - echo: hi\n"
+        out = await client.call(
+            "flow-add-step",
+            {"name": "checkout", "project_root": root, "command": "tap", "args": '{"x":0.1,"y":0.2}'},
+        )
+        assert out["recorded"] == '2. tool: tap {"x":0.1,"y":0.2}'
+        done = await client.call("flow-finish-recording", {"name": "checkout", "project_root": root})
+        assert done["savedTo"] == str(path)
+        assert done["summary"] == ["1. echo: hi", '2. tool: tap {"x":0.1,"y":0.2}']
+    assert len(parse_flow(path.read_text()).steps) == 2
+
+
+async def test_a_client_without_a_link_records_on_the_host(http: Client, env: Env) -> None:
+    async with client_for(http, linked=False) as client:
+        out = await client.call("flow-start-recording", {"name": "checkout", "project_root": str(env.root)})
+        assert out["savedTo"] == str(env.flow("checkout"))
+        out = await client.call(
+            "flow-add-echo", {"name": "checkout", "project_root": str(env.root), "message": "hi"}
+        )
+        assert out["savedTo"] == str(env.flow("checkout"))
+
+
+async def test_tool_errors_reach_the_client_verbatim(http: Client, env: Env) -> None:
+    async with client_for(http, linked=False) as client:
+        with pytest.raises(ToolCallError) as info:
+            await client.call(
+                "flow-add-step",
+                {"name": "checkout", "project_root": str(env.root), "command": "tap", "args": "{}"},
+            )
+    assert info.value.message.startswith(f'No active recording for flow "checkout" in {env.root}. ')
+    assert env.tools.calls == []
+
+
+async def test_concurrent_steps_on_one_recording_lose_nothing(http: Client, env: Env) -> None:
+    root = str(env.root)
+    await post(http, "flow-start-recording", {"name": "checkout", "project_root": root})
+    count = 24
+
+    async def add(i: int) -> Any:
+        if i % 3 == 0:
+            args: dict[str, Any] = {"name": "checkout", "project_root": root, "message": f"echo {i}"}
+            status, body = await post(http, "flow-add-echo", args)
+        else:
+            step_args = json.dumps({"x": round(i / 100, 2), "y": 0.5})
+            args = {"name": "checkout", "project_root": root, "command": "tap", "args": step_args}
+            status, body = await post(http, "flow-add-step", args)
+        assert status == 200, body
+        return i, body["data"]["stepCount"]
+
+    results = await asyncio.gather(*(add(i) for i in range(count)))
+    assert sorted(n for _, n in results) == list(range(1, count + 1))
+    steps = parse_flow(env.flow("checkout").read_text()).steps
+    assert len(steps) == count
+    for i, n in results:  # each call's step sits where its stepCount says, whole
+        step = steps[n - 1]
+        if i % 3 == 0:
+            assert step.message == f"echo {i}"  # type: ignore[union-attr]
+        else:
+            assert step.args == {"x": round(i / 100, 2), "y": 0.5}  # type: ignore[union-attr]
+    assert len([name for name, _ in env.tools.calls if name == "tap"]) == count - count // 3
+
+
+async def test_a_read_only_flow_file_is_refused_over_http(http: Client, env: Env) -> None:
+    root = str(env.root)
+    await post(http, "flow-start-recording", {"name": "checkout", "project_root": root})
+    path = env.flow("checkout")
+    path.chmod(0o444)
+    status, body = await post(
+        http, "flow-add-echo", {"name": "checkout", "project_root": root, "message": "x"}
+    )
+    assert status == 500
+    assert body["error"] == (
+        f"Failed to write flow file {path} (EACCES) — {path} is not writable (mode 444). Make it writable "
+        f"(chmod u+w {path}) or record under another name."
+    )
+    assert body["error_code"] == "FLOW_RECORDING_WRITE_FAILED"
+    assert path.read_text() == "steps: []\n"
