@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
+import re
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +182,7 @@ class _FlowRun:
                     failed += 1
                     stopped = True
                     continue
-                self._export(result, target)
+                self._export(result, target, directory)
                 entry["report"] = result
                 ok = bool(result.get("ok"))
                 entry["status"] = "pass" if ok else "fail"
@@ -202,23 +205,111 @@ class _FlowRun:
             )
         return EXIT_OK if ok else EXIT_FAILED
 
-    def _export(self, result: dict[str, Any], target: FlowTarget) -> None:
-        """Copy the images of failed snapshot steps to ``--output/<stem>/<key>-<role>.png``."""
+    def _export(self, result: dict[str, Any], target: FlowTarget, directory: str | None = None) -> None:
+        """Copy the images of failed snapshot steps to ``--output`` (see ``export_artifacts``)."""
         if not self.output:
             return
-        for step in result.get("steps", []):
-            artifacts = step.get("artifacts")
-            key = step.get("snapshotKey")
-            if step.get("status") != "fail" or not artifacts or not key:
-                continue
-            dest_dir = Path(self.output) / target.stem
-            for role, path in list(artifacts.items()):
-                if not isinstance(path, str) or not os.path.isfile(path):
-                    continue
-                dest_dir.mkdir(parents=True, exist_ok=True)
-                dest = dest_dir / f"{key}-{role}.png"
-                shutil.copyfile(path, dest)
-                artifacts[role] = str(dest)
+        out = Path(self.output)
+        if directory is not None:
+            sub = os.path.relpath(os.path.dirname(target.path), directory)
+            if sub not in (".", "") and not sub.startswith(".."):
+                out = out / sub
+
+        def warn(text: str) -> None:
+            click.echo(json.dumps({"warning": text}, ensure_ascii=False) if self.as_json else text, err=True)
+
+        export_artifacts(result, os.path.realpath(target.path), target.stem, out, warn)
+
+
+#: The file that claims an export directory for one flow file (its resolved path and a newline).
+EXPORT_MARKER = ".argent-flow-source"
+EXPORT_ROLES = ("baseline", "current", "diff")
+_SAFE_EXPORT_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
+
+
+def export_artifacts(
+    result: dict[str, Any], flow_path: str, stem: str, out: Path, warn: Callable[[str], None]
+) -> None:
+    """Copy each failed step's artifacts to ``<out>/<stem>/<snapshotKey>-<role>.png`` and point the
+    report at the copies. The directory is claimed with a marker naming the flow file, only once a
+    file is about to be copied; another flow's directory is never written into: the export moves to
+    ``<stem>-<hash of the flow path>`` instead (longer hashes while those are taken too)."""
+    jobs: list[tuple[dict[str, Any], str, str, str]] = []
+    for step in result.get("steps", []):
+        artifacts = step.get("artifacts")
+        if step.get("status") != "fail" or not isinstance(artifacts, dict) or not artifacts:
+            continue
+        key = step.get("snapshotKey")
+        if not isinstance(key, str) or not key:
+            baseline = artifacts.get("baseline")
+            key = (
+                os.path.basename(baseline)[:-4]
+                if isinstance(baseline, str) and baseline.endswith(".png")
+                else ""
+            )
+        if not _SAFE_EXPORT_NAME.match(key):
+            warn(
+                f"warning: not exporting the artifacts of step {step.get('index')}: unsafe snapshot key {key!r}"
+            )
+            continue
+        for role in EXPORT_ROLES:
+            src = artifacts.get(role)
+            if isinstance(src, str) and os.path.isfile(src):
+                jobs.append((artifacts, role, src, key))
+    if not jobs:
+        return
+    if not _SAFE_EXPORT_NAME.match(stem):
+        warn(f"warning: not exporting artifacts for {flow_path}: unsafe flow name {stem!r}")
+        return
+    dest = _claim_export_dir(out, stem, flow_path, warn)
+    if dest is None:
+        return
+    for artifacts, role, src, key in jobs:
+        target = dest / f"{key}-{role}.png"
+        shutil.copyfile(src, target)
+        artifacts[role] = str(target)
+
+
+def _claim_export_dir(out: Path, stem: str, flow_path: str, warn: Callable[[str], None]) -> Path | None:
+    digest = hashlib.sha256(flow_path.encode("utf-8", "surrogateescape")).hexdigest()
+    candidates = [out / stem] + [out / f"{stem}-{digest[:n]}" for n in range(8, 65, 8)]
+    owned = f"{flow_path}\n"
+    for i, cand in enumerate(candidates):
+        why = _claim(cand, owned)
+        if why is None:
+            return cand
+        if i + 1 < len(candidates):
+            warn(
+                f"warning: {cand} {why}; writing this flow's artifacts to {candidates[i + 1]} so neither set is "
+                "overwritten"
+            )
+        else:
+            warn(
+                f"warning: not exporting artifacts for {flow_path}: {cand} {why}, and so does every other candidate"
+            )
+    return None
+
+
+def _claim(directory: Path, owned: str) -> str | None:
+    """None when ``directory`` is (now) this flow's; else why it is not."""
+    marker = directory / EXPORT_MARKER
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if not marker.exists() and any(directory.iterdir()):
+            return "already holds files from an unknown source"
+        try:
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            owner = marker.read_text(encoding="utf-8", errors="replace")
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(owned)
+            return None
+    except OSError as exc:
+        return f"cannot be used ({exc.strerror or exc})"
+    if owner == owned:
+        return None
+    return f"already holds artifacts from {owner.strip() or 'an unknown source'}"
 
 
 @flow.command("list")

@@ -12,7 +12,13 @@ import click
 
 from argent.cli.targets import UsageProblem
 from argent.client.base import ToolCallError
-from argent.client.routing import open_client
+from argent.client.routing import open_client, resolve_route
+
+EMBEDDED_RECORDING_NOTE = (
+    "note: no tool-server is linked, so {tool} runs on an embedded tool-server that stops when this "
+    "command ends, and a recording does not outlive it. To record across commands, start one with "
+    "`argent server start` and `argent link` to it (or set ARGENT_TOOLS_URL)."
+)
 
 
 def _fetch_tools() -> list[dict[str, Any]]:
@@ -134,6 +140,12 @@ def show_tool(name: str) -> None:
     if tool.get("longRunning"):
         click.echo("\nLong running: progress streams while it works.")
     click.echo(f"\nExample:\n  {example(tool)}")
+
+
+def _is_recorder_tool(name: str) -> bool:
+    from argent.tools.recording import RECORDER_TOOLS
+
+    return name in RECORDER_TOOLS
 
 
 def _norm(name: str) -> str:
@@ -260,8 +272,12 @@ def run_tool(ctx: click.Context, tool: str, args_json: str | None, as_json: bool
             f"{tool} requires {', '.join(_flag(n) for n in missing)}\nExample: {example(entry)}"
         )
 
+    route = resolve_route()
+    if route.url is None and _is_recorder_tool(tool):
+        click.echo(EMBEDDED_RECORDING_NOTE.format(tool=tool), err=True)
+
     async def go() -> Any:
-        async with open_client() as client:
+        async with open_client(route) as client:
             return await client.call(tool, args)
 
     try:

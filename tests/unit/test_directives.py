@@ -49,6 +49,8 @@ from argent.runner.files import DiskFlowFiles, FlowRef, baseline_dir
 from argent.runner.report import FlowRunResult
 
 FAST = Timings().scaled(0.02)
+#: For tests whose verdict depends on how many polls fit in a window: roomier under a loaded machine.
+ROOMY = Timings().scaled(0.1)
 W, H = 100, 80
 
 
@@ -357,7 +359,8 @@ async def test_assert_reasons(dd: DeviceDirectives, tmp_path: Path) -> None:
     )
 
 
-async def test_condition_indeterminate_reasons(dd: DeviceDirectives, tmp_path: Path) -> None:
+async def test_condition_indeterminate_reasons(tmp_path: Path) -> None:
+    dd = DeviceDirectives(timings=ROOMY)
     sel = Selector(text="Save")
     dead = FakeDevice(tree_error=lambda n: DeviceError("socket closed"))
     out = await dd.execute(AssertStep(visible(sel)), dead, make_ctx(tmp_path, dead))
@@ -487,15 +490,16 @@ async def test_when_guard_with_trusted_false_reads_and_failing_final_polls_is_a_
     dd: DeviceDirectives, tmp_path: Path
 ) -> None:
     dev = FakeDevice(view=lambda: page(node("p", 0, 0, 1, 0.1, value="Home")))
-    reads_in_window = {"n": 0}
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    window = 1.0 * ROOMY.scale
 
     def late_failure(n: int) -> Exception | None:
-        reads_in_window["n"] = n
-        return DeviceError("late") if n >= 4 else None
+        return DeviceError("late") if loop.time() - start > 0.8 * window else None
 
     dev.tree_error = late_failure
     ctx = make_ctx(tmp_path, dev)
-    out = await dd.check(visible(Selector(text="What's new")), dev, 1000, ctx)
+    out = await DeviceDirectives(timings=ROOMY).check(visible(Selector(text="What's new")), dev, 1000, ctx)
     assert (out.state, out.reason) == ("unmet", 'no element matched selector text="What\'s new"')
 
 
@@ -917,7 +921,8 @@ async def test_idle_settles_on_a_still_screen(dd: DeviceDirectives, tmp_path: Pa
 async def test_idle_never_still_passes_with_a_warning(dd: DeviceDirectives, tmp_path: Path) -> None:
     dev = FakeDevice()
     dev.view = lambda: page(node("p", 0, 0, 1, 0.1, value=f"tick {dev.reads}"))
-    out = await dd.execute(IdleStep(timeout_ms=1000), dev, make_ctx(tmp_path, dev))
+    roomy = DeviceDirectives(timings=ROOMY)
+    out = await roomy.execute(IdleStep(timeout_ms=1000), dev, make_ctx(tmp_path, dev))
     assert out.status == "pass"
     assert out.warning == (
         "the screen never held still for 250ms within 1000ms — continuing anyway; the next steps may see it moving"
@@ -954,7 +959,9 @@ async def test_idle_errors_when_the_tree_cannot_be_read(dd: DeviceDirectives, tm
     stopped = FakeDevice(view=lambda: page(node("p", 0, 0, 1, 0.1, value="x")))
     stopped.tree_error = lambda n: DeviceError("went away") if n > 1 else None
     stopped.view = lambda: page(node("p", 0, 0, 1, 0.1, value=f"{stopped.reads}"))
-    out = await dd.execute(IdleStep(timeout_ms=1000), stopped, make_ctx(tmp_path, stopped))
+    out = await DeviceDirectives(timings=ROOMY).execute(
+        IdleStep(timeout_ms=1000), stopped, make_ctx(tmp_path, stopped)
+    )
     assert (out.status, out.reason) == ("error", "the UI tree source answered and then stopped: went away")
 
 
@@ -998,3 +1005,92 @@ async def test_disk_baselines_are_atomic_and_report_existence(tmp_path: Path) ->
     assert await files.write_baseline(path, b"two") is True
     assert await files.read_baseline(path) == b"two"
     assert os.listdir(tmp_path / "a" / "b") == ["x.png"]
+
+
+# --------------------------------------------------------------------------------------------
+# argent flow run --output
+
+
+def failed_snapshot(tmp_path: Path, key: str = "home__chromium-100x80", **extra: Any) -> dict[str, Any]:
+    src = tmp_path / f"src-{key.replace('/', '_').replace('.', '_')}"
+    src.mkdir(exist_ok=True)
+    artifacts = {}
+    for role in ("baseline", "current", "diff"):
+        (src / f"{role}.png").write_bytes(role.encode())
+        artifacts[role] = str(src / f"{role}.png")
+    return {
+        "index": 0,
+        "kind": "snapshot",
+        "status": "fail",
+        "snapshotKey": key,
+        "artifacts": artifacts,
+        **extra,
+    }
+
+
+def test_output_export_copies_failed_snapshots_and_claims_the_dir(tmp_path: Path) -> None:
+    from argent.cli.flow import EXPORT_MARKER, export_artifacts
+
+    out = tmp_path / "out"
+    warnings: list[str] = []
+    passing = {"index": 1, "kind": "snapshot", "status": "pass", "artifacts": {"baseline": "/x.png"}}
+    result = {"steps": [failed_snapshot(tmp_path), passing]}
+    export_artifacts(result, "/p/.argent/flows/home.yaml", "home", out, warnings.append)
+    step = result["steps"][0]
+    assert step["artifacts"] == {
+        r: str(out / "home" / f"home__chromium-100x80-{r}.png") for r in ("baseline", "current", "diff")
+    }
+    assert (out / "home" / "home__chromium-100x80-diff.png").read_bytes() == b"diff"
+    assert (out / "home" / EXPORT_MARKER).read_text() == "/p/.argent/flows/home.yaml\n"
+    assert passing["artifacts"] == {"baseline": "/x.png"} and warnings == []
+    # a re-run of the same file overwrites in place
+    again = {"steps": [failed_snapshot(tmp_path)]}
+    export_artifacts(again, "/p/.argent/flows/home.yaml", "home", out, warnings.append)
+    assert again["steps"][0]["artifacts"]["diff"] == str(out / "home" / "home__chromium-100x80-diff.png")
+    assert warnings == []
+
+
+def test_output_export_moves_aside_for_another_flow_and_unknown_files(tmp_path: Path) -> None:
+    import hashlib
+
+    from argent.cli.flow import export_artifacts
+
+    out = tmp_path / "out"
+    export_artifacts({"steps": [failed_snapshot(tmp_path)]}, "/a/home.yaml", "home", out, lambda _: None)
+    warnings: list[str] = []
+    other = {"steps": [failed_snapshot(tmp_path)]}
+    export_artifacts(other, "/b/home.yaml", "home", out, warnings.append)
+    alt = out / f"home-{hashlib.sha256(b'/b/home.yaml').hexdigest()[:8]}"
+    assert other["steps"][0]["artifacts"]["current"] == str(alt / "home__chromium-100x80-current.png")
+    assert warnings == [
+        f"warning: {out / 'home'} already holds artifacts from /a/home.yaml; writing this flow's artifacts to "
+        f"{alt} so neither set is overwritten"
+    ]
+    (out / "stray").mkdir()
+    (out / "stray" / "notes.txt").write_text("mine")
+    warnings.clear()
+    export_artifacts({"steps": [failed_snapshot(tmp_path)]}, "/c/stray.yaml", "stray", out, warnings.append)
+    assert "already holds files from an unknown source" in warnings[0]
+
+
+def test_output_export_skips_unsafe_names_and_leaves_output_alone_when_nothing_to_copy(
+    tmp_path: Path,
+) -> None:
+    from argent.cli.flow import export_artifacts
+
+    out = tmp_path / "out"
+    warnings: list[str] = []
+    export_artifacts({"steps": [{"status": "fail", "artifacts": {}}]}, "/a/x.yaml", "x", out, warnings.append)
+    assert not out.exists() and warnings == []
+    bad = failed_snapshot(tmp_path, key="../escape")
+    export_artifacts({"steps": [bad]}, "/a/x.yaml", "x", out, warnings.append)
+    assert not out.exists() and "unsafe snapshot key" in warnings[0]
+    # the key comes from the baseline path when snapshotKey is missing
+    step = failed_snapshot(tmp_path)
+    del step["snapshotKey"]
+    step["artifacts"]["baseline"] = str(
+        Path(step["artifacts"]["baseline"]).with_name("home__chromium-9x9.png")
+    )
+    Path(step["artifacts"]["baseline"]).write_bytes(b"b")
+    export_artifacts({"steps": [step]}, "/a/x.yaml", "x", out, warnings.append)
+    assert step["artifacts"]["baseline"] == str(out / "x" / "home__chromium-9x9-baseline.png")

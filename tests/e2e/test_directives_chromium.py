@@ -1,0 +1,263 @@
+"""Device directives on a real headless Chromium: a small static shop page in a tmp dir.
+
+Flows run through the engine with ``DeviceDirectives`` on a device the Chromium provider
+boots (real timings), and once through ``argent flow run`` (an embedded tool-server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from argent.flows.parse import parse_flow
+from argent.runner import pixels as P
+from argent.runner.directives import DeviceDirectives
+from argent.runner.engine import ToolCallContext, ToolOutcome, run_flow
+from argent.runner.files import DiskFlowFiles
+from argent.runner.report import FlowRunResult
+from tests.e2e.conftest import Cli
+
+chromium = pytest.importorskip("argent.devices.chromium")
+ChromiumDeviceProvider = chromium.ChromiumDeviceProvider
+_UNAVAILABLE = chromium.chromium_unavailable_reason()
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(_UNAVAILABLE is not None, reason=str(_UNAVAILABLE))]
+
+ITEMS = "\n".join(f"<li>Item {i}</li>" for i in range(1, 41))
+SHOP = f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>Shop</title>
+<style>
+  body {{ font-family: sans-serif; margin: 0; padding: 16px; background: #fff; }}
+  #banner {{ background: #ffe9a8; padding: 8px; }}
+  h1 {{ color: #123456; }}
+  li {{ height: 60px; }}
+</style></head>
+<body>
+<div id="banner"><span>What's new: faster checkout</span>
+  <button id="close" onclick="document.getElementById('banner').remove()">Close</button></div>
+<h1 id="title">Shop</h1>
+<p>Items in cart: <span id="count">0</span></p>
+<button id="add" onclick="var c = document.getElementById('count'); c.textContent = +c.textContent + 1">Add to cart</button>
+<form id="signup" onsubmit="event.preventDefault(); document.getElementById('greeting').textContent = 'Hello ' + document.getElementById('email').value">
+  <input id="email" placeholder="Email" autocomplete="off">
+</form>
+<p id="greeting"></p>
+<ul id="list">
+{ITEMS}
+</ul>
+</body></html>
+"""
+
+
+class NoTools:
+    def params(self, tool: str) -> frozenset[str] | None:
+        return None
+
+    async def invoke(self, tool: str, args: dict[str, Any], ctx: ToolCallContext) -> ToolOutcome:
+        raise AssertionError("no tools here")
+
+
+@pytest.fixture
+def flows(project: Path) -> Path:
+    site = project / ".argent" / "flows" / "site"
+    site.mkdir(parents=True)
+    (site / "index.html").write_text(SHOP)
+    return project / ".argent" / "flows"
+
+
+@pytest.fixture
+async def provider() -> AsyncIterator[Any]:
+    p = ChromiumDeviceProvider()
+    try:
+        yield p
+    finally:
+        await p.close_all()
+
+
+async def run(
+    flows: Path,
+    name: str,
+    text: str,
+    provider: Any,
+    *,
+    update: bool = False,
+    directives: DeviceDirectives | None = None,
+) -> FlowRunResult:
+    path = flows / f"{name}.yaml"
+    path.write_text(text)
+    files = DiskFlowFiles()
+    ref = await files.locate(str(path))
+    device = await provider.boot()
+    return await asyncio.wait_for(
+        run_flow(
+            parse_flow(text),
+            ref,
+            name,
+            files=files,
+            tools=NoTools(),
+            directives=directives or DeviceDirectives(scratch_dir=str(flows.parents[2])),
+            device=device,
+            platform="chromium",
+            update_baselines=update,
+        ),
+        120,
+    )
+
+
+def statuses(res: FlowRunResult) -> list[tuple[str, str, str | None]]:
+    return [(s.kind, s.status, s.reason) for s in res.steps]
+
+
+async def test_taps_typing_guards_and_scrolling(flows: Path, provider: Any) -> None:
+    res = await run(
+        flows,
+        "shop",
+        """
+steps:
+  - launch: { chromium: site }
+  - when: { visible: "What's new" }
+    steps:
+      - tap: Close
+  - assert: { hidden: "What's new" }
+  - tap: { id: add }
+  - tap: Add to cart
+  - await: { text: { in: { id: count }, equals: "2" } }
+  - type: { into: { id: email }, text: "bob" }
+  - await: { text: { in: { id: greeting }, contains: "Hello bob" }, timeout: 3000 }
+  - when: { visible: "What's new" }
+    steps:
+      - echo: never shown
+  - scroll-to: Item 35
+  - assert: { visible: Item 35 }
+  - long-press: { on: Item 36, duration: 100 }
+""",
+        provider,
+    )
+    assert [(k, s) for k, s, _ in statuses(res)] == [
+        ("launch", "pass"),
+        ("when", "pass"),
+        ("tap", "pass"),
+        ("assert", "pass"),
+        ("tap", "pass"),
+        ("tap", "pass"),
+        ("await", "pass"),
+        ("type", "pass"),
+        ("await", "pass"),
+        ("when", "skip"),
+        ("echo", "skip"),
+        ("scroll-to", "pass"),
+        ("assert", "pass"),
+        ("long-press", "pass"),
+    ], statuses(res)
+    assert res.steps[9].reason == 'condition not met (visible text="What\'s new") — block skipped (1 step)'
+    assert res.ok
+
+
+async def test_failure_reasons_on_a_real_page(flows: Path, provider: Any) -> None:
+    res = await run(
+        flows,
+        "reasons",
+        """
+steps:
+  - launch: { chromium: site }
+  - assert: { text: { in: { id: count }, equals: "5" } }
+""",
+        provider,
+    )
+    assert statuses(res)[1] == (
+        "assert",
+        "fail",
+        'element matched id="count" but its text was "0" (wanted to equal "5")',
+    )
+    res = await run(
+        flows, "pinch", "steps:\n  - launch: { chromium: site }\n  - pinch: { scale: 2 }\n", provider
+    )
+    assert res.steps[1].status == "fail"
+    assert (res.steps[1].reason or "").startswith("pinch is unsupported on chromium — ")
+    res = await run(flows, "missing", "steps:\n  - launch: { chromium: site }\n  - tap: Pay now\n", provider)
+    assert res.steps[1].reason == (
+        'no visible element matched selector text="Pay now" — if it is off-screen, add a scroll-to step before '
+        "this one"
+    )
+
+
+async def test_snapshot_update_compare_and_a_failing_diff(flows: Path, provider: Any, tmp_path: Path) -> None:
+    flow = "steps:\n  - launch: { chromium: site }\n  - snapshot: home\n"
+    baseline = flows / "__baselines__" / "home" / "home__chromium-1000x800.png"
+    res = await run(flows, "home", flow, provider, update=True)
+    assert statuses(res)[1] == ("snapshot", "pass", "baseline written (home__chromium-1000x800.png)")
+    img = P.decode_png(baseline.read_bytes())
+    assert img.shape == (800, 1000, 4)
+    # the baseline shows the page: the banner's yellow and dark heading text are there
+    assert (np.abs(img[..., :3].astype(int) - (0xFF, 0xE9, 0xA8)).sum(axis=2) < 10).sum() > 1000
+    assert (img[..., :3].max(axis=2) < 100).sum() > 200
+
+    res = await run(flows, "home", flow, provider)
+    assert statuses(res)[1] == ("snapshot", "pass", "diff 0.00% ≤ 0.5% (home__chromium-1000x800.png)")
+
+    site = flows / "site" / "index.html"
+    site.write_text(
+        SHOP.replace('<h1 id="title">Shop</h1>', '<h1 id="title" style="font-size:96px">Sale!</h1>')
+    )
+    res = await run(flows, "home", flow, provider)
+    step = res.steps[1]
+    assert step.status == "fail" and step.snapshot_key == "home__chromium-1000x800"
+    assert (step.reason or "").startswith("diff ") and "% > 0.5% (home__chromium-1000x800.png)" in (
+        step.reason or ""
+    )
+    assert step.artifacts is not None and set(step.artifacts) == {"baseline", "current", "diff"}
+    diff = P.decode_png(Path(step.artifacts["diff"]).read_bytes())
+    assert diff.shape == (240, 300, 4)
+    greenish = (diff[..., 1] > 150) & (diff[..., 0] < 100) & (diff[..., 2] < 100)
+    reddish = (diff[..., 0] > 200) & (diff[..., 1] < 80) & (diff[..., 2] < 80)
+    assert (greenish | reddish).sum() > 50  # the change shows
+    # the baseline itself is untouched by a failing compare
+    assert P.decode_png(baseline.read_bytes()).shape == (800, 1000, 4)
+
+
+async def test_a_chromium_that_dies_mid_flow_is_a_clean_error(flows: Path, provider: Any) -> None:
+    path = flows / "dies.yaml"
+    text = "steps:\n  - launch: { chromium: site }\n  - tap: Add to cart\n  - tap: Add to cart\n"
+    path.write_text(text)
+    files = DiskFlowFiles()
+    device = await provider.boot()
+
+    class Killer(DeviceDirectives):
+        async def execute(self, step: Any, dev: Any, ctx: Any) -> Any:
+            if ctx.run.steps and ctx.run.steps[-1].kind == "tap":
+                await provider.stop(dev.id)
+            return await super().execute(step, dev, ctx)
+
+    res = await asyncio.wait_for(
+        run_flow(
+            parse_flow(text),
+            await files.locate(str(path)),
+            "dies",
+            files=files,
+            tools=NoTools(),
+            directives=Killer(scratch_dir=str(flows.parents[2])),
+            device=device,
+            platform="chromium",
+        ),
+        60,
+    )
+    assert [(s.kind, s.status) for s in res.steps] == [("launch", "pass"), ("tap", "pass"), ("tap", "error")]
+    assert res.steps[2].reason and "Traceback" not in res.steps[2].reason
+
+
+def test_cli_run_adopts_then_compares_a_snapshot(cli: Cli, flows: Path) -> None:
+    (flows / "cli-shop.yaml").write_text(
+        "steps:\n  - launch: { chromium: site }\n  - tap: Close\n  - assert: { hidden: Close }\n  - snapshot: home\n"
+    )
+    first = cli.run("flow", "run", "cli-shop", "--update-baselines", timeout=120)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "baseline written (home__chromium-1000x800.png)" in first.stdout
+    assert (flows / "__baselines__" / "cli-shop" / "home__chromium-1000x800.png").is_file()
+    second = cli.run("flow", "run", "cli-shop", timeout=120)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "diff 0.00% ≤ 0.5%" in second.stdout
