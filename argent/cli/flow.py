@@ -97,6 +97,14 @@ class _FlowRun:
         self.as_json = as_json
         self.output = output
 
+    def notice(self, text: str) -> None:
+        """A note for the user on stderr (a ``[flow-files]`` line, an upload): a JSON warning object
+        with ``--json``, so stderr stays machine-readable too."""
+        if self.as_json:
+            click.echo(json.dumps({"warning": text}, ensure_ascii=False), err=True)
+        else:
+            click.echo(text, err=True)
+
     def _args(self, target: FlowTarget) -> dict[str, Any]:
         args: dict[str, Any] = {"project_root": str(self.root), **self.options}
         if target.name is not None:
@@ -122,7 +130,7 @@ class _FlowRun:
                 live.line(line)
             live.next_step = int(step.get("index", 0)) + 2
 
-        async with open_client() as client, live:
+        async with open_client(notice=self.notice) as client, live:
             try:
                 result = await client.call("flow-execute", self._args(target), on_progress=progress)
             except ToolCallError as exc:
@@ -154,7 +162,7 @@ class _FlowRun:
         flows: list[dict[str, Any]] = []
         passed = failed = skipped = 0
         stopped = False
-        async with open_client() as client:
+        async with open_client(notice=self.notice) as client:
             for i, target in enumerate(targets, start=1):
                 rel = os.path.relpath(target.path, directory)
                 entry: dict[str, Any] = {"path": target.path}

@@ -13,9 +13,8 @@ Specs are processed in declaration order; for each one:
 4. The target holds a string other than the derived path: an explicit override, keep it.
 5. Build the wrapper for the spec's kind and put it in the target.
 
-Member collection (``collect: "flow"``) is a later addition: it attaches to a spec after its
-wrapper is built (``_build_wrapper``), which is why specs are parsed into ``FileInputWireSpec``
-with their ``collect`` kept.
+Over a link, an input with ``collect`` gets its members after its wrapper is built: the
+``collector`` (``argent.client.flow_members``) adds ``canonical``, ``spelling`` and ``members``.
 """
 
 from __future__ import annotations
@@ -38,6 +37,8 @@ _TEMPLATE_REF = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
 #: Tars and uploads a path; returns ``(upload_id, sha256 hex of the tar.gz)``.
 Uploader = Callable[[str], Awaitable[tuple[str, str]]]
+#: Adds the members of a ``collect`` input to its wrapper in place: ``(spec, wrapper, args)``.
+Collector = Callable[["FileInputWireSpec", dict[str, Any], Mapping[str, Any]], Awaitable[None]]
 
 
 @frozen
@@ -88,12 +89,14 @@ async def prepare_file_inputs(
     *,
     linked: bool,
     uploader: Uploader | None = None,
+    collector: Collector | None = None,
 ) -> Any:
     """``args`` with the file inputs of ``specs`` wrapped for the wire.
 
     ``linked`` sends file contents (over a link the tool-server cannot read the client's disk);
     ``uploader`` delivers ``tar-upload`` inputs over a link. Without specs, or when ``args`` is
     not an object, ``args`` itself is returned; otherwise a shallow copy, never the original.
+    Over a link, ``collector`` adds the members of each input that carries ``collect``.
     """
     if not specs or not isinstance(args, dict):
         return args
@@ -112,8 +115,21 @@ async def prepare_file_inputs(
             continue
         if isinstance(current, str) and current != path:
             continue
-        out[spec.target] = await _build_wrapper(spec, path, linked=linked, uploader=uploader)
+        wrapper = await _build_wrapper(spec, path, linked=linked, uploader=uploader)
+        if linked and collector is not None and spec.collect is not None:
+            await collector(spec, wrapper, args)
+        out[spec.target] = wrapper
     return out
+
+
+def has_members(args: Any) -> bool:
+    """Whether any file-input object of ``args`` carries a ``members`` field (the call is a stream)."""
+    if not isinstance(args, dict):
+        return False
+    return any(
+        isinstance(value, dict) and value.get(FILE_INPUT_MARKER) is True and "members" in value
+        for value in args.values()
+    )
 
 
 async def _build_wrapper(

@@ -16,8 +16,9 @@ import contextlib
 import inspect
 import json
 import os
+import sys
 import tempfile
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote
@@ -25,8 +26,9 @@ from urllib.parse import quote
 import aiohttp
 
 from argent.client.base import ProgressCallback, ToolCallError
-from argent.client.calls import prepare_file_inputs
+from argent.client.calls import FileInputWireSpec, has_members, prepare_file_inputs
 from argent.client.client_files import apply_client_file_directives
+from argent.client.flow_members import UploadRefusedByProxy, attach_members, flow_files_log_enabled
 from argent.link.archive import ArchiveError, build_tar_gz
 
 NDJSON = "application/x-ndjson"
@@ -243,10 +245,14 @@ class ToolServerClient:
             args,
             linked=self.linked,
             uploader=self.upload if self.linked else None,
+            collector=self._collect_members if self.linked else None,
         )
         headers = {"Content-Type": "application/json", **self._auth()}
         if self.linked:
             headers[LINKED_HEADER] = "1"
+        if on_progress is None and has_members(prepared):
+            # A call with members is always a stream, so a proxy never buffers a long run.
+            on_progress = _ignore_progress
         if on_progress is not None:
             headers["Accept"] = NDJSON
             headers["Accept-Encoding"] = "identity"
@@ -328,7 +334,33 @@ class ToolServerClient:
         raise connection_closed_error(name, STREAM_ENDED_DETAIL)
 
     # ------------------------------------------------------------------------------------------
+    # Members of a flow
+
+    def _flow_files_log(self, line: str) -> None:
+        if self._notice is not None:
+            self._notice(line)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    async def _collect_members(
+        self, spec: FileInputWireSpec, wrapper: dict[str, Any], args: Mapping[str, Any]
+    ) -> None:
+        if spec.collect != "flow":
+            return
+        await attach_members(
+            wrapper,
+            args,
+            await self.list_tools(),
+            post=self.post_archive,
+            log=self._flow_files_log if flow_files_log_enabled() else None,
+        )
+
+    # ------------------------------------------------------------------------------------------
     # POST /upload
+
+    async def post_archive(self, archive: bytes, path: str) -> str:
+        """Send one member's gzipped tar to ``POST /upload``; returns the upload id."""
+        return await self._post_upload(archive, path, len(archive))
 
     async def upload(self, path: str) -> tuple[str, str]:
         """Tar ``path`` (a file or a directory) and stream it to ``POST /upload``.
@@ -356,11 +388,13 @@ class ToolServerClient:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tar_path)
 
-    async def _post_upload(self, tar_path: str, path: str, size: int) -> str:
+    async def _post_upload(self, body: str | bytes, path: str, size: int) -> str:
+        """POST a tar file (``body`` a path) or archive bytes to ``/upload``; returns the upload id."""
         headers = {"Content-Type": "application/gzip", **self._auth()}
         try:
-            with open(tar_path, "rb") as handle:
-                async with self._http().post(f"{self.url}/upload", data=handle, headers=headers) as resp:
+            with contextlib.ExitStack() as stack:
+                data = body if isinstance(body, bytes) else stack.enter_context(open(body, "rb"))
+                async with self._http().post(f"{self.url}/upload", data=data, headers=headers) as resp:
                     raw = await resp.read()
                     status, reason = resp.status, resp.reason or ""
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
@@ -375,8 +409,12 @@ class ToolServerClient:
         body = _json_or_none(raw)
         error = _error_text(body)
         if status == 413 and error is None:
-            raise ToolCallError(
-                UPLOAD_TOO_LARGE.format(url=self.url, reason=reason, size=size, path=path), status=413
+            raise UploadRefusedByProxy(
+                UPLOAD_TOO_LARGE.format(url=self.url, reason=reason, size=size, path=path),
+                url=self.url,
+                reason=reason,
+                size=size,
+                path=path,
             )
         if not 200 <= status < 300:
             message = UPLOAD_FAILED.format(url=self.url, status=status, reason=reason)
@@ -394,6 +432,10 @@ class ToolServerClient:
                 error_kind=ERROR_KIND_TRANSPORT,
             )
         return upload_id
+
+
+def _ignore_progress(step: dict[str, Any]) -> None:
+    return None
 
 
 async def _ndjson_lines(name: str, resp: aiohttp.ClientResponse) -> AsyncGenerator[bytes, None]:

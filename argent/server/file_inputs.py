@@ -9,8 +9,6 @@ which the route runs when the response closes; a failure midway removes it at on
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import os
 import re
 import shutil
@@ -21,7 +19,9 @@ from typing import Any
 from attrs import define, field
 
 from argent.errors import FileInputError
-from argent.limits import MAX_FILE_BYTES
+from argent.link.member_files import MemberFlowFiles
+from argent.server.inline import decode_content
+from argent.server.member_inputs import discard_member_uploads, linked_flow_files
 from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
 from argent.tools.registry import FileInputSpec, ResolvedFileInput, ToolSpec
 
@@ -33,6 +33,8 @@ class ResolvedInputs:
     args: dict[str, Any]
     metadata: dict[str, ResolvedFileInput] = field(factory=dict)
     temp_dirs: list[str] = field(factory=list)
+    #: Flow inputs that came over a link, run from the members of the call.
+    flow_files: dict[str, MemberFlowFiles] = field(factory=dict)
 
     async def cleanup(self) -> None:
         dirs, self.temp_dirs = self.temp_dirs, []
@@ -75,13 +77,23 @@ async def _resolve_one(
         return
     assert isinstance(wire, dict)
     if spec.unwrap_when_set and spec.unwrap_when_set in out.args:
+        discard_member_uploads(wire, uploads)
         out.args[spec.target] = wire["path"]
         return
     if spec.skip_when_set and spec.skip_when_set in out.args:
+        discard_member_uploads(wire, uploads)
         del out.args[spec.target]
         return
     path: str = wire["path"]
     present, verified = await asyncio.to_thread(_probe, spec.kind, wire)
+    if spec.collect == "flow" and spec.kind == "file":
+        files = await linked_flow_files(wire, present, uploads=uploads, tmp_dir=tmp_dir)
+        if files is not None:
+            # Over a link the run reads the members, never this host's copy of the client's path.
+            out.args[spec.target] = path
+            out.metadata[spec.target] = ResolvedFileInput(path, present, via_upload=True)
+            out.flow_files[spec.target] = files
+            return
     if spec.kind == "probe":
         out.args[spec.target] = path
         out.metadata[spec.target] = ResolvedFileInput(path, present)
@@ -158,24 +170,7 @@ async def _materialize(wire: dict[str, Any], out: ResolvedInputs, tmp_dir: str) 
             "Either the file does not exist, or it changed since it was referenced — re-create it (or re-run "
             "the producing tool) and try again."
         )
-    if len(content) > (MAX_FILE_BYTES * 4) // 3 + 4:
-        raise FileInputError(
-            f'Uploaded file "{path}" is over {MAX_FILE_BYTES} bytes — exceeds the file-input limit.'
-        )
-    try:
-        data = base64.b64decode(content, validate=True)
-    except (binascii.Error, ValueError):
-        raise FileInputError(f'Uploaded content for "{path}" is not valid base64.') from None
-    if len(data) > MAX_FILE_BYTES:
-        raise FileInputError(
-            f'Uploaded file "{path}" is {len(data)} bytes — exceeds the {MAX_FILE_BYTES}-byte file-input limit.'
-        )
-    size = wire.get("size")
-    if isinstance(size, int) and size != len(data):
-        raise FileInputError(
-            f'Uploaded content for "{path}" is {len(data)} bytes but the client recorded {size} — refusing a '
-            "truncated or corrupted upload."
-        )
+    data = decode_content(path, content, wire.get("size"))
     directory = await asyncio.to_thread(_mkdtemp, tmp_dir, "argent-file-input-")
     out.temp_dirs.append(directory)
     name = _UNSAFE_NAME.sub("_", os.path.basename(path))

@@ -98,12 +98,14 @@ async def call_tool(request: web.Request) -> web.StreamResponse:
             args = registry.parse_args(name, resolved.args)
         except InvalidToolInputError as exc:
             return web.json_response({"error": exc.message}, status=400)
-        return await _invoke(request, spec, args, resolved.metadata)
+        return await _invoke(request, spec, args, resolved.metadata, resolved.flow_files)
     finally:
         await resolved.cleanup()
 
 
-async def _invoke(request: web.Request, spec: Any, args: Any, metadata: dict[str, Any]) -> web.StreamResponse:
+async def _invoke(
+    request: web.Request, spec: Any, args: Any, metadata: dict[str, Any], flow_files: dict[str, Any]
+) -> web.StreamResponse:
     registry = request.app[REGISTRY]
     abort = asyncio.Event()
     stream = NdjsonStream(request) if wants_stream(request) else None
@@ -119,6 +121,7 @@ async def _invoke(request: web.Request, spec: Any, args: Any, metadata: dict[str
         emit_progress=emit if stream is not None else None,
         file_inputs=metadata,
         linked=request.headers.get("x-argent-linked") == "1",
+        flow_files=flow_files,
     )
     if stream is not None:
         await stream.open()

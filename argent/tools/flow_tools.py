@@ -7,9 +7,19 @@ from typing import Any, Literal
 from attrs import frozen
 
 from argent.errors import FlowError
+from argent.link.member_files import MemberFlowFiles
+from argent.runner.check import check_linked_flow
 from argent.runner.directives import DeviceDirectives
-from argent.runner.execute import FlowRequest, check_project_root, execute_flow, read_prerequisite
+from argent.runner.execute import (
+    FlowRequest,
+    check_project_root,
+    execute_flow,
+    load_root_flow,
+    read_prerequisite,
+    resolve_source,
+)
 from argent.runner.files import DiskFlowFiles
+from argent.runner.report import FlowRunResult
 from argent.tools.args import arg
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
 
@@ -29,6 +39,12 @@ FLOW_FILE_INPUT = FileInputSpec(
     kind="file",
     skip_when_set="flow_path",
     collect="flow",
+)
+
+
+NOT_CO_LOCATED = (
+    'Invalid flow_path "{flow_path}": explicit flow paths require a co-located client and tool server with a '
+    "shared filesystem — over a link, name the flow with name and project_root instead."
 )
 
 
@@ -89,10 +105,7 @@ def check_flow_path_boundary(args: FlowExecuteArgs | FlowReadPrerequisiteArgs, c
     check_project_root(args.project_root)
     meta = ctx.file_inputs.get("flow_path")
     if meta is not None and meta.via_upload:
-        raise FlowError(
-            f'Invalid flow_path "{args.flow_path}": explicit flow paths require a co-located client and tool '
-            "server with a shared filesystem — over a link, name the flow with name and project_root instead."
-        )
+        raise FlowError(NOT_CO_LOCATED.format(flow_path=args.flow_path))
     if (
         meta is None
         or not meta.present_on_host
@@ -105,23 +118,56 @@ def check_flow_path_boundary(args: FlowExecuteArgs | FlowReadPrerequisiteArgs, c
         )
 
 
+def linked_flow_files(args: FlowExecuteArgs, ctx: ToolContext) -> MemberFlowFiles | None:
+    """The files of a run whose flow came over a link (the input that names the flow), else None."""
+    target = "flow_path" if args.flow_path is not None and args.name is None else "flow_file"
+    return ctx.flow_files.get(target)
+
+
 def flow_tools(registry: ToolRegistry) -> list[ToolSpec[Any]]:
     """The flow tools, bound to the registry that serves their `tool:` steps."""
     from argent.tools.invoker import RegistryInvoker
+    from argent.tools.member_invoker import MemberToolInvoker
 
     invoker = RegistryInvoker(registry)
 
+    def inputs_of(tool: str) -> list[dict[str, Any]] | None:
+        spec = registry.find(tool)
+        return [s.to_wire() for s in spec.file_inputs] if spec is not None else None
+
     async def run_flow(args: FlowExecuteArgs, ctx: ToolContext) -> Any:
-        check_flow_path_boundary(args, ctx)
-        return await execute_flow(
-            _request(args),
-            files=DiskFlowFiles(),
-            tools=invoker,
+        request = _request(args)
+        linked = linked_flow_files(args, ctx)
+        if linked is None:
+            check_flow_path_boundary(args, ctx)
+            return await execute_flow(
+                request,
+                files=DiskFlowFiles(),
+                tools=invoker,
+                directives=DeviceDirectives(),
+                devices=None,
+                on_progress=ctx.emit_progress,
+                abort=ctx.abort,
+            )
+        if args.flow_path is not None and args.name is None and not linked.sent_members:
+            check_project_root(args.project_root)
+            raise FlowError(NOT_CO_LOCATED.format(flow_path=args.flow_path))
+        # Over a link: the run reads only the files of the call; check them before the first step.
+        ref, _ = await resolve_source(request, linked)
+        await check_linked_flow(await load_root_flow(linked, ref), ref, linked, inputs_of)
+        result = await execute_flow(
+            request,
+            files=linked,
+            tools=MemberToolInvoker(registry, linked),
             directives=DeviceDirectives(),
             devices=None,
             on_progress=ctx.emit_progress,
             abort=ctx.abort,
         )
+        if isinstance(result, FlowRunResult) and linked.written:
+            # The client writes these when the result arrives (its nested runs' baselines included).
+            result.baseline_writes = linked.baseline_writes()
+        return result
 
     async def read_prereq(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> Any:
         check_flow_path_boundary(args, ctx)

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import attrs
 from attrs import field, frozen
 
 from argent.errors import ArgentError, ToolExecutionError, ToolNotFoundError
 from argent.tools.args import json_schema, structure_args, wire_name
+
+if TYPE_CHECKING:
+    from argent.link.member_files import MemberFlowFiles
 
 A = TypeVar("A")
 
@@ -69,6 +72,8 @@ class ToolContext:
     emit_progress: ProgressSink | None = None
     file_inputs: Mapping[str, ResolvedFileInput] = field(factory=dict)
     linked: bool = False
+    #: Flow file inputs (``collect: "flow"``) that came over a link, by target: the run's files.
+    flow_files: Mapping[str, MemberFlowFiles] = field(factory=dict)
 
 
 @frozen

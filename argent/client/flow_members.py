@@ -1,0 +1,174 @@
+"""The members of a flow over a link: collect them, send them, say what was sent.
+
+For a file input with ``"collect": "flow"`` whose flow file the client could read, the client
+adds ``canonical``, ``spelling`` and ``members`` to the file-input object. The members travel
+inline (base64 ``content``) until they are 256 KiB in total; every other member with bytes goes
+to ``POST /upload`` as one gzipped tar of its own (``uploadId`` + ``contentHash``). A member
+that does not fit the budget does not stop smaller ones after it from riding inline.
+
+When a proxy answers an upload with 413 the call is not sent, and the error names the body
+size the proxy must accept on ``POST /upload``. With ``ARGENT_FLOW_FILES_LOG=1`` one line per
+member goes to the log before the call (never the content).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hashlib
+import os
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Literal
+
+from argent.client.base import ToolCallError
+from argent.limits import INLINE_MEMBERS_BUDGET
+from argent.link.archive import build_tar_gz_bytes
+from argent.link.members import CollectedMember, Collection, collect_flow_members
+from argent.link.spelling import spelling_to_wire
+
+FLOW_FILES_LOG_ENV = "ARGENT_FLOW_FILES_LOG"
+LOG_PREFIX = "[flow-files]"
+MEMBER_UPLOAD_REFUSED = (
+    "Upload to {url}/upload failed: 413 {reason} — a proxy in front of the tool-server refused the "
+    "{size}-byte archive of {path}. The proxy must accept request bodies of at least {needed} bytes on "
+    "POST /upload (for example client_max_body_size in nginx) to send the files of this flow. "
+    "The call was not sent."
+)
+
+Transfer = Literal["inline", "upload"]
+#: Posts one archive to ``POST /upload`` for the member at ``path``; returns the upload id.
+ArchivePoster = Callable[[bytes, str], Awaitable[str]]
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+class UploadRefusedByProxy(ToolCallError):
+    """A 413 on ``POST /upload`` that no tool-server wrote (a proxy's body limit)."""
+
+    def __init__(self, message: str, *, url: str, reason: str, size: int, path: str) -> None:
+        super().__init__(message, status=413)
+        self.url = url
+        self.reason = reason
+        self.size = size
+        self.path = path
+
+
+def flow_files_log_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    return env.get(FLOW_FILES_LOG_ENV) == "1"
+
+
+def archive_name(path: str) -> str:
+    """The single entry of a member's archive: its basename, in safe characters."""
+    name = _UNSAFE_NAME.sub("_", path.rsplit("/", 1)[-1])
+    return "member" if name in ("", ".", "..") else name
+
+
+def plan_transfer(members: Iterable[CollectedMember]) -> list[tuple[CollectedMember, Transfer | None]]:
+    """Inline while the inline bytes stay within 256 KiB in total, else upload; None: no bytes."""
+    used = 0
+    plan: list[tuple[CollectedMember, Transfer | None]] = []
+    for member in members:
+        if member.data is None:
+            plan.append((member, None))
+            continue
+        size = len(member.data)
+        if used + size <= INLINE_MEMBERS_BUDGET:
+            used += size
+            plan.append((member, "inline"))
+        else:
+            plan.append((member, "upload"))
+    return plan
+
+
+def log_line(member: CollectedMember, how: Transfer | None) -> str:
+    """``[flow-files] <role> <canonical or key>: inline <n> | upload <n> | missing | refused (...) | listed``."""
+    head = f"{LOG_PREFIX} {member.role} {member.label}"
+    if how is not None and member.data is not None:
+        return f"{head}: {how} {len(member.data)}"
+    if member.state == "refused":
+        return f"{head}: refused ({member.error or 'no reason given'})"
+    return f"{head}: {member.state or 'missing'}"
+
+
+def written_line(path: str) -> str:
+    return f"{LOG_PREFIX} baseline {path}: written"
+
+
+def member_wire(
+    member: CollectedMember, how: Transfer | None, upload: tuple[str, str] | None
+) -> dict[str, Any]:
+    out = member.wire_head()
+    if how == "inline" and member.data is not None:
+        out["content"] = base64.b64encode(member.data).decode("ascii")
+    elif how == "upload" and upload is not None:
+        out["uploadId"], out["contentHash"] = upload
+    out.update(member.wire_tail())
+    return out
+
+
+def _archives(plan: list[tuple[CollectedMember, Transfer | None]]) -> dict[int, bytes]:
+    out: dict[int, bytes] = {}
+    for index, (member, how) in enumerate(plan):
+        if how == "upload" and member.data is not None:
+            mtime = None if member.mtime_ms is None else member.mtime_ms / 1000
+            out[index] = build_tar_gz_bytes(archive_name(member.path), member.data, mtime=mtime)
+    return out
+
+
+async def send_members(
+    collection: Collection,
+    *,
+    post: ArchivePoster,
+    log: Callable[[str], None] | None,
+) -> list[dict[str, Any]]:
+    """Upload what does not ride inline, log each member, and return the wire members."""
+    plan = plan_transfer(collection.members)
+    if log is not None:
+        for member, how in plan:
+            log(log_line(member, how))
+    archives = await asyncio.to_thread(_archives, plan) if any(how == "upload" for _, how in plan) else {}
+    needed = max((len(archive) for archive in archives.values()), default=0)
+    uploads: dict[int, tuple[str, str]] = {}
+    for index, archive in archives.items():
+        member = plan[index][0]
+        try:
+            upload_id = await post(archive, member.path)
+        except UploadRefusedByProxy as exc:
+            raise ToolCallError(
+                MEMBER_UPLOAD_REFUSED.format(
+                    url=exc.url, reason=exc.reason, size=exc.size, path=exc.path, needed=needed
+                ),
+                status=413,
+            ) from exc
+        uploads[index] = (upload_id, hashlib.sha256(archive).hexdigest())
+    return [member_wire(member, how, uploads.get(index)) for index, (member, how) in enumerate(plan)]
+
+
+async def attach_members(
+    wire: dict[str, Any],
+    args: Mapping[str, Any],
+    listing: Iterable[Mapping[str, Any]],
+    *,
+    post: ArchivePoster,
+    log: Callable[[str], None] | None,
+) -> None:
+    """Add ``canonical``, ``spelling`` and ``members`` to the flow file-input ``wire`` in place.
+
+    Nothing is added when the client could not read the flow file (no ``content``).
+    """
+    content = wire.get("content")
+    path = wire.get("path")
+    if not isinstance(content, str) or not isinstance(path, str):
+        return
+    try:
+        data = base64.b64decode(content, validate=True)
+    except (binascii.Error, ValueError):
+        return
+    collection = await asyncio.to_thread(collect_flow_members, path, data, args, list(listing))
+    members = await send_members(collection, post=post, log=log)
+    wire["canonical"] = collection.canonical
+    wire["spelling"] = spelling_to_wire(collection.spelling)
+    wire["members"] = members

@@ -1,0 +1,390 @@
+"""Client collection: the files a flow run needs, gathered before a call over a link.
+
+Starting from the flow file of the call, the client walks:
+
+- the `run:` targets of every step (`when:` blocks included), each resolved beside the real
+  file that names it, each (directory, target) pair once, to 20 levels (the root is level 1);
+- the nested flows of `tool: flow-execute` steps that name their flow with ``name`` and an
+  absolute ``project_root`` without ``..`` (directory ``<project_root>/.argent/flows``, target
+  ``<name>.yaml``), one level each, never a ``flow_path``;
+- the file arguments of `tool:` steps (``GET /tools`` says which inputs they are), each path once;
+- last, the snapshot baselines of each run (the root run and every nested run).
+
+The walk is breadth first, so a file reached at several depths is expanded at the shallowest.
+Nothing here talks to the network: ``collect_flow_members`` returns values that the transfer
+step turns into wire members. Everything blocks; async callers run it in a thread.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from attrs import define, field, frozen
+
+from argent.flows.model import Flow, RunStep, SnapshotStep, ToolStep, walk_steps
+from argent.flows.names import baseline_key
+from argent.limits import MAX_RUN_DEPTH
+from argent.link.policy import ClientFile, ClientPolicy, canonical_path, read_client_file
+from argent.link.spelling import Spelling, spelling_of, spelling_to_wire
+from argent.runner.link_rules import FLOW_EXECUTE, classify_file_inputs, followable_nested_flow
+
+MemberRole = Literal["flow", "baseline", "tool"]
+MemberState = Literal["missing", "refused", "listed"]
+
+BASELINES_DIR = "__baselines__"
+CHROMIUM_DEVICE_PREFIX = "chromium-cdp-"
+DANGLING_IN_UPDATE_RUN = "{path} is a link to nothing — the client writes no baseline through it"
+
+
+@frozen
+class CollectedMember:
+    """One member before transfer: its identity, and its bytes or its state."""
+
+    role: MemberRole
+    key: str
+    path: str
+    canonical: str | None = None
+    spelling: Spelling | None = None
+    data: bytes | None = field(default=None, repr=False)
+    size: int | None = None
+    mtime_ms: float | None = None
+    state: MemberState | None = None
+    error: str | None = None
+
+    @property
+    def label(self) -> str:
+        """What the flow-files log calls the member: a flow by its canonical path, others by key."""
+        if self.role == "flow" and self.canonical is not None:
+            return self.canonical
+        return self.key
+
+    def wire_head(self) -> dict[str, Any]:
+        """The wire fields before the bytes (``content`` / ``uploadId`` are the transfer's)."""
+        out: dict[str, Any] = {"role": self.role, "key": self.key, "path": self.path}
+        if self.canonical is not None:
+            out["canonical"] = self.canonical
+        if self.spelling is not None:
+            out["spelling"] = spelling_to_wire(self.spelling)
+        if self.size is not None and self.state is None:
+            out["size"] = self.size
+        if self.mtime_ms is not None and self.state is None:
+            out["mtimeMs"] = self.mtime_ms
+        return out
+
+    def wire_tail(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.state is not None:
+            out["state"] = self.state
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@frozen
+class Collection:
+    """The flow file's ``canonical`` and ``spelling`` and the members of the run, in order."""
+
+    canonical: str
+    spelling: Spelling
+    members: tuple[CollectedMember, ...]
+
+
+@frozen
+class BaselineScope:
+    """Which baselines a call needs: does it update them, and the platform filter of the call."""
+
+    update: bool = False
+    platform: str | None = None
+
+    @classmethod
+    def of_call(cls, args: Mapping[str, Any]) -> BaselineScope:
+        device = args.get("device")
+        platform = args.get("platform")
+        chosen: str | None = None
+        if isinstance(device, str) and device.startswith(CHROMIUM_DEVICE_PREFIX):
+            chosen = "chromium"
+        elif isinstance(platform, str) and platform:
+            chosen = platform
+        return cls(update=args.get("updateBaselines") is True, platform=chosen)
+
+
+def _member_from_file(
+    role: MemberRole,
+    key: str,
+    path: str,
+    found: ClientFile,
+    *,
+    canonical: str | None = None,
+    spelling: Spelling | None = None,
+) -> CollectedMember:
+    return CollectedMember(
+        role=role,
+        key=key,
+        path=path,
+        canonical=canonical,
+        spelling=spelling,
+        data=found.data,
+        size=found.size,
+        mtime_ms=found.mtime_ms,
+        state=found.state,
+        error=found.error,
+    )
+
+
+def _parse(data: bytes | None) -> Flow | None:
+    if data is None:
+        return None
+    from argent.errors import FlowError
+    from argent.flows.parse import parse_flow
+
+    try:
+        return parse_flow(data.decode("utf-8"))
+    except (UnicodeDecodeError, FlowError, RecursionError, ValueError):
+        return None
+
+
+@frozen
+class _Node:
+    canonical: str
+    flow: Flow
+    level: int
+
+
+@define
+class _Edges:
+    """What one flow file reaches: its fragments, and its nested flows with their steps' args."""
+
+    fragments: list[str] = field(factory=list)
+    nested: list[tuple[str, str, Any]] = field(factory=list)  # (canonical, name, updateBaselines)
+
+
+@define
+class _Walk:
+    policy: ClientPolicy
+    inputs: Mapping[str, Sequence[Mapping[str, Any]]]
+    members: list[CollectedMember] = field(factory=list)
+    pairs: dict[tuple[str, str], str | None] = field(factory=dict)
+    tool_paths: set[str] = field(factory=set)
+    flows: dict[str, Flow | None] = field(factory=dict)
+    graph: dict[str, _Edges] = field(factory=dict)
+    queue: deque[_Node] = field(factory=deque)
+
+    def run(self, root: _Node) -> None:
+        self.flows[root.canonical] = root.flow
+        self.queue.append(root)
+        while self.queue:
+            node = self.queue.popleft()
+            if node.canonical in self.graph:
+                continue
+            edges = self.graph[node.canonical] = _Edges()
+            directory = os.path.dirname(node.canonical)
+            for step in walk_steps(node.flow.steps):
+                if isinstance(step, RunStep):
+                    reached = self.flow_member(directory, step.target, node.level + 1)
+                    if reached is not None:
+                        edges.fragments.append(reached)
+                elif isinstance(step, ToolStep):
+                    self.tool_step(step, node, edges)
+
+    def tool_step(self, step: ToolStep, node: _Node, edges: _Edges) -> None:
+        tool = step.tool if isinstance(step.tool, str) else str(step.tool)
+        if tool == FLOW_EXECUTE:
+            ref = followable_nested_flow(step.args)
+            if ref is None:
+                return
+            reached = self.flow_member(ref.directory, ref.target, node.level + 1)
+            if reached is not None:
+                update = step.args.get("updateBaselines") if isinstance(step.args, Mapping) else None
+                edges.nested.append((reached, ref.name, update))
+            return
+        files, _ = classify_file_inputs(self.inputs.get(tool), step.args)
+        for argument in files:
+            self.tool_member(argument.path)
+
+    def flow_member(self, directory: str, target: str, level: int) -> str | None:
+        """Collect the member of one (directory, target) pair; the canonical path of a flow that
+        parsed (to walk), else None."""
+        pair = (directory, target)
+        if pair in self.pairs:
+            return self.pairs[pair]
+        if level > MAX_RUN_DEPTH:
+            return None
+        path = f"{directory}/{target}"
+        canonical = canonical_path(path)
+        spelled_dir, base = os.path.split(path)
+        spelling = spelling_of(spelled_dir, base)
+        found = read_client_file(self.policy, canonical, target=target, kind="yaml")
+        self.members.append(
+            _member_from_file(
+                "flow", f"{directory}\0{target}", path, found, canonical=canonical, spelling=spelling
+            )
+        )
+        if canonical not in self.flows:
+            self.flows[canonical] = _parse(found.data)
+        flow = self.flows[canonical]
+        reached = canonical if flow is not None else None
+        self.pairs[pair] = reached
+        if flow is not None and found.data is not None:
+            self.queue.append(_Node(canonical, flow, level))
+        return reached
+
+    def tool_member(self, path: str) -> None:
+        if path in self.tool_paths:
+            return
+        self.tool_paths.add(path)
+        found = read_client_file(self.policy, canonical_path(path), target=path, kind="tool")
+        self.members.append(_member_from_file("tool", path, path, found))
+
+
+# --------------------------------------------------------------------------------------------
+# Baselines
+
+
+@frozen
+class _Run:
+    canonical: str
+    written_name: str
+    update: bool
+
+
+def _run_files(walk: _Walk, root: str) -> list[str]:
+    """The run's root and the fragments its `run:` chains reach (nested flows are runs of their own)."""
+    seen = [root]
+    queue = deque([root])
+    while queue:
+        current = queue.popleft()
+        edges = walk.graph.get(current)
+        if edges is None:
+            continue
+        for fragment in edges.fragments:
+            if fragment not in seen:
+                seen.append(fragment)
+                queue.append(fragment)
+    return seen
+
+
+def _snapshot_names(walk: _Walk, files: Iterable[str]) -> list[str]:
+    names: list[str] = []
+    for canonical in files:
+        flow = walk.flows.get(canonical)
+        if flow is None:
+            continue
+        for step in walk_steps(flow.steps):
+            if isinstance(step, SnapshotStep) and step.name not in names:
+                names.append(step.name)
+    return names
+
+
+def _runs(walk: _Walk, root: _Run) -> list[tuple[_Run, list[str]]]:
+    """Each run of the call with the snapshot names of its files, the root run first."""
+    out: list[tuple[_Run, list[str]]] = []
+    seen: set[_Run] = set()
+    queue = deque([root])
+    while queue:
+        run = queue.popleft()
+        if run in seen:
+            continue
+        seen.add(run)
+        files = _run_files(walk, run.canonical)
+        out.append((run, _snapshot_names(walk, files)))
+        for canonical in files:
+            edges = walk.graph.get(canonical)
+            if edges is None:
+                continue
+            for nested, name, update in edges.nested:
+                queue.append(_Run(nested, name, update if isinstance(update, bool) else run.update))
+    return out
+
+
+def baseline_dir(canonical: str, written_name: str) -> str:
+    """``<dir of canonical>/__baselines__/<key>``: the stem of canonical when it is a valid flow name,
+    else the name as written (the stem of path, or a nested step's ``name``)."""
+    return f"{os.path.dirname(canonical)}/{BASELINES_DIR}/{baseline_key(canonical, written_name)}"
+
+
+def _listing(directory: str) -> list[str]:
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    return sorted(name for name in names if name.lower().endswith(".png"))
+
+
+def _collect_baselines(walk: _Walk, root: _Run, scope: BaselineScope) -> list[CollectedMember]:
+    # directory -> (files a comparing run reads, whether an updating run uses the directory)
+    wanted: dict[str, tuple[set[str], bool]] = {}
+    for run, names in _runs(walk, root):
+        if not names:
+            continue
+        directory = baseline_dir(run.canonical, run.written_name)
+        if not walk.policy.allows(canonical_path(directory)):
+            continue  # nothing sent for, and nothing written to, a directory outside the roots
+        reads, updates = wanted.get(directory, (set(), False))
+        if run.update:
+            updates = True
+        else:
+            prefixes = tuple(
+                f"{name}__{scope.platform}-" if scope.platform else f"{name}__" for name in names
+            )
+            reads = reads | {file for file in _listing(directory) if file.startswith(prefixes)}
+        wanted[directory] = (reads, updates)
+    members: list[CollectedMember] = []
+    for directory, (reads, updates) in wanted.items():
+        files = _listing(directory) if updates else sorted(reads)
+        for file in files:
+            path = f"{directory}/{file}"
+            if path in walk.tool_paths:
+                continue  # the tool file member stands for the baseline too
+            compare = file in reads
+            found = read_client_file(walk.policy, canonical_path(path), target=path, kind="png", read=compare)
+            if found.state == "missing" and found.dangling and updates:
+                found = ClientFile(state="refused", error=DANGLING_IN_UPDATE_RUN.format(path=path))
+            if found.state is None and not compare:
+                members.append(CollectedMember(role="baseline", key=path, path=path, state="listed"))
+                continue
+            members.append(_member_from_file("baseline", path, path, found))
+    return members
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def tool_inputs(listing: Iterable[Mapping[str, Any]]) -> dict[str, Sequence[Mapping[str, Any]]]:
+    """``fileInputs`` of each tool of a ``GET /tools`` listing, by tool name."""
+    out: dict[str, Sequence[Mapping[str, Any]]] = {}
+    for entry in listing:
+        name = entry.get("name")
+        specs = entry.get("fileInputs")
+        if isinstance(name, str) and isinstance(specs, list):
+            out[name] = [spec for spec in specs if isinstance(spec, Mapping)]
+    return out
+
+
+def collect_flow_members(
+    path: str,
+    data: bytes,
+    args: Mapping[str, Any],
+    listing: Iterable[Mapping[str, Any]],
+) -> Collection:
+    """The members of a run of the flow file at ``path`` whose bytes are ``data``."""
+    canonical = canonical_path(path)
+    spelled_dir, base = os.path.split(path)
+    spelling = spelling_of(spelled_dir, base)
+    project_root = args.get("project_root")
+    policy = ClientPolicy.for_call(project_root if isinstance(project_root, str) else None, path, canonical)
+    walk = _Walk(policy=policy, inputs=tool_inputs(listing))
+    flow = _parse(data)
+    if flow is None:
+        return Collection(canonical=canonical, spelling=spelling, members=())
+    walk.run(_Node(canonical, flow, 1))
+    written = _stem(base)
+    scope = BaselineScope.of_call(args)
+    baselines = _collect_baselines(walk, _Run(canonical, written, scope.update), scope)
+    return Collection(canonical=canonical, spelling=spelling, members=(*walk.members, *baselines))
+
+
+def _stem(base: str) -> str:
+    return base[:-5] if base.endswith(".yaml") and len(base) > 5 else base

@@ -1,0 +1,237 @@
+"""The tool-server's member store: the files a call brought, held in memory for one run.
+
+``read_members`` turns the ``members`` of a flow file-input object into a ``MemberStore``
+before the arguments are validated:
+
+- a member with an unknown role, or with a key the store already has, is ignored;
+- a member with bytes (inline ``content`` or an upload) keeps them; the bytes must pass the
+  checks of a file input (32 MiB per file, ``size`` equal to the bytes) and the flow members of
+  the call must stay within 32 MiB in total, else the call fails with 422 — as it does for an
+  upload the tool-server does not have;
+- a member without bytes keeps its ``state`` (``missing``, ``refused``, ``listed``); with no bytes
+  and no state it becomes ``refused``, and so does a flow member whose ``canonical`` or
+  ``spelling`` is not valid.
+
+Uploads are fetched through a callable the server passes in, so this module knows no HTTP.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import posixpath
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Literal
+
+from attrs import define, field, frozen
+
+from argent.errors import FileInputError
+from argent.limits import MAX_FILE_BYTES, MAX_FLOW_MEMBERS_BYTES
+from argent.link.spelling import LISTED, Spelling, spelling_from_wire
+
+Role = Literal["flow", "baseline", "tool"]
+ROLES: frozenset[str] = frozenset({"flow", "baseline", "tool"})
+STATES: frozenset[str] = frozenset({"missing", "refused", "listed"})
+
+MEMBERS_NOT_A_LIST = 'The members of "{path}" must be a list of member objects.'
+MEMBER_NOT_AN_OBJECT = 'Member {index} of "{path}" is not an object with a string role and key.'
+MEMBER_BAD_CONTENT = 'Member content for "{path}" is not valid base64.'
+MEMBER_TOO_LARGE = 'Member "{path}" is {size} bytes — exceeds the {limit}-byte limit on one file.'
+MEMBER_SIZE_MISMATCH = (
+    'Member content for "{path}" is {size} bytes but the client recorded {recorded} — refusing a truncated '
+    "or corrupted upload."
+)
+MEMBER_BOTH = 'Member "{path}" carries both content and an uploadId; send one of them.'
+FLOW_MEMBERS_TOO_LARGE = (
+    "The flow members of this call add up to at least {size} bytes — over the {limit}-byte limit on the "
+    "flow files of one call."
+)
+NO_BYTES_NO_STATE = "the client sent neither the bytes nor a state for {path}"
+INVALID_CANONICAL = "the client sent an invalid canonical path for {path}"
+INVALID_SPELLING = "the client sent an invalid spelling for {path}"
+REFUSED_WITHOUT_REASON = "the client did not send {path}"
+
+#: Fetches an upload for a member: ``(upload_id, content_hash, member_path) -> bytes`` (raises 422).
+UploadFetcher = Callable[[str, Any, str], Awaitable[bytes]]
+
+
+@frozen
+class Member:
+    """One member the call brought: its bytes, or its state (and the client's reason)."""
+
+    role: Role
+    key: str
+    path: str
+    canonical: str | None = None
+    spelling: Spelling = LISTED
+    data: bytes | None = field(default=None, repr=False)
+    state: Literal["missing", "refused", "listed"] | None = None
+    error: str | None = None
+
+
+@define
+class MemberStore:
+    """Members by key: flow members under ``<dir>\\0<target>``, baselines and tool files by path."""
+
+    members: dict[str, Member] = field(factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def __iter__(self) -> Iterator[Member]:
+        return iter(self.members.values())
+
+    def flow(self, key: str) -> Member | None:
+        member = self.members.get(key)
+        return member if member is not None and member.role == "flow" else None
+
+    def file(self, path: str) -> Member | None:
+        """A baseline or tool-file member by its client path."""
+        member = self.members.get(path)
+        return member if member is not None and member.role != "flow" else None
+
+    def add(self, member: Member) -> bool:
+        """Keep ``member`` unless its key is taken; True when it was kept."""
+        if member.key in self.members:
+            return False
+        self.members[member.key] = member
+        return True
+
+
+def valid_canonical(value: Any) -> bool:
+    """An absolute, normalized client path: no ``..``, ``.`` or empty segment, no NUL."""
+    if not isinstance(value, str) or not value.startswith("/") or "\0" in value:
+        return False
+    return posixpath.normpath(value) == value or value == "//"
+
+
+def split_flow_key(key: str) -> tuple[str, str] | None:
+    """``(directory, target)`` of a flow key ``<absolute dir>\\0<target>``; None when malformed."""
+    directory, nul, target = key.partition("\0")
+    if not nul or not target or "\0" in target or not directory.startswith("/"):
+        return None
+    return directory, target
+
+
+def valid_file_key(key: str) -> bool:
+    """A baseline or tool-file key: an absolute client path without NUL."""
+    return key.startswith("/") and "\0" not in key
+
+
+def named_upload_ids(raw: Any) -> list[str]:
+    """Every upload id the members name (each once), whatever else is wrong with them."""
+    ids: list[str] = []
+    if not isinstance(raw, list):
+        return ids
+    for entry in raw:
+        if isinstance(entry, dict):
+            upload_id = entry.get("uploadId")
+            if isinstance(upload_id, str) and upload_id not in ids:
+                ids.append(upload_id)
+    return ids
+
+
+def _decode(content: str, path: str) -> bytes:
+    if len(content) > (MAX_FILE_BYTES * 4) // 3 + 4:
+        size = f"over {MAX_FILE_BYTES}"
+        raise FileInputError(MEMBER_TOO_LARGE.format(path=path, size=size, limit=MAX_FILE_BYTES))
+    try:
+        return base64.b64decode(content, validate=True)
+    except (binascii.Error, ValueError):
+        raise FileInputError(MEMBER_BAD_CONTENT.format(path=path)) from None
+
+
+def _check_bytes(data: bytes, recorded: Any, path: str) -> None:
+    if len(data) > MAX_FILE_BYTES:
+        raise FileInputError(MEMBER_TOO_LARGE.format(path=path, size=len(data), limit=MAX_FILE_BYTES))
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded != len(data):
+        raise FileInputError(MEMBER_SIZE_MISMATCH.format(path=path, size=len(data), recorded=recorded))
+
+
+async def read_members(raw: Any, *, owner: str, fetch_upload: UploadFetcher) -> MemberStore:
+    """The store of a flow file-input's ``members`` (``owner`` is its path, for messages)."""
+    if not isinstance(raw, list):
+        raise FileInputError(MEMBERS_NOT_A_LIST.format(path=owner))
+    store = MemberStore()
+    flow_bytes = 0
+    for index, entry in enumerate(raw):
+        if not isinstance(entry, dict):
+            raise FileInputError(MEMBER_NOT_AN_OBJECT.format(index=index, path=owner))
+        role, key = entry.get("role"), entry.get("key")
+        if not isinstance(role, str) or not isinstance(key, str):
+            raise FileInputError(MEMBER_NOT_AN_OBJECT.format(index=index, path=owner))
+        if role not in ROLES or key in store.members:
+            continue  # unknown roles and repeated keys are ignored
+        if role == "flow":
+            parts = split_flow_key(key)
+            if parts is None:
+                continue  # a key no lookup can produce
+            path = f"{parts[0]}/{parts[1]}"
+        else:
+            if not valid_file_key(key):
+                continue
+            path = key
+        data = await _member_bytes(entry, path, fetch_upload)
+        if role == "flow" and data is not None:
+            flow_bytes += len(data)
+            if flow_bytes > MAX_FLOW_MEMBERS_BYTES:
+                raise FileInputError(
+                    FLOW_MEMBERS_TOO_LARGE.format(size=flow_bytes, limit=MAX_FLOW_MEMBERS_BYTES)
+                )
+        store.add(_member(role, key, path, entry, data))  # type: ignore[arg-type]
+    return store
+
+
+async def _member_bytes(entry: dict[str, Any], path: str, fetch_upload: UploadFetcher) -> bytes | None:
+    content = entry.get("content")
+    upload_id = entry.get("uploadId")
+    if isinstance(content, str) and isinstance(upload_id, str):
+        raise FileInputError(MEMBER_BOTH.format(path=path))
+    data: bytes | None = None
+    if isinstance(content, str):
+        data = _decode(content, path)
+    elif isinstance(upload_id, str):
+        data = await fetch_upload(upload_id, entry.get("contentHash"), path)
+    if data is not None:
+        _check_bytes(data, entry.get("size"), path)
+    return data
+
+
+def _member(role: Role, key: str, path: str, entry: dict[str, Any], data: bytes | None) -> Member:
+    state = entry.get("state")
+    error = entry.get("error")
+    reason = error if isinstance(error, str) and error else None
+    canonical: str | None = None
+    spelling: Spelling = LISTED
+    invalid: str | None = None
+    if role == "flow":
+        raw_canonical = entry.get("canonical")
+        parsed = spelling_from_wire(entry.get("spelling"))
+        if not valid_canonical(raw_canonical):
+            invalid = INVALID_CANONICAL.format(path=path)
+        elif parsed is None:
+            invalid = INVALID_SPELLING.format(path=path)
+        else:
+            canonical, spelling = raw_canonical, parsed
+        if canonical is None:
+            canonical = posixpath.normpath(path)
+    if invalid is not None:
+        return Member(role, key, path, canonical, spelling, None, "refused", invalid)
+    if data is not None:
+        return Member(role, key, path, canonical, spelling, data)
+    if state not in STATES or (state == "listed" and role != "baseline"):
+        return Member(
+            role, key, path, canonical, spelling, None, "refused", NO_BYTES_NO_STATE.format(path=path)
+        )
+    if state == "refused":
+        return Member(
+            role,
+            key,
+            path,
+            canonical,
+            spelling,
+            None,
+            "refused",
+            reason or REFUSED_WITHOUT_REASON.format(path=path),
+        )
+    return Member(role, key, path, canonical, spelling, None, state)

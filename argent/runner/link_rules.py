@@ -1,0 +1,183 @@
+"""What a flow may use when it runs over a link: file arguments, nested flows, recording tools.
+
+Over a link the tool-server has only the files the client sends with the call. The client
+and the tool-server must agree on which `tool:` arguments are files to send (a *file
+argument*) and which nested `tool: flow-execute` steps name a flow the client can send. Both
+sides use the functions here: the client to collect members, the runner's preflight to refuse
+what a replay over a link cannot do.
+
+File-input specs are read in their wire form (the ``fileInputs`` entries of ``GET /tools``),
+so the client can apply the rules to a listing and the tool-server to its own registry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from attrs import frozen
+
+from argent.flows.names import is_safe_flow_name
+
+#: The extensions (any case) of a file argument.
+FILE_ARGUMENT_EXTENSIONS: tuple[str, ...] = (".png", ".yaml")
+#: The tools that record a flow; a replay over a link rejects a `tool:` step that calls one.
+RECORDING_TOOLS = frozenset(
+    {
+        "flow-start-recording",
+        "flow-add-step",
+        "flow-add-echo",
+        "flow-add-script",
+        "flow-finish-recording",
+    }
+)
+FLOW_EXECUTE = "flow-execute"
+
+_TEMPLATE_REF = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
+_SEGMENTS = re.compile(r"[\\/]+")
+
+#: What a non-file-argument input of each kind takes, in the preflight's words.
+_KIND_WORDS = {"directory": "a directory", "tar-upload": "an app", "probe": "an output directory"}
+
+
+@frozen
+class FileArgument:
+    """An argument whose value is a file the client sends: an absolute ``.png``/``.yaml`` path."""
+
+    name: str
+    path: str
+
+
+@frozen
+class OtherFileInput:
+    """A file input of a `tool:` step that is not a file argument, and why."""
+
+    name: str
+    why: str
+
+
+def template_refs(template: str) -> list[str]:
+    return _TEMPLATE_REF.findall(template)
+
+
+def _applies(spec: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
+    """Whether the spec's template yields a path for ``args`` (every reference a non-empty string)."""
+    template = spec.get("path")
+    if not isinstance(template, str):
+        return False
+    for ref in template_refs(template):
+        value = args.get(ref)
+        if not isinstance(value, str) or value == "":
+            return False
+    unwrap = spec.get("unwrapWhenSet")
+    if isinstance(unwrap, str) and unwrap in args:
+        return False
+    skip = spec.get("skipWhenSet")
+    return not (isinstance(skip, str) and skip in args)
+
+
+def is_posix_absolute(path: str) -> bool:
+    return path.startswith("/")
+
+
+def has_dotdot(path: str) -> bool:
+    return ".." in _SEGMENTS.split(path)
+
+
+def has_file_argument_extension(path: str) -> bool:
+    return path.lower().endswith(FILE_ARGUMENT_EXTENSIONS)
+
+
+def classify_file_inputs(
+    specs: Sequence[Mapping[str, Any]] | None, args: Any
+) -> tuple[list[FileArgument], list[OtherFileInput]]:
+    """The file arguments of one `tool:` step and its other file inputs.
+
+    A file argument is a ``file`` input whose path template is only that argument
+    (``${<target>}``), with an absolute value ending in ``.png`` or ``.yaml`` in any case.
+    An input that does not apply to ``args`` (a reference unset, or its ``unwrapWhenSet`` /
+    ``skipWhenSet`` parameter set) is neither.
+    """
+    files: list[FileArgument] = []
+    others: list[OtherFileInput] = []
+    if not specs or not isinstance(args, Mapping):
+        return files, others
+    for spec in specs:
+        target = spec.get("target")
+        template = spec.get("path")
+        kind = spec.get("kind")
+        if not isinstance(target, str) or not isinstance(template, str) or not _applies(spec, args):
+            continue
+        refs = template_refs(template)
+        if kind != "file":
+            words = _KIND_WORDS.get(kind if isinstance(kind, str) else "", f"a {kind} input")
+            others.append(OtherFileInput(target, f"{target} takes {words}"))
+            continue
+        if len(refs) > 1:
+            names = ", ".join(dict.fromkeys(refs))
+            others.append(OtherFileInput(target, f"{target} is a path the tool builds from {names}"))
+            continue
+        if template != f"${{{target}}}":
+            others.append(OtherFileInput(target, f"{target} is a path the tool builds from {template}"))
+            continue
+        value = args[target]
+        if not is_posix_absolute(value):
+            others.append(OtherFileInput(target, f'{target} is a relative path ("{value}")'))
+            continue
+        if not has_file_argument_extension(value):
+            others.append(
+                OtherFileInput(target, f'{target} is a file that does not end in .png or .yaml ("{value}")')
+            )
+            continue
+        files.append(FileArgument(target, value))
+    return files, others
+
+
+@frozen
+class NestedFlowRef:
+    """A nested `tool: flow-execute` step that names its flow the way a link can send it."""
+
+    project_root: str
+    name: str
+
+    @property
+    def directory(self) -> str:
+        return f"{self.project_root}/.argent/flows"
+
+    @property
+    def target(self) -> str:
+        return f"{self.name}.yaml"
+
+    @property
+    def key(self) -> str:
+        return f"{self.directory}\0{self.target}"
+
+    @property
+    def path(self) -> str:
+        return f"{self.directory}/{self.target}"
+
+
+def nested_flow_ref(args: Any) -> NestedFlowRef | None:
+    """The flow a `tool: flow-execute` step names with ``name`` and an absolute ``project_root``
+    without a ``..`` segment; None for any other step (``flow_path``, a relative root, ...)."""
+    if not isinstance(args, Mapping):
+        return None
+    name = args.get("name")
+    root = args.get("project_root")
+    if args.get("flow_path") is not None:
+        return None
+    if not isinstance(name, str) or not isinstance(root, str):
+        return None
+    if not is_posix_absolute(root) or has_dotdot(root):
+        return None
+    return NestedFlowRef(project_root=root, name=name)
+
+
+def followable_nested_flow(args: Any) -> NestedFlowRef | None:
+    """A nested flow the client sends: as ``nested_flow_ref``, with a valid flow name (an invalid
+    one makes the step report ``Invalid flow name`` before any file is needed)."""
+    ref = nested_flow_ref(args)
+    if ref is None or not is_safe_flow_name(ref.name) or "\0" in ref.project_root:
+        return None
+    return ref

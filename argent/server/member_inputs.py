@@ -1,0 +1,119 @@
+"""A flow file input that came over a link: its bytes and members become the run's files.
+
+For an input with ``"collect": "flow"`` the tool-server builds ``MemberFlowFiles`` instead of a
+path on its own disk when the wrapper carries ``members`` (a client that sends members — also
+when the path exists on this host: the members win), or carries the flow's ``content`` for a
+path this host does not have (an older client that sends only the flow file).
+
+Every upload the members name is taken out of the upload store before any member is read, and
+its tar is deleted whatever happens: an upload id is good for one call only, and a failed call
+leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from typing import Any
+
+from argent.errors import FileInputError
+from argent.limits import MAX_FILE_BYTES
+from argent.link.member_files import MemberFlowFiles
+from argent.link.spelling import LISTED, spelling_from_wire
+from argent.link.store import MemberStore, named_upload_ids, read_members, valid_canonical
+from argent.server.inline import decode_content
+from argent.server.uploads import Upload, UploadStore, extract_upload, upload_not_found_message
+
+MEMBERS_WITHOUT_CONTENT = (
+    'The file input "{path}" carries members but not the flow file\'s content; the client sends members '
+    "only with the flow file."
+)
+INVALID_ROOT_CANONICAL = 'The file input "{path}" carries an invalid canonical path.'
+INVALID_ROOT_SPELLING = 'The file input "{path}" carries an invalid spelling.'
+UPLOAD_NOT_A_FILE = 'The upload for member "{path}" does not hold one regular file of at most {limit} bytes.'
+
+
+def _remove_tar(upload: Upload) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(upload.tar_path)
+
+
+def discard_member_uploads(wire: dict[str, Any], uploads: UploadStore) -> None:
+    """Delete the uploads that the members of a wrapper name (a wrapper the call does not use)."""
+    for upload_id in named_upload_ids(wire.get("members")):
+        upload = uploads.take(upload_id)
+        if upload is not None:
+            _remove_tar(upload)
+
+
+def _read_extracted(path: str, member_path: str) -> bytes:
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+            raise FileInputError(UPLOAD_NOT_A_FILE.format(path=member_path, limit=MAX_FILE_BYTES))
+        with open(path, "rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)
+    finally:
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
+class _TakenUploads:
+    """The uploads a call names, taken from the store up front; each may be used once."""
+
+    def __init__(self, ids: list[str], uploads: UploadStore, tmp_dir: str) -> None:
+        self.tmp_dir = tmp_dir
+        self.taken: dict[str, Upload | None] = {upload_id: uploads.take(upload_id) for upload_id in ids}
+
+    async def fetch(self, upload_id: str, content_hash: Any, member_path: str) -> bytes:
+        upload = self.taken.pop(upload_id, None)
+        if upload is None:
+            raise FileInputError(upload_not_found_message(upload_id))
+        dest = await asyncio.to_thread(tempfile.mkdtemp, "", "argent-member-", self.tmp_dir)
+        try:
+            extracted = await extract_upload(
+                upload, content_hash if isinstance(content_hash, str) else None, member_path, dest
+            )
+            return await asyncio.to_thread(_read_extracted, extracted, member_path)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, dest, True)
+
+    def discard_rest(self) -> None:
+        for upload in self.taken.values():
+            if upload is not None:
+                _remove_tar(upload)
+        self.taken.clear()
+
+
+async def linked_flow_files(
+    wire: dict[str, Any], present: bool, *, uploads: UploadStore, tmp_dir: str
+) -> MemberFlowFiles | None:
+    """The run's files for a flow input over a link; None when the input resolves on this host."""
+    path: str = wire["path"]
+    content = wire.get("content")
+    has_members = "members" in wire
+    if not has_members and (
+        present or not isinstance(content, str) or not valid_canonical(os.path.normpath(path))
+    ):
+        return None
+    taken = _TakenUploads(named_upload_ids(wire.get("members")), uploads, tmp_dir)
+    try:
+        if not isinstance(content, str):
+            raise FileInputError(MEMBERS_WITHOUT_CONTENT.format(path=path))
+        data = decode_content(path, content, wire.get("size"))
+        canonical = wire.get("canonical") if has_members else os.path.normpath(path)
+        if not valid_canonical(canonical):
+            raise FileInputError(INVALID_ROOT_CANONICAL.format(path=path))
+        spelling = spelling_from_wire(wire["spelling"]) if "spelling" in wire else LISTED
+        if spelling is None:
+            raise FileInputError(INVALID_ROOT_SPELLING.format(path=path))
+        store: MemberStore | None = None
+        if has_members:
+            store = await read_members(wire["members"], owner=path, fetch_upload=taken.fetch)
+    finally:
+        taken.discard_rest()
+    assert isinstance(canonical, str)
+    return MemberFlowFiles.for_root(path, canonical, spelling, data, store)
