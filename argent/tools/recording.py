@@ -7,9 +7,11 @@ that reports an unmet condition still counts as run). A step that is refused —
 written, the recording is gone, a link could not replay it — runs nothing.
 
 Recorded steps are normalised for replay: device ids are dropped (a replay binds its own
-device), a ``gesture-tap`` becomes a selector tap when the screen it tapped offers a selector
-that resolves back to the tapped point, and a ``flow-execute`` of a flow beside the recording
-becomes ``run: <name>.yaml``.
+device); a page opened with ``boot-device`` / ``open-url`` becomes ``launch: { chromium: <url> }``,
+so a replay boots and opens it itself (the chromium form of upstream's ``restart-app`` to
+``launch`` rewrite); a ``gesture-tap`` becomes a selector tap when the screen it tapped offers
+a selector that resolves back to the tapped point; and a ``flow-execute`` of a flow beside the
+recording becomes ``run: <name>.yaml``.
 
 Where the file lives is decided when the recording starts: a call over a link
 (``x-argent-linked: 1``), or a ``project_root`` that does not exist on this host, makes the
@@ -31,8 +33,10 @@ from attrs import frozen
 from argent.devices.base import DeviceProvider
 from argent.errors import ArgentError, FlowError, InvalidToolInputError, ToolExecutionError
 from argent.flows.model import (
+    ChromiumApp,
     EchoStep,
     Flow,
+    LaunchStep,
     Point,
     RunStep,
     ScriptStep,
@@ -73,6 +77,10 @@ RECORDER_TOOLS = frozenset({START_RECORDING, ADD_STEP, ADD_ECHO, ADD_SCRIPT, FIN
 
 FLOW_EXECUTE = "flow-execute"
 GESTURE_TAP = "gesture-tap"
+#: Tools that open a page; recorded as `launch: { chromium: <url> }` so a replay opens it itself.
+OPENS_A_PAGE = frozenset({"boot-device", "open-url"})
+#: Arguments an opening call may carry besides ``url`` and still be a launch.
+_LAUNCH_EXTRA = frozenset({*DEVICE_ARG_KEYS, "platform"})
 #: ``clickCount`` values a recorded tap keeps as ``times``.
 MAX_TAP_TIMES = 10
 
@@ -238,6 +246,16 @@ def _tap_times(args: Mapping[str, Any]) -> int | None:
     return None
 
 
+def _launch_of(args: Mapping[str, Any]) -> LaunchStep | None:
+    """The launch a page-opening call amounts to: a chromium ``url`` and nothing but device keys."""
+    url = args.get("url")
+    if not isinstance(url, str) or not url or args.get("platform", "chromium") != "chromium":
+        return None
+    if any(key not in _LAUNCH_EXTRA and key != "url" for key in args):
+        return None
+    return LaunchStep(chromium=ChromiumApp(url))
+
+
 def _same_dir(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
@@ -394,6 +412,10 @@ class Recorder:
     ) -> StepPlan:
         if command == FLOW_EXECUTE:
             return await self._plan_flow_execute(session, args, delay_ms)
+        if command in OPENS_A_PAGE and delay_ms is None:
+            launch = _launch_of(args)
+            if launch is not None:
+                return StepPlan(command, args, launch)
         if (
             command == GESTURE_TAP
             and delay_ms is None

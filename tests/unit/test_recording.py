@@ -54,6 +54,14 @@ class SlowArgs:
 
 
 @frozen
+class OpenArgs:
+    udid: str | None = arg(None)
+    url: str | None = arg(None)
+    platform: str | None = arg(None)
+    extra: str | None = arg(None)
+
+
+@frozen
 class TeardownArgs:
     devices: list[str] | None = arg(None)
 
@@ -95,6 +103,14 @@ class Tools:
             await self.gate(args.id).wait()
             return {"id": args.id}
 
+        async def boot(args: OpenArgs, ctx: ToolContext) -> Any:
+            self.calls.append(("boot-device", {"url": args.url}))
+            return {"udid": "chromium-cdp-1"}
+
+        async def open_url(args: OpenArgs, ctx: ToolContext) -> Any:
+            self.calls.append(("open-url", {"url": args.url, "udid": args.udid}))
+            return {"opened": args.url}
+
         async def teardown(args: TeardownArgs, ctx: ToolContext) -> Any:
             self.calls.append(("teardown", {"devices": args.devices}))
             return {"stopped": args.devices or []}
@@ -106,6 +122,8 @@ class Tools:
             ToolSpec("unmet", "unmet", NoArgs, unmet),
             ToolSpec("slow", "slow", SlowArgs, slow),
             ToolSpec("teardown", "teardown", TeardownArgs, teardown),
+            ToolSpec("boot-device", "boot-device", OpenArgs, boot),
+            ToolSpec("open-url", "open-url", OpenArgs, open_url),
         ]
 
 
@@ -459,6 +477,49 @@ async def test_a_tap_with_a_delay_stays_a_tool_step(env: Env) -> None:
     await env.start()
     out = await env.step("gesture-tap", '{"udid":"dev-1","x":0.5,"y":0.5}', delayMs=1)
     assert out["recorded"] == '1. tool: gesture-tap {"x":0.5,"y":0.5} (after 1ms)'
+
+
+async def test_opening_a_page_is_recorded_as_a_launch(env: Env) -> None:
+    await env.start()
+    out = await env.step("boot-device", '{"url":"http://127.0.0.1:8000/shop.html"}')
+    assert out["toolResult"] == {"udid": "chromium-cdp-1"}
+    assert out["recorded"] == '1. launch: {"chromium":"http://127.0.0.1:8000/shop.html"}'
+    later = await env.step("open-url", '{"udid":"chromium-cdp-1","url":"http://127.0.0.1:8000/cart"}')
+    assert later["recorded"] == '2. launch: {"chromium":"http://127.0.0.1:8000/cart"}'
+    assert env.flow("checkout").read_text() == (
+        "steps:\n  - launch:\n      chromium: http://127.0.0.1:8000/shop.html\n"
+        "  - launch:\n      chromium: http://127.0.0.1:8000/cart\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "recorded"),
+    [
+        ("boot-device", "{}", "1. tool: boot-device {}"),
+        (
+            "boot-device",
+            '{"url":"http://x","extra":"y"}',
+            '1. tool: boot-device {"url":"http://x","extra":"y"}',
+        ),
+        (
+            "boot-device",
+            '{"url":"http://x","platform":"ios"}',
+            '1. tool: boot-device {"url":"http://x","platform":"ios"}',
+        ),
+    ],
+)
+async def test_other_openings_stay_tool_steps(env: Env, command: str, args: str, recorded: str) -> None:
+    await env.start()
+    out = await env.step(command, args)
+    assert out["recorded"] == recorded
+
+
+async def test_a_leading_launch_under_a_prerequisite_runs_nothing(env: Env) -> None:
+    await env.start(executionPrerequisite="logged in")
+    err = await refused(env.step("boot-device", '{"url":"http://x"}'))
+    assert "must not declare executionPrerequisite" in err.message
+    assert env.tools.calls == []
+    assert env.flow("checkout").read_text() == "steps: []\nexecutionPrerequisite: logged in\n"
 
 
 # --------------------------------------------------------------------------------------------
