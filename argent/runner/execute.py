@@ -9,7 +9,8 @@
    or ``Unrecognized flow entry`` and stays byte-identical to what the parser says);
 3. refuse a prerequisite on a flow whose leading `run:` chain reaches a launch;
 4. answer a ``PrerequisiteNotice`` when the prerequisite was not acknowledged;
-5. resolve the device — an explicit id, else none when no step needs one, else the one
+5. resolve the device — an explicit id, else a fresh chromium booted for the run's leading
+   chromium launch (stopped when the run ends), else none when no step needs one, else the one
    booted device that matches;
 6. run the steps and summarize.
 
@@ -19,13 +20,14 @@ Nested flow-execute steps reuse steps 1–4 (see ``argent.runner.composition``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 from collections.abc import Mapping
 
 from attrs import frozen
 
-from argent.devices.base import Device, DeviceProvider, platform_of_id
+from argent.devices.base import Device, DeviceError, DeviceProvider, platform_of_id
 from argent.errors import DeviceResolutionError, FlowError, InvalidToolInputError, ToolExecutionError
 from argent.flows.model import EchoStep, Flow, LaunchStep, RunStep, ToolStep, walk_steps
 from argent.flows.names import assert_safe_flow_name, fragment_display_name
@@ -83,23 +85,30 @@ async def execute_flow(
     await check_leading_launch(flow, [StackEntry(ref, name)], files, name, req)
     if flow.execution_prerequisite and req.prerequisite_acknowledged is not True:
         return PrerequisiteNotice(flow=name, execution_prerequisite=flow.execution_prerequisite)
-    device = await resolve_device(req, flow, ref, files, tools, devices)
-    platform = req.platform or (device.platform if device is not None else None)
-    return await run_flow(
-        flow,
-        ref,
-        name,
-        files=files,
-        tools=tools,
-        directives=directives,
-        device=device,
-        device_explicit=bool(req.device),
-        platform=platform,
-        update_baselines=req.update_baselines,
-        project_root=req.project_root,
-        abort=abort,
-        on_progress=on_progress,
-    )
+    booted = await boot_for_leading_launch(req, flow, ref, files, name, devices)
+    try:
+        device = booted or await resolve_device(req, flow, ref, files, tools, devices)
+        platform = req.platform or (device.platform if device is not None else None)
+        return await run_flow(
+            flow,
+            ref,
+            name,
+            files=files,
+            tools=tools,
+            directives=directives,
+            device=device,
+            device_explicit=bool(req.device),
+            platform=platform,
+            update_baselines=req.update_baselines,
+            project_root=req.project_root,
+            abort=abort,
+            on_progress=on_progress,
+        )
+    finally:
+        if booted is not None and devices is not None:
+            # The run owns what it booted: stopped however the run ends (also when cancelled).
+            with contextlib.suppress(Exception):
+                await asyncio.shield(devices.stop(booted.id))
 
 
 # --------------------------------------------------------------------------------------------
@@ -424,6 +433,33 @@ async def detect_device(devices: DeviceProvider | None, platform: str | None) ->
         f"{len(scoped)} booted devices matched — pass --device or --platform to disambiguate. "
         f"Available devices: {_listing(scoped)}."
     )
+
+
+def launches_chromium(launch: LaunchStep, platform: str | None) -> bool:
+    """A launch that unambiguously targets chromium: ``{ chromium: … }`` alone, or any chromium
+    target (also a bare ``launch: <target>``) when the run's platform is chromium."""
+    if platform == "chromium":
+        return launch.app_for("chromium") is not None
+    return platform is None and launch.chromium is not None and not launch.apps
+
+
+async def boot_for_leading_launch(
+    req: FlowRequest, flow: Flow, ref: FlowRef, files: FlowFiles, name: str, devices: DeviceProvider | None
+) -> Device | None:
+    """A fresh chromium for a run without ``device`` whose leading launch (through the leading
+    `run:` chain) targets chromium; the caller stops it when the run ends. The launch step then
+    opens its target on it."""
+    if req.device or devices is None:
+        return None
+    leading = await _leading_launch(flow, [StackEntry(ref, name)], files, name)
+    if not isinstance(leading, tuple) or not launches_chromium(leading[0], req.platform):
+        return None
+    try:
+        return await devices.boot("chromium")
+    except DeviceError as exc:
+        raise DeviceResolutionError(
+            f"The flow launches a chromium page, but no device could be booted: {exc}"
+        ) from None
 
 
 async def resolve_device(

@@ -9,20 +9,25 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from argent.devices.chromium.provider import ChromiumDeviceProvider
 from argent.server.config import ServerConfig
 from argent.server.guards import Handler, bearer_auth, host_guard, json_errors
-from argent.server.keys import ACTIVITY, CONFIG, INFLIGHT, REGISTRY, UPLOADS, Activity
+from argent.server.keys import ACTIVITY, CONFIG, DEVICES, INFLIGHT, REGISTRY, UPLOADS, Activity
 from argent.server.routes import routes
 from argent.server.uploads import UploadStore
 from argent.tools.registry import ToolRegistry
 
 
 def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> web.Application:
-    """A tool-server app: routes, guards, and every resource with a lifetime in cleanup_ctx."""
+    """A tool-server app: routes, guards, and every resource with a lifetime in cleanup_ctx.
+
+    The built-in tools (``registry`` None) drive this app's device provider; a given registry
+    keeps its own tools, and the app still owns (and on shutdown closes) a provider."""
+    devices = ChromiumDeviceProvider()
     if registry is None:
         from argent.tools.builtin import build_registry
 
-        registry = build_registry()
+        registry = build_registry(devices=devices)
     app = web.Application(
         middlewares=[json_errors, host_guard(config), bearer_auth(config.token), track_activity],
         client_max_size=config.max_body_bytes,
@@ -31,7 +36,9 @@ def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> we
     app[REGISTRY] = registry
     app[INFLIGHT] = set()
     app[ACTIVITY] = Activity()
+    app[DEVICES] = devices
     app.cleanup_ctx.append(_uploads_ctx)
+    app.cleanup_ctx.append(_devices_ctx)
     app.on_shutdown.append(_abort_inflight)
     app.add_routes(routes)
     return app
@@ -54,6 +61,15 @@ async def _uploads_ctx(app: web.Application) -> AsyncIterator[None]:
         with contextlib.suppress(asyncio.CancelledError):
             await sweeper
         await store.close()
+
+
+async def _devices_ctx(app: web.Application) -> AsyncIterator[None]:
+    """No Chromium outlives the app: on shutdown every booted instance is killed, its profile removed."""
+    devices = app[DEVICES]
+    try:
+        yield
+    finally:
+        await devices.close_all()
 
 
 async def _sweep(store: UploadStore, interval: float) -> None:

@@ -7,6 +7,7 @@ import time
 
 from aiohttp import web
 
+from argent.devices.chromium.provider import ChromiumDeviceProvider
 from argent.server.config import ServerConfig
 from argent.server.uploads import UploadStore
 from argent.tools.registry import ToolRegistry
@@ -14,6 +15,8 @@ from argent.tools.registry import ToolRegistry
 CONFIG = web.AppKey("config", ServerConfig)
 REGISTRY = web.AppKey("registry", ToolRegistry)
 UPLOADS = web.AppKey("uploads", UploadStore)
+#: The devices this server boots and attaches; every one is closed when the app shuts down.
+DEVICES = web.AppKey("devices", ChromiumDeviceProvider)
 #: Abort events of the calls in flight, set on shutdown.
 INFLIGHT: web.AppKey[set[asyncio.Event]] = web.AppKey("inflight")
 

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from argent.devices.base import DeviceProvider
 from argent.tools.flow_tools import flow_tools
 from argent.tools.recording import recording_tools
 from argent.tools.registry import ToolRegistry
 
 
-def build_registry() -> ToolRegistry:
+def build_registry(devices: DeviceProvider | None = None) -> ToolRegistry:
+    """The flow tools, and with a device provider (a tool-server's) the device tools on it."""
     registry = ToolRegistry()
-    for spec in flow_tools(registry):
+    for spec in flow_tools(registry, devices=devices):
         registry.register(spec)
-    for spec in recording_tools(registry):
+    for spec in recording_tools(registry, devices=devices):
         registry.register(spec)
+    if devices is not None:
+        from argent.tools.device_tools import device_tools
+
+        for spec in device_tools(devices):
+            registry.register(spec)
     return registry

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from attrs import frozen
 
+from argent.devices.base import DeviceProvider
 from argent.errors import FlowError
 from argent.link.member_files import MemberFlowFiles
 from argent.runner.check import check_linked_flow
@@ -124,8 +125,8 @@ def linked_flow_files(args: FlowExecuteArgs, ctx: ToolContext) -> MemberFlowFile
     return ctx.flow_files.get(target)
 
 
-def flow_tools(registry: ToolRegistry) -> list[ToolSpec[Any]]:
-    """The flow tools, bound to the registry that serves their `tool:` steps."""
+def flow_tools(registry: ToolRegistry, devices: DeviceProvider | None = None) -> list[ToolSpec[Any]]:
+    """The flow tools, bound to the registry that serves their `tool:` steps and to the devices runs use."""
     from argent.tools.invoker import RegistryInvoker
     from argent.tools.member_invoker import MemberToolInvoker
 
@@ -145,7 +146,7 @@ def flow_tools(registry: ToolRegistry) -> list[ToolSpec[Any]]:
                 files=DiskFlowFiles(),
                 tools=invoker,
                 directives=DeviceDirectives(),
-                devices=None,
+                devices=devices,
                 on_progress=ctx.emit_progress,
                 abort=ctx.abort,
             )
@@ -160,7 +161,7 @@ def flow_tools(registry: ToolRegistry) -> list[ToolSpec[Any]]:
             files=linked,
             tools=MemberToolInvoker(registry, linked),
             directives=DeviceDirectives(),
-            devices=None,
+            devices=devices,
             on_progress=ctx.emit_progress,
             abort=ctx.abort,
         )

@@ -1,0 +1,273 @@
+"""A Chrome DevTools Protocol session over one aiohttp websocket.
+
+Requests carry increasing ids and resolve futures; events go to subscribers. Every failure
+surfaces as a ``DeviceError`` with a message for a person: a CDP error names the method, a
+timeout names the method and its id, and once the socket closes (or the renderer crashes)
+every pending and later request fails with the one death message the owner composes — the
+owner knows whether its process exited, and with which status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+
+from argent.devices.base import DeviceError
+
+#: Default bound of one CDP request.
+REQUEST_TIMEOUT_SECONDS = 10.0
+#: Websocket messages can carry full-page PNGs.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+#: How long a request that hit a closing socket waits for the death message.
+DEATH_WAIT_SECONDS = 3.0
+
+DeathMessage = Callable[[str], Awaitable[str]]
+Listener = Callable[[dict[str, Any]], None]
+
+
+async def connect_session(
+    http: aiohttp.ClientSession,
+    ws_url: str,
+    *,
+    label: str,
+    describe_death: DeathMessage,
+    timeout: float = REQUEST_TIMEOUT_SECONDS,
+) -> CdpSession:
+    """Open a page session. No ``Origin`` header is sent: Chromium refuses upgrades that carry one."""
+    try:
+        async with asyncio.timeout(timeout):
+            ws = await http.ws_connect(ws_url, max_msg_size=MAX_MESSAGE_BYTES, autoping=True)
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        detail = str(exc) or type(exc).__name__
+        raise DeviceError(
+            f"Could not open the DevTools session of Chromium ({label}) at {ws_url}: {detail}"
+        ) from None
+    return CdpSession(ws, label=label, describe_death=describe_death)
+
+
+class CdpSession:
+    def __init__(
+        self,
+        ws: aiohttp.ClientWebSocketResponse,
+        *,
+        label: str,
+        describe_death: DeathMessage,
+        request_timeout: float = REQUEST_TIMEOUT_SECONDS,
+    ) -> None:
+        self.label = label
+        self.request_timeout = request_timeout
+        self._ws = ws
+        self._describe_death = describe_death
+        self._next_id = 0
+        self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        self._listeners: dict[str, list[Listener]] = {}
+        self._expected: set[asyncio.Future[dict[str, Any]]] = set()
+        loop = asyncio.get_running_loop()
+        #: The death message, once the session is unusable.
+        self._death: asyncio.Future[str] = loop.create_future()
+        self._closing = False
+        self._reader = asyncio.create_task(self._read(), name=f"cdp-reader-{label}")
+
+    # -- state --
+
+    @property
+    def alive(self) -> bool:
+        return not self._death.done() and not self._ws.closed
+
+    @property
+    def death(self) -> str | None:
+        return self._death.result() if self._death.done() else None
+
+    # -- requests --
+
+    async def send(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """One CDP request; its ``result`` object, or a ``DeviceError``."""
+        if self._death.done():
+            raise DeviceError(self._death.result())
+        self._next_id += 1
+        rid = self._next_id
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = (method, future)
+        try:
+            await self._ws.send_str(json.dumps({"id": rid, "method": method, "params": params or {}}))
+        except (ConnectionError, aiohttp.ClientError, RuntimeError) as exc:
+            self._pending.pop(rid, None)
+            raise DeviceError(await self._await_death(f"sending {method} failed: {exc}")) from None
+        limit = self.request_timeout if timeout is None else timeout
+        try:
+            async with asyncio.timeout(limit):
+                return await future
+        except TimeoutError:
+            self._pending.pop(rid, None)
+            if self._death.done():
+                raise DeviceError(self._death.result()) from None
+            raise DeviceError(
+                f"CDP request {method} (id={rid}) to Chromium ({self.label}) timed out after {limit:g}s — "
+                "Chromium accepted the connection but did not answer; the page may be frozen or busy. Stop the "
+                "device and boot a new one if this keeps happening."
+            ) from None
+        finally:
+            self._pending.pop(rid, None)
+
+    async def evaluate(
+        self, expression: str, *, await_promise: bool = False, timeout: float | None = None
+    ) -> Any:
+        """``Runtime.evaluate`` by value; a thrown exception becomes a ``DeviceError``."""
+        reply = await self.send(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": await_promise},
+            timeout=timeout,
+        )
+        details = reply.get("exceptionDetails")
+        if details:
+            raise DeviceError(f"Chromium ({self.label}): the page threw {exception_text(details)}")
+        return (reply.get("result") or {}).get("value")
+
+    # -- events --
+
+    def on(self, method: str, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(params)`` for every ``method`` event; returns the unsubscribe function."""
+        self._listeners.setdefault(method, []).append(listener)
+
+        def off() -> None:
+            listeners = self._listeners.get(method)
+            if listeners and listener in listeners:
+                listeners.remove(listener)
+
+        return off
+
+    def expect(
+        self, method: str, predicate: Callable[[dict[str, Any]], bool] | None = None
+    ) -> asyncio.Future[dict[str, Any]]:
+        """A future for the next ``method`` event (register it *before* the action that causes it).
+
+        It fails with the death message if the session dies first; cancel it when no longer needed."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        if self._death.done():
+            future.set_exception(DeviceError(self._death.result()))
+            return future
+
+        def listener(params: dict[str, Any]) -> None:
+            if not future.done() and (predicate is None or predicate(params)):
+                future.set_result(params)
+
+        off = self.on(method, listener)
+        self._expected.add(future)
+
+        def done(_: asyncio.Future[dict[str, Any]]) -> None:
+            off()
+            self._expected.discard(future)
+
+        future.add_done_callback(done)
+        return future
+
+    # -- lifetime --
+
+    async def close(self) -> None:
+        """Close the socket; pending and later requests fail with "session closed"."""
+        self._closing = True
+        self._settle(f"The DevTools session of Chromium ({self.label}) is closed.")
+        with contextlib.suppress(Exception):
+            await self._ws.close()
+        if not self._reader.done():
+            self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._reader
+
+    async def _read(self) -> None:
+        cause = "its DevTools socket closed"
+        try:
+            async for msg in self._ws:
+                if msg.type == aiohttp.WSMsgType.TEXT:
+                    crash = self._dispatch(msg.data)
+                    if crash is not None:
+                        cause = crash
+                        break
+                elif msg.type == aiohttp.WSMsgType.ERROR:
+                    cause = f"its DevTools socket failed ({self._ws.exception()})"
+                    break
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            cause = f"reading its DevTools socket failed ({exc})"
+        if self._closing or self._death.done():
+            return
+        try:
+            message = await self._describe_death(cause)
+        except Exception:
+            message = f"Chromium ({self.label}) exited or crashed: {cause}."
+        self._settle(message)
+
+    def _dispatch(self, text: str) -> str | None:
+        """Route one message; returns a crash cause when the page session just became unusable."""
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(data, dict):
+            return None
+        rid = data.get("id")
+        if isinstance(rid, int):
+            entry = self._pending.pop(rid, None)
+            if entry is not None:
+                method, future = entry
+                if not future.done():
+                    error = data.get("error")
+                    if isinstance(error, dict):
+                        message = str(error.get("message") or "unknown error")
+                        future.set_exception(
+                            DeviceError(f"Chromium ({self.label}) refused {method}: {message}")
+                        )
+                    else:
+                        result = data.get("result")
+                        future.set_result(result if isinstance(result, dict) else {})
+            return None
+        event = data.get("method")
+        if not isinstance(event, str):
+            return None
+        raw = data.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        for listener in list(self._listeners.get(event, ())):
+            with contextlib.suppress(Exception):
+                listener(params)
+        if event == "Inspector.targetCrashed":
+            return "its page renderer crashed"
+        if event == "Inspector.detached":
+            return f"its page was detached ({params.get('reason', 'no reason given')})"
+        return None
+
+    def _settle(self, message: str) -> None:
+        """Mark the session dead with ``message`` and fail everything that waits on it."""
+        if not self._death.done():
+            self._death.set_result(message)
+        pending, self._pending = self._pending, {}
+        for _, future in pending.values():
+            if not future.done():
+                future.set_exception(DeviceError(message))
+        for future in list(self._expected):
+            if not future.done():
+                future.set_exception(DeviceError(message))
+
+    async def _await_death(self, fallback: str) -> str:
+        try:
+            async with asyncio.timeout(DEATH_WAIT_SECONDS):
+                return await asyncio.shield(self._death)
+        except TimeoutError:
+            return f"Chromium ({self.label}) is unreachable: {fallback}."
+
+
+def exception_text(details: dict[str, Any]) -> str:
+    """The readable part of a ``Runtime.evaluate`` ``exceptionDetails``."""
+    exception = details.get("exception")
+    if isinstance(exception, dict):
+        description = exception.get("description") or exception.get("value")
+        if description:
+            return str(description).splitlines()[0]
+    return str(details.get("text") or "an exception")

@@ -1,0 +1,379 @@
+"""``ChromiumDevice``: the ``Device`` protocol on one Chromium page over CDP.
+
+Coordinates arrive as fractions of the viewport and become CSS pixels with the viewport the
+device last read (on connect, after every navigation and with every UI-tree read). A device
+the provider launched owns its process (``close`` kills it and removes its profile); a device
+attached to an external ``chromium-cdp-<port>`` only closes its session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import time
+from typing import Any
+
+import aiohttp
+
+from argent.devices.base import DeviceError, UiTree
+from argent.devices.chromium.cdp import CdpSession, connect_session
+from argent.devices.chromium.keys import KeyDef, char_key, named_key, unknown_key_message
+from argent.devices.chromium.launcher import ChromiumProcess
+from argent.devices.chromium.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
+
+ID_PREFIX = "chromium-cdp-"
+PLATFORM = "chromium"
+#: Bound of the wait for a navigation's load event (the page stays usable after it).
+LOAD_TIMEOUT_SECONDS = 15.0
+#: Bound of finding the page target of a fresh or external Chromium.
+TARGET_TIMEOUT_SECONDS = 10.0
+SCREENSHOT_TIMEOUT_SECONDS = 20.0
+WALK_TIMEOUT_SECONDS = 15.0
+#: After a socket drop, how long to wait for an owned browser's exit status for the message.
+EXIT_STATUS_WAIT_SECONDS = 1.0
+#: Pause between the clicks of a multi-click (the escalating clickCount makes it a dblclick).
+CLICK_GAP_SECONDS = 0.03
+
+
+def device_id(port: int) -> str:
+    return f"{ID_PREFIX}{port}"
+
+
+def port_of(device_id: str) -> int | None:
+    """The port a ``chromium-cdp-<port>`` id names (1..65535), else None."""
+    if not device_id.startswith(ID_PREFIX):
+        return None
+    tail = device_id[len(ID_PREFIX) :]
+    if not tail.isascii() or not tail.isdigit():
+        return None
+    port = int(tail)
+    return port if 0 < port < 65536 else None
+
+
+async def fetch_json(http: aiohttp.ClientSession, url: str, timeout: float) -> Any:
+    """GET a DevTools HTTP endpoint; ``DeviceError`` with the upstream-style reason on failure."""
+    try:
+        async with asyncio.timeout(timeout), http.get(url) as response:
+            if response.status // 100 != 2:
+                raise DeviceError(f"Chromium CDP discovery: GET {url} failed (HTTP {response.status})")
+            text = await response.text()
+    except (aiohttp.ClientError, OSError, TimeoutError):
+        raise DeviceError(
+            f"Chromium CDP discovery: GET {url} could not connect. Is Chromium running with "
+            "--remote-debugging-port?"
+        ) from None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise DeviceError(
+            f"Chromium CDP discovery: GET {url} returned a body that is not valid JSON"
+        ) from None
+
+
+async def find_page_target(http: aiohttp.ClientSession, port: int, timeout: float) -> dict[str, Any]:
+    """The primary page of the Chromium on ``port``: the first non-devtools ``page`` target."""
+    url = f"http://127.0.0.1:{port}/json/list"
+    deadline = time.monotonic() + timeout
+    only_devtools = False
+    while True:
+        targets = await fetch_json(http, url, max(0.5, deadline - time.monotonic()))
+        pages = [
+            t
+            for t in (targets if isinstance(targets, list) else [])
+            if isinstance(t, dict)
+            and t.get("type") == "page"
+            and isinstance(t.get("webSocketDebuggerUrl"), str)
+        ]
+        usable = [t for t in pages if not str(t.get("url", "")).startswith("devtools://")]
+        if usable:
+            return usable[0]
+        only_devtools = bool(pages)
+        if time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(0.05)
+    if only_devtools:
+        raise DeviceError(f"Chromium CDP on port {port} has only devtools:// pages. Open a page and retry.")
+    raise DeviceError(f"Chromium CDP on port {port} reported no page targets.")
+
+
+class ChromiumDevice:
+    """One Chromium page driven over one CDP session."""
+
+    def __init__(self, port: int, http: aiohttp.ClientSession, process: ChromiumProcess | None) -> None:
+        self.port = port
+        self._http = http
+        self._process = process
+        self._session: CdpSession | None = None
+        self._ws_url: str | None = None
+        self._viewport: tuple[float, float] = (0.0, 0.0)
+        self._input = asyncio.Lock()
+        self._closed = False
+
+    # -- opening --
+
+    @classmethod
+    async def open(
+        cls,
+        port: int,
+        *,
+        process: ChromiumProcess | None = None,
+        viewport: tuple[int, int] | None = None,
+        target_timeout: float = TARGET_TIMEOUT_SECONDS,
+    ) -> ChromiumDevice:
+        """Connect to the page of the Chromium on ``port``; ``viewport`` pins its size (DPR 1)."""
+        http = aiohttp.ClientSession()
+        device = cls(port, http, process)
+        try:
+            target = await find_page_target(http, port, target_timeout)
+            device._ws_url = str(target["webSocketDebuggerUrl"])
+            device._session = await connect_session(
+                http, device._ws_url, label=device.id, describe_death=device._death_message
+            )
+            await device._prime(viewport)
+        except BaseException:
+            await device._disconnect()
+            if process is not None:
+                await process.terminate()
+            raise
+        return device
+
+    async def _prime(self, viewport: tuple[int, int] | None) -> None:
+        session = self.session
+        await session.send("Page.enable")
+        await session.send("Inspector.enable")
+        with contextlib.suppress(DeviceError):
+            await session.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
+        if viewport is not None:
+            width, height = viewport
+            await session.send(
+                "Emulation.setDeviceMetricsOverride",
+                {
+                    "width": width,
+                    "height": height,
+                    "deviceScaleFactor": 1,
+                    "mobile": False,
+                    "screenWidth": width,
+                    "screenHeight": height,
+                },
+            )
+        await self.refresh_viewport()
+
+    # -- identity --
+
+    @property
+    def id(self) -> str:
+        return device_id(self.port)
+
+    @property
+    def platform(self) -> str:
+        return PLATFORM
+
+    @property
+    def cdp_url(self) -> str | None:
+        return self._ws_url
+
+    @property
+    def owned(self) -> bool:
+        """Launched by this tool-server (``close`` kills it) rather than attached."""
+        return self._process is not None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def profile_dir(self) -> str | None:
+        return self._process.profile_dir if self._process is not None else None
+
+    @property
+    def viewport(self) -> tuple[float, float]:
+        """The viewport in CSS pixels, as last read."""
+        return self._viewport
+
+    @property
+    def alive(self) -> bool:
+        if self._closed or self._session is None or not self._session.alive:
+            return False
+        return self._process is None or self._process.returncode() is None
+
+    @property
+    def session(self) -> CdpSession:
+        if self._session is None:
+            raise DeviceError(f"Chromium ({self.id}) has no DevTools session.")
+        return self._session
+
+    async def _death_message(self, cause: str) -> str:
+        if self._process is not None and "renderer" not in cause:
+            deadline = time.monotonic() + EXIT_STATUS_WAIT_SECONDS
+            while self._process.returncode() is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            exited = self._process.exit_description()
+            if exited is not None:
+                return f"Chromium ({self.id}) {exited} — {cause}. The device is gone: stop it and boot a new one."
+        if "renderer" in cause:
+            return f"Chromium ({self.id}) crashed — {cause}. Stop the device and boot a new one."
+        return f"Chromium ({self.id}) exited or crashed — {cause}. Stop the device and boot a new one."
+
+    # -- reading --
+
+    async def refresh_viewport(self) -> tuple[float, float]:
+        value = await self.session.evaluate("[window.innerWidth, window.innerHeight]")
+        if isinstance(value, list) and len(value) == 2:
+            width, height = (float(v) if isinstance(v, int | float) else 0.0 for v in value)
+            if width <= 0 or height <= 0:
+                raise DeviceError(
+                    f"Chromium ({self.id}): the viewport reported zero dimensions (w={width:g}, h={height:g})."
+                )
+            self._viewport = (width, height)
+        return self._viewport
+
+    async def screenshot(self) -> bytes:
+        reply = await self.session.send(
+            "Page.captureScreenshot",
+            {"format": "png", "captureBeyondViewport": False, "fromSurface": True},
+            timeout=SCREENSHOT_TIMEOUT_SECONDS,
+        )
+        data = reply.get("data")
+        if not isinstance(data, str) or not data:
+            raise DeviceError(f"Chromium ({self.id}): Page.captureScreenshot returned no data.")
+        return base64.b64decode(data)
+
+    async def ui_tree(self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> UiTree:
+        try:
+            payload = await self.session.evaluate(
+                walker_expression(max_depth, max_nodes), timeout=WALK_TIMEOUT_SECONDS
+            )
+        except DeviceError as exc:
+            if not self.session.alive:
+                raise
+            raise DeviceError(f"Chromium ({self.id}) describe failed: {exc}") from None
+        tree, viewport = parse_walk(payload, self.id)
+        if viewport[0] > 0 and viewport[1] > 0:
+            self._viewport = viewport
+        return tree
+
+    async def page_info(self) -> dict[str, str]:
+        """The page's title and URL (for list-devices); empty strings when unreadable."""
+        try:
+            value = await self.session.evaluate("[document.title, location.href]", timeout=2.0)
+        except DeviceError:
+            return {"title": "", "url": ""}
+        if isinstance(value, list) and len(value) == 2:
+            return {"title": str(value[0]), "url": str(value[1])}
+        return {"title": "", "url": ""}
+
+    # -- input --
+
+    def _px(self, x: float, y: float) -> tuple[float, float]:
+        width, height = self._viewport
+        return (min(max(x * width, 0.0), width), min(max(y * height, 0.0), height))
+
+    async def _mouse(self, kind: str, px: tuple[float, float], **extra: Any) -> None:
+        await self.session.send("Input.dispatchMouseEvent", {"type": kind, "x": px[0], "y": px[1], **extra})
+
+    async def tap(self, x: float, y: float, *, click_count: int = 1) -> None:
+        px = self._px(x, y)
+        async with self._input:
+            await self._mouse("mouseMoved", px, button="none", buttons=0)
+            for n in range(1, max(1, click_count) + 1):
+                if n > 1:
+                    await asyncio.sleep(CLICK_GAP_SECONDS)
+                await self._mouse("mousePressed", px, button="left", buttons=1, clickCount=n)
+                await self._mouse("mouseReleased", px, button="left", buttons=0, clickCount=n)
+
+    async def long_press(self, x: float, y: float, duration_ms: float) -> None:
+        px = self._px(x, y)
+        async with self._input:
+            await self._mouse("mouseMoved", px, button="none", buttons=0)
+            await self._mouse("mousePressed", px, button="left", buttons=1, clickCount=1)
+            try:
+                await asyncio.sleep(max(0.0, duration_ms) / 1000.0)
+            finally:
+                if self.alive:
+                    await self._mouse("mouseReleased", px, button="left", buttons=0, clickCount=1)
+
+    async def _key(self, key: KeyDef) -> None:
+        await self.session.send("Input.dispatchKeyEvent", key.params(key.down_type))
+        await self.session.send("Input.dispatchKeyEvent", key.params("keyUp"))
+
+    async def type_text(self, text: str) -> None:
+        """Printable ASCII as real key events (keydown/keypress/input/keyup), newline as Enter, tab
+        as Tab; runs of other characters through ``Input.insertText``."""
+        async with self._input:
+            pending = ""
+            for ch in text:
+                key = char_key(ch)
+                if key is None:
+                    pending += ch
+                    continue
+                if pending:
+                    await self.session.send("Input.insertText", {"text": pending})
+                    pending = ""
+                await self._key(key)
+            if pending:
+                await self.session.send("Input.insertText", {"text": pending})
+
+    async def press_key(self, key: str) -> None:
+        found = named_key(key)
+        if found is None:
+            raise DeviceError(unknown_key_message(key))
+        async with self._input:
+            await self._key(found)
+
+    async def scroll(self, x: float, y: float, dx: float, dy: float) -> None:
+        width, height = self._viewport
+        px = self._px(x, y)
+        async with self._input:
+            await self._mouse("mouseMoved", px, button="none", buttons=0)
+            await self._mouse(
+                "mouseWheel", px, button="none", buttons=0, deltaX=dx * width, deltaY=dy * height
+            )
+        await self._next_frame()
+
+    async def _next_frame(self) -> None:
+        """Let the page render once (a wheel scroll lands in the next frame)."""
+        with contextlib.suppress(DeviceError):
+            await self.session.evaluate(
+                "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
+                await_promise=True,
+                timeout=2.0,
+            )
+
+    # -- navigation --
+
+    async def navigate(self, url: str, *, load_timeout: float = LOAD_TIMEOUT_SECONDS) -> None:
+        """``Page.navigate`` and wait (bounded) for the load event; a failed load raises."""
+        session = self.session
+        loaded = session.expect("Page.loadEventFired")
+        try:
+            reply = await session.send("Page.navigate", {"url": url})
+            error = reply.get("errorText")
+            if error:
+                raise DeviceError(f'Chromium ({self.id}) could not open "{url}": {error}')
+            if reply.get("loaderId"):  # a new document (a same-document navigation has no load event)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(load_timeout):
+                        await loaded
+        finally:
+            loaded.cancel()
+            if loaded.done() and not loaded.cancelled():
+                loaded.exception()  # retrieved: a death is reported by the request that hit it
+        await self.refresh_viewport()
+
+    # -- closing --
+
+    async def close(self) -> None:
+        """Disconnect; an owned Chromium is killed (whole process group) and its profile removed."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._disconnect()
+        if self._process is not None:
+            await self._process.terminate()
+
+    async def _disconnect(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+        await self._http.close()

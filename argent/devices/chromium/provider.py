@@ -1,0 +1,168 @@
+"""``ChromiumDeviceProvider``: the chromium devices of one tool-server.
+
+It boots (and owns) headless Chromium instances, attaches to an external
+``chromium-cdp-<port>`` that already listens on 127.0.0.1 when asked for it by id, lists and
+stops them, and ``close_all`` leaves nothing running — the server's ``cleanup_ctx`` calls it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+
+import aiohttp
+
+from argent.devices.base import Device, DeviceError
+from argent.devices.chromium.device import PLATFORM, ChromiumDevice, fetch_json, port_of
+from argent.devices.chromium.launcher import VIEWPORT_HEIGHT, VIEWPORT_WIDTH, launch_chromium
+from argent.devices.chromium.targets import LaunchTargetError, resolve_launch_target
+from argent.errors import DeviceResolutionError
+
+#: How long an unknown ``chromium-cdp-<port>`` gets to answer ``/json/version``.
+PROBE_TIMEOUT_SECONDS = 0.8
+
+
+class ChromiumDeviceProvider:
+    """Boots, attaches, lists and stops chromium devices; owns what it boots."""
+
+    def __init__(
+        self,
+        *,
+        binary: str | None = None,
+        viewport: tuple[int, int] = (VIEWPORT_WIDTH, VIEWPORT_HEIGHT),
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        self.binary = binary
+        self.viewport = viewport
+        self.extra_args = tuple(extra_args)
+        self._owned: dict[str, ChromiumDevice] = {}
+        self._attached: dict[str, ChromiumDevice] = {}
+        self._booting: set[asyncio.Task[ChromiumDevice]] = set()
+        self._attach_lock = asyncio.Lock()
+        self._closed = False
+
+    # -- the DeviceProvider protocol --
+
+    async def boot(self, platform: str = PLATFORM, target: str | None = None) -> ChromiumDevice:
+        """A fresh headless Chromium (1000x800, DPR 1) on ``about:blank``, or on ``target``."""
+        if platform != PLATFORM:
+            raise DeviceResolutionError(
+                f'Cannot boot a "{platform}" device: this tool-server boots only chromium devices.'
+            )
+        if self._closed:
+            raise DeviceError("Cannot boot a chromium device: the tool-server is shutting down.")
+        url = None
+        if target is not None:
+            try:
+                url = resolve_launch_target(target, None)
+            except LaunchTargetError as exc:
+                raise DeviceError(str(exc)) from None
+        task = asyncio.ensure_future(self._launch())
+        self._booting.add(task)
+        try:
+            device = await task
+        finally:
+            self._booting.discard(task)
+        if self._closed:  # shut down while it booted
+            await device.close()
+            raise DeviceError("Cannot boot a chromium device: the tool-server is shutting down.")
+        self._owned[device.id] = device
+        if url is not None:
+            try:
+                await device.navigate(url)
+            except BaseException:
+                await self.stop(device.id)
+                raise
+        return device
+
+    async def _launch(self) -> ChromiumDevice:
+        width, height = self.viewport
+        process = await launch_chromium(
+            binary=self.binary, width=width, height=height, extra_args=self.extra_args
+        )
+        return await ChromiumDevice.open(process.port, process=process, viewport=self.viewport)
+
+    async def get(self, device_id: str) -> ChromiumDevice:
+        """An owned or attached device; an unknown ``chromium-cdp-<port>`` that answers is attached."""
+        known = self._owned.get(device_id) or self._attached.get(device_id)
+        if known is not None:
+            return known
+        port = port_of(device_id)
+        if port is None:
+            raise DeviceResolutionError(
+                f'No device "{device_id}" found — this tool-server drives chromium devices '
+                f'(ids "chromium-cdp-<port>"). Pass a device id or platform explicitly. '
+                f"Available devices: {await self._listing()}."
+            )
+        async with self._attach_lock:
+            known = self._attached.get(device_id) or self._owned.get(device_id)
+            if known is not None:
+                return known
+            if not await self._answers(port):
+                raise DeviceResolutionError(
+                    f'No device "{device_id}" found — nothing answers DevTools on 127.0.0.1:{port}. Pass a '
+                    f"device id or platform explicitly. Available devices: {await self._listing()}."
+                )
+            try:
+                device = await ChromiumDevice.open(port)
+            except DeviceError as exc:
+                raise DeviceResolutionError(f'Cannot attach to device "{device_id}": {exc}') from None
+            self._attached[device.id] = device
+            return device
+
+    async def list_booted(self) -> list[Device]:
+        """Every live device; dead ones are closed (profile removed) and forgotten."""
+        return list(await self.live_devices())
+
+    async def live_devices(self) -> list[ChromiumDevice]:
+        """``list_booted`` with the chromium type."""
+        for registry in (self._owned, self._attached):
+            for key, device in list(registry.items()):
+                if not device.alive:
+                    registry.pop(key, None)
+                    with contextlib.suppress(Exception):
+                        await device.close()
+        return [*self._owned.values(), *self._attached.values()]
+
+    async def stop(self, device_id: str) -> None:
+        """Kill an owned device (or detach from an attached one); unknown ids raise."""
+        device = self._owned.pop(device_id, None) or self._attached.pop(device_id, None)
+        if device is None:
+            raise DeviceResolutionError(
+                f'No device "{device_id}" found — it is not booted or attached on this tool-server. '
+                f"Available devices: {await self._listing()}."
+            )
+        await device.close()
+
+    # -- more --
+
+    def owns(self, device_id: str) -> bool:
+        return device_id in self._owned
+
+    async def close_all(self) -> None:
+        """Kill every owned Chromium (also ones still booting) and detach from the rest."""
+        self._closed = True
+        booting = list(self._booting)
+        for task in booting:
+            task.cancel()
+        for task in booting:
+            with contextlib.suppress(BaseException):
+                device = await task
+                await device.close()
+        devices = [*self._owned.values(), *self._attached.values()]
+        self._owned.clear()
+        self._attached.clear()
+        await asyncio.gather(*(device.close() for device in devices), return_exceptions=True)
+
+    async def _answers(self, port: int) -> bool:
+        try:
+            async with aiohttp.ClientSession() as http:
+                await fetch_json(http, f"http://127.0.0.1:{port}/json/version", PROBE_TIMEOUT_SECONDS)
+        except DeviceError:
+            return False
+        return True
+
+    async def _listing(self) -> str:
+        devices = await self.list_booted()
+        return ", ".join(f"{d.id} ({d.platform})" for d in devices) if devices else "none"

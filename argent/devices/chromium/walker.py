@@ -1,0 +1,95 @@
+"""The page-side DOM walker (``walker.js``) and its payload as a ``UiTree``.
+
+One read of the screen is one ``Runtime.evaluate`` of the walker: the page returns the whole
+nested tree by value, and this module turns it into ``UiNode``s. The rules the walker applies
+(what is pruned, collapsed, labelled, clickable …) are documented in ``walker.js``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+import math
+from typing import Any
+
+from argent.devices.base import DeviceError, Frame, UiNode, UiTree
+
+#: Limits of a read: the flows' (deep and wide) by default; ``describe`` uses the smaller pair.
+FLOW_MAX_DEPTH = 96
+FLOW_MAX_NODES = 12_000
+DESCRIBE_MAX_DEPTH = 60
+DESCRIBE_MAX_NODES = 5_000
+
+_ZERO = Frame(0.0, 0.0, 0.0, 0.0)
+
+
+@functools.cache
+def walker_source() -> str:
+    """The walker function's source (an expression evaluating to a function)."""
+    text = importlib.resources.files(__package__).joinpath("walker.js").read_text(encoding="utf-8")
+    return text.strip()
+
+
+def walker_expression(max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> str:
+    return f"({walker_source()})({int(max_depth)}, {int(max_nodes)})"
+
+
+def parse_walk(payload: Any, label: str) -> tuple[UiTree, tuple[float, float]]:
+    """The walker's ``{tree, truncated, w, h}`` as a ``UiTree`` and the viewport in CSS px."""
+    if payload is None:
+        raise DeviceError(
+            f"Chromium ({label}) describe: the renderer returned no value (is the page navigating?)"
+        )
+    if isinstance(payload, str):  # tolerate a JSON-string payload
+        try:
+            payload = json.loads(payload)
+        except ValueError as exc:
+            raise DeviceError(
+                f"Chromium ({label}) describe: could not parse the renderer payload: {exc}"
+            ) from None
+    if not isinstance(payload, dict):
+        raise DeviceError(f"Chromium ({label}) describe: could not parse the renderer payload")
+    viewport = (_number(payload.get("w")), _number(payload.get("h")))
+    tree = payload.get("tree")
+    if not isinstance(tree, dict):
+        reason = payload.get("error") or "empty tree"
+        raise DeviceError(f"Chromium ({label}) describe: {reason}")
+    return UiTree(root=_node(tree), truncated=bool(payload.get("truncated"))), viewport
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return 0.0
+
+
+def _frame(value: Any) -> Frame:
+    if isinstance(value, list) and len(value) == 4:
+        x, y, w, h = (_number(v) for v in value)
+        return Frame(x, y, w, h)
+    return _ZERO
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _node(data: dict[str, Any]) -> UiNode:
+    kids = data.get("children")
+    children = tuple(_node(kid) for kid in kids if isinstance(kid, dict)) if isinstance(kids, list) else ()
+    checked = data.get("checked")
+    return UiNode(
+        role=_text(data.get("role")),
+        frame=_frame(data.get("frame")),
+        label=_text(data.get("label")),
+        value=_text(data.get("value")),
+        identifier=_text(data.get("identifier")),
+        clickable=data.get("clickable") is True,
+        disabled=data.get("disabled") is True,
+        checked=checked if isinstance(checked, bool) else None,
+        password=data.get("password") is True,
+        scrollable=data.get("scrollable") is True,
+        focused=data.get("focused") is True,
+        children=children,
+    )
