@@ -28,6 +28,8 @@ from argent.client.base import ToolCallError
 from argent.client.routing import open_client
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: A baseline of the result that the client did not write (the run then exits 1).
+BASELINE_NOT_WRITTEN = "✗ baseline not written:"
 
 
 @click.group()
@@ -143,6 +145,7 @@ class _FlowRun:
             click.echo(f'Error: "{target.stem}" did not produce a run report.', err=True)
             return EXIT_USAGE
         self._export(result, target)
+        unwritten = self._unwritten_baselines(result)
         if self.as_json:
             click.echo(json.dumps(result, indent=2, ensure_ascii=False))
         else:
@@ -155,7 +158,16 @@ class _FlowRun:
                 click.echo(f"  assumes: {result['executionPrerequisite']}")
             click.echo("")
             click.echo(summary_line(result))
-        return EXIT_OK if result.get("ok") else EXIT_FAILED
+        return EXIT_OK if result.get("ok") and not unwritten else EXIT_FAILED
+
+    def _unwritten_baselines(self, result: dict[str, Any]) -> int:
+        """Say why each baseline of the result was not written; how many were not."""
+        count = 0
+        for entry in result.get("baselineWrites") or []:
+            if isinstance(entry, dict) and isinstance(entry.get("error"), str):
+                count += 1
+                self.notice(f"{BASELINE_NOT_WRITTEN} {entry.get('path')}: {entry['error']}")
+        return count
 
     async def batch(self, targets: list[FlowTarget], directory: str) -> int:
         total = len(targets)
@@ -192,7 +204,7 @@ class _FlowRun:
                     continue
                 self._export(result, target, directory)
                 entry["report"] = result
-                ok = bool(result.get("ok"))
+                ok = bool(result.get("ok")) and not self._unwritten_baselines(result)
                 entry["status"] = "pass" if ok else "fail"
                 passed += ok
                 failed += not ok

@@ -154,7 +154,7 @@ async def attach_members(
     *,
     post: ArchivePoster,
     log: Callable[[str], None] | None,
-) -> None:
+) -> Collection | None:
     """Add ``canonical``, ``spelling`` and ``members`` to the flow file-input ``wire`` in place.
 
     Nothing is added when the client could not read the flow file (no ``content``).
@@ -162,13 +162,14 @@ async def attach_members(
     content = wire.get("content")
     path = wire.get("path")
     if not isinstance(content, str) or not isinstance(path, str):
-        return
+        return None
     try:
         data = base64.b64decode(content, validate=True)
     except (binascii.Error, ValueError):
-        return
+        return None
     collection = await asyncio.to_thread(collect_flow_members, path, data, args, list(listing))
     members = await send_members(collection, post=post, log=log)
     wire["canonical"] = collection.canonical
     wire["spelling"] = spelling_to_wire(collection.spelling)
     wire["members"] = members
+    return collection

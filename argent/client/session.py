@@ -26,10 +26,17 @@ from urllib.parse import quote
 import aiohttp
 
 from argent.client.base import ProgressCallback, ToolCallError
+from argent.client.baselines import BaselineWriteScope, apply_baseline_writes
 from argent.client.calls import FileInputWireSpec, has_members, prepare_file_inputs
 from argent.client.client_files import apply_client_file_directives
-from argent.client.flow_members import UploadRefusedByProxy, attach_members, flow_files_log_enabled
+from argent.client.flow_members import (
+    UploadRefusedByProxy,
+    attach_members,
+    flow_files_log_enabled,
+    written_line,
+)
 from argent.link.archive import ArchiveError, build_tar_gz
+from argent.link.members import Collection
 
 NDJSON = "application/x-ndjson"
 LINKED_HEADER = "x-argent-linked"
@@ -240,12 +247,19 @@ class ToolServerClient:
         """
         entry = await self._entry(name)
         specs = entry.get("fileInputs") if entry is not None else None
+        scope = BaselineWriteScope()
+
+        async def collect(
+            spec: FileInputWireSpec, wrapper: dict[str, Any], call_args: Mapping[str, Any]
+        ) -> None:
+            scope.add(await self._collect_members(spec, wrapper, call_args))
+
         prepared = await prepare_file_inputs(
             specs if isinstance(specs, list) else None,
             args,
             linked=self.linked,
             uploader=self.upload if self.linked else None,
-            collector=self._collect_members if self.linked else None,
+            collector=collect if self.linked else None,
         )
         headers = {"Content-Type": "application/json", **self._auth()}
         if self.linked:
@@ -280,7 +294,12 @@ class ToolServerClient:
             else:
                 resp.close()
         applied = await asyncio.to_thread(apply_client_file_directives, data)
-        return applied.result
+        # Baselines only now that the result arrived: a call cut short writes none.
+        baselines = await asyncio.to_thread(apply_baseline_writes, applied.result, scope)
+        if baselines.written and flow_files_log_enabled():
+            for path in baselines.written:
+                self._flow_files_log(written_line(path))
+        return baselines.result
 
     async def _read_buffered(self, name: str, resp: aiohttp.ClientResponse) -> Any:
         try:
@@ -344,10 +363,10 @@ class ToolServerClient:
 
     async def _collect_members(
         self, spec: FileInputWireSpec, wrapper: dict[str, Any], args: Mapping[str, Any]
-    ) -> None:
+    ) -> Collection | None:
         if spec.collect != "flow":
-            return
-        await attach_members(
+            return None
+        return await attach_members(
             wrapper,
             args,
             await self.list_tools(),

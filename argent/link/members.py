@@ -85,11 +85,17 @@ class CollectedMember:
 
 @frozen
 class Collection:
-    """The flow file's ``canonical`` and ``spelling`` and the members of the run, in order."""
+    """The flow file's ``canonical`` and ``spelling`` and the members of the run, in order.
+
+    ``update_dirs`` are the baseline directories of the runs that update baselines (inside the
+    roots of ``policy``): the only directories where the client writes the baselines of the result.
+    """
 
     canonical: str
     spelling: Spelling
     members: tuple[CollectedMember, ...]
+    policy: ClientPolicy | None = None
+    update_dirs: tuple[str, ...] = ()
 
 
 @frozen
@@ -313,7 +319,9 @@ def _listing(directory: str) -> list[str]:
     return sorted(name for name in names if name.lower().endswith(".png"))
 
 
-def _collect_baselines(walk: _Walk, root: _Run, scope: BaselineScope) -> list[CollectedMember]:
+def _collect_baselines(
+    walk: _Walk, root: _Run, scope: BaselineScope
+) -> tuple[list[CollectedMember], list[str]]:
     # directory -> (files a comparing run reads, whether an updating run uses the directory)
     wanted: dict[str, tuple[set[str], bool]] = {}
     for run, names in _runs(walk, root):
@@ -346,7 +354,7 @@ def _collect_baselines(walk: _Walk, root: _Run, scope: BaselineScope) -> list[Co
                 members.append(CollectedMember(role="baseline", key=path, path=path, state="listed"))
                 continue
             members.append(_member_from_file("baseline", path, path, found))
-    return members
+    return members, [directory for directory, (_, updates) in wanted.items() if updates]
 
 
 # --------------------------------------------------------------------------------------------
@@ -378,12 +386,18 @@ def collect_flow_members(
     walk = _Walk(policy=policy, inputs=tool_inputs(listing))
     flow = _parse(data)
     if flow is None:
-        return Collection(canonical=canonical, spelling=spelling, members=())
+        return Collection(canonical=canonical, spelling=spelling, members=(), policy=policy)
     walk.run(_Node(canonical, flow, 1))
     written = _stem(base)
     scope = BaselineScope.of_call(args)
-    baselines = _collect_baselines(walk, _Run(canonical, written, scope.update), scope)
-    return Collection(canonical=canonical, spelling=spelling, members=(*walk.members, *baselines))
+    baselines, update_dirs = _collect_baselines(walk, _Run(canonical, written, scope.update), scope)
+    return Collection(
+        canonical=canonical,
+        spelling=spelling,
+        members=(*walk.members, *baselines),
+        policy=policy,
+        update_dirs=tuple(update_dirs),
+    )
 
 
 def _stem(base: str) -> str:

@@ -809,10 +809,12 @@ class DeviceDirectives:
         path = f"{baseline_dir(run.root, run.name)}/{key}.png"
         if run.update_baselines:
             existed = await run.files.write_baseline(path, current)
-            verb = "updated" if existed else "written"
-            return DirectiveOutcome(
-                "pass", f"baseline {verb} ({key}.png)", artifacts={"baseline": path}, snapshot_key=key
-            )
+            reason = f"baseline {'updated' if existed else 'written'} ({key}.png)"
+            if run.files.local_path(run.root, ".") is None:
+                # Over a link the client writes it from the result's baselineWrites.
+                verb = "updates" if existed else "writes"
+                reason = f"baseline captured; the client {verb} it when the run ends ({path})"
+            return DirectiveOutcome("pass", reason, artifacts={"baseline": path}, snapshot_key=key)
         baseline = await run.files.read_baseline(path)
         if baseline is None:
             scratch = self._scratch()

@@ -1,0 +1,172 @@
+"""Baselines in the result: the client writes ``baselineWrites`` back into its project.
+
+A run over a link that updated baselines returns one client-file directive per baseline path
+(``"encoding": "base64"``). The client writes one only when its path ends in ``.png``, has no
+``..`` segment and sits directly in the baseline directory of a run of this call that updates
+baselines (``Collection.update_dirs``), inside the roots of the client policy. An existing link
+to nothing, a link out of the directory, a ``.png`` name that links to a file that is not a PNG
+file and anything that is not a regular file are refused. The file is replaced in one rename.
+
+Each directive is replaced by the path written, or by ``{"path": ..., "error": ...}``.
+Everything here blocks; async callers run it in a thread.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import os
+import re
+import stat
+import tempfile
+from typing import Any
+
+from attrs import define, field, frozen
+
+from argent.client.client_files import is_client_file_directive
+from argent.link.members import Collection
+from argent.link.policy import ClientPolicy, os_error_text
+
+NOT_ALLOWED = "{path} is not a .png file directly in the baseline directory of a run of this call that updates baselines"
+OUTSIDE = "{path} is outside every root this client serves"
+BAD_CONTENT = "the content for {path} is not valid base64"
+LINK_TO_NOTHING = "{path} is a link to nothing"
+LINK_OUT = "{path} links out of its baseline directory"
+NOT_PNG = "{path} links to a file that is not a PNG file"
+NOT_REGULAR = "{path} is not a regular file"
+
+_SEGMENTS = re.compile(r"[/\\]")
+_DEFAULT_MODE = 0o644
+
+
+@define
+class BaselineWriteScope:
+    """Where the baselines of one call may go: the update directories of its collections."""
+
+    dirs: dict[str, ClientPolicy] = field(factory=dict)
+
+    def add(self, collection: Collection | None) -> None:
+        if collection is None or collection.policy is None:
+            return
+        for directory in collection.update_dirs:
+            self.dirs.setdefault(directory, collection.policy)
+
+
+@frozen
+class BaselineWrites:
+    """The result with its ``baselineWrites`` applied, the paths written and the failures."""
+
+    result: Any
+    written: tuple[str, ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()
+
+
+def _is_baseline_directive(value: Any) -> bool:
+    return is_client_file_directive(value) and value.get("encoding") == "base64"
+
+
+def apply_baseline_writes(result: Any, scope: BaselineWriteScope) -> BaselineWrites:
+    """Write the ``baselineWrites`` of ``result``; the input is not modified."""
+    if not isinstance(result, dict) or not isinstance(result.get("baselineWrites"), list):
+        return BaselineWrites(result)
+    written: list[str] = []
+    failed: list[tuple[str, str]] = []
+    out: list[Any] = []
+    for directive in result["baselineWrites"]:
+        if not _is_baseline_directive(directive):
+            out.append(directive)
+            continue
+        path = str(directive["path"])
+        error = write_baseline(path, directive.get("content"), scope)
+        if error is None:
+            written.append(path)
+            out.append(path)
+        else:
+            failed.append((path, error))
+            out.append({"path": path, "error": error})
+    return BaselineWrites({**result, "baselineWrites": out}, tuple(written), tuple(failed))
+
+
+def write_baseline(path: str, content: Any, scope: BaselineWriteScope) -> str | None:
+    """Write one baseline; None when written, else the reason it was not."""
+    directory = os.path.dirname(path)
+    policy = scope.dirs.get(directory)
+    if (
+        policy is None
+        or not os.path.isabs(path)
+        or not path.endswith(".png")
+        or ".." in _SEGMENTS.split(path)
+        or os.path.basename(path) in ("", ".png")
+    ):
+        return NOT_ALLOWED.format(path=path)
+    if not isinstance(content, str):
+        return BAD_CONTENT.format(path=path)
+    try:
+        data = base64.b64decode(content, validate=True)
+    except (binascii.Error, ValueError):
+        return BAD_CONTENT.format(path=path)
+    try:
+        real_dir = os.path.realpath(directory)
+        if not policy.allows(real_dir):
+            return OUTSIDE.format(path=path)
+        os.makedirs(directory, exist_ok=True)
+        real_dir = os.path.realpath(directory)
+        if not policy.allows(real_dir):
+            return OUTSIDE.format(path=path)
+        target, mode = _target(path, real_dir)
+    except _Refused as refused:
+        return refused.reason
+    except OSError as exc:
+        return os_error_text(exc, path)
+    try:
+        _replace(target, real_dir, data, mode)
+    except OSError as exc:
+        return os_error_text(exc, target, "write")
+    return None
+
+
+class _Refused(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _target(path: str, real_dir: str) -> tuple[str, int | None]:
+    """The real file to replace and its mode (None for a new file)."""
+    plain = os.path.join(real_dir, os.path.basename(path))
+    try:
+        st = os.lstat(plain)
+    except FileNotFoundError:
+        return plain, None
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            resolved = os.path.realpath(plain, strict=True)
+        except FileNotFoundError:
+            raise _Refused(LINK_TO_NOTHING.format(path=path)) from None
+        except OSError as exc:
+            raise _Refused(os_error_text(exc, path)) from None
+        if os.path.dirname(resolved) != real_dir:
+            raise _Refused(LINK_OUT.format(path=path))
+        if not resolved.endswith(".png"):
+            raise _Refused(NOT_PNG.format(path=path))
+        st = os.stat(resolved)
+        plain = resolved
+    if not stat.S_ISREG(st.st_mode):
+        raise _Refused(NOT_REGULAR.format(path=path))
+    return plain, stat.S_IMODE(st.st_mode)
+
+
+def _replace(target: str, real_dir: str, data: bytes, mode: int | None) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=real_dir)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode if mode is not None else _DEFAULT_MODE)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
