@@ -1,0 +1,25 @@
+"""Suite-wide checks: in CI the real parts (Chromium, nginx) must be here, never skipped."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if os.environ.get("CI") != "true":
+        return
+    from argent.devices.chromium.launcher import find_chromium
+
+    missing = []
+    if find_chromium() is None:
+        missing.append("chromium")
+    if shutil.which("nginx") is None and not os.path.exists("/usr/sbin/nginx"):
+        missing.append("nginx")
+    if missing:
+        pytest.exit(
+            f"CI needs {', '.join(missing)}; scripts/install-system-deps installs them (as root).",
+            returncode=3,
+        )
