@@ -210,3 +210,48 @@ def test_a_baseline_aimed_outside_its_directory_writes_nothing(
     assert done.returncode == 1
     assert not escape.exists()
     assert sorted(p.name for p in project.rglob("*")) == [".argent", "flows", "main.yaml"]
+
+
+# --------------------------------------------------------------------------------------------
+# Real Chromium on the tool-server, baselines on the client
+
+
+PAGE = "data:text/html,<title>t</title><h1 style='margin:80px'>Hello over a link</h1><button>Go</button>"
+
+
+@pytest.mark.skipif(not __import__("shutil").which("chromium"), reason="needs chromium")
+def test_snapshots_over_a_link_update_then_compare_with_the_clients_baselines(
+    cli: Cli, project: Path, server: ServerProcess
+) -> None:
+    flows = project / ".argent" / "flows"
+    write(
+        flows / "main.yaml",
+        f'launch: {{ chromium: "{PAGE}" }}',
+        "run: parts/check.yaml",
+        f"tool: flow-execute\n    args: {{ name: inner, project_root: {project}, updateBaselines: true }}",
+    )
+    write(flows / "parts" / "check.yaml", 'assert: { visible: "Hello over a link" }', "snapshot: home")
+    write(flows / "inner.yaml", "snapshot: inner-home")
+    env = linked(server, ARGENT_FLOW_FILES_LOG="1")
+    first = cli.run("flow", "run", "main", "--update-baselines", "--json", timeout=120, **env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    report = json.loads(first.stdout)
+    main_dir = flows / "__baselines__" / "main"
+    inner_dir = flows / "__baselines__" / "inner"
+    (home,) = main_dir.glob("home__chromium-1000x800.png")
+    (inner_home,) = inner_dir.glob("inner-home__chromium-1000x800.png")
+    assert home.read_bytes().startswith(b"\x89PNG")
+    assert report["baselineWrites"] == [str(home), str(inner_home)]
+    snapshot = next(s for s in report["steps"] if s["kind"] == "snapshot")
+    assert snapshot["reason"] == f"baseline captured; the client writes it when the run ends ({home})"
+    warnings = [json.loads(line)["warning"] for line in first.stderr.splitlines()]
+    assert f"[flow-files] baseline {home}: written" in warnings
+    assert f"[flow-files] baseline {inner_home}: written" in warnings
+
+    # The compare run reads the baselines the client sends; the nested run still updates its own.
+    second = cli.run("flow", "run", "main", timeout=120, **env)
+    assert second.returncode == 0, second.stdout + second.stderr
+    lines = second.stderr.splitlines()
+    assert f"[flow-files] baseline {home}: inline {home.stat().st_size}" in lines
+    assert f"[flow-files] baseline {inner_home}: listed" in lines
+    assert "diff 0.00%" in second.stdout
