@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+from pathlib import Path
 from typing import Any, Literal
 
+import attrs
 from attrs import frozen
 
 from argent.devices.base import DeviceProvider
@@ -19,7 +23,7 @@ from argent.runner.execute import (
     read_prerequisite,
     resolve_source,
 )
-from argent.runner.files import DiskFlowFiles
+from argent.runner.files import LISTED, DiskFlowFiles
 from argent.runner.report import FlowRunResult
 from argent.tools.args import arg
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
@@ -172,6 +176,14 @@ def flow_tools(registry: ToolRegistry, devices: DeviceProvider | None = None) ->
 
     async def read_prereq(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> Any:
         check_flow_path_boundary(args, ctx)
+        meta = ctx.file_inputs.get("flow_file")
+        if args.name is not None and meta is not None and meta.via_upload and args.flow_file is not None:
+            # The client sent the flow file with the call: read it from there, under its client path.
+            data = await asyncio.to_thread(Path(args.flow_file).read_bytes)
+            client = meta.client_path
+            files = MemberFlowFiles.for_root(client, os.path.normpath(client), LISTED, data, None)
+            request = attrs.evolve(_request(args), flow_file=client)
+            return await read_prerequisite(request, files=files)
         return await read_prerequisite(_request(args), files=DiskFlowFiles())
 
     return [

@@ -766,3 +766,35 @@ async def test_a_call_with_members_is_sent_once_when_the_connection_closes(
         "The connection to the tool-server closed before flow-execute finished ("
     )
     assert info.value.message.endswith("). The tool may have run; check its effect before you run it again.")
+
+
+async def test_flow_read_prerequisite_reads_the_flow_the_client_sent(link: Link, proj: Path) -> None:
+    (flows(proj) / "main.yaml").write_text("steps:\n  - echo: x\nexecutionPrerequisite: logged in\n")
+    link.hide.append(proj)
+    async with link.client() as client:
+        result = await client.call("flow-read-prerequisite", {"project_root": str(proj), "name": "main"})
+    assert result == {"flow": "main", "executionPrerequisite": "logged in"}
+
+
+async def test_a_flow_path_over_a_link_runs_from_the_members(link: Link, proj: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    write(elsewhere / "standalone.yaml", "run: part.yaml")
+    write(elsewhere / "part.yaml", "echo: beside the flow file")
+    link.hide.append(elsewhere)
+    async with link.client() as client:
+        result = await client.call(
+            "flow-execute", {"project_root": str(proj), "flow_path": str(elsewhere / "standalone.yaml")}
+        )
+    assert result["flow"] == "standalone"
+    assert [s.get("message") for s in result["steps"]] == [None, "beside the flow file"]
+    assert link.seen.bodies[0]["flow_path"]["members"][0]["key"] == f"{elsewhere}\0part.yaml"
+
+
+async def test_an_older_client_flow_path_still_needs_a_shared_filesystem(link: Link) -> None:
+    body = {
+        "project_root": "/nowhere",
+        "flow_path": {"__argentFileInput": True, "path": "/nowhere/x.yaml", "content": b64("steps: []\n")},
+    }
+    status, out = await post(link, "flow-execute", body)
+    assert status == 500
+    assert out["error"].startswith('Invalid flow_path "/nowhere/x.yaml": explicit flow paths require a co-located')
