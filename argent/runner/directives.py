@@ -23,7 +23,6 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Awaitable, Mapping
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from attrs import define, field, frozen
@@ -86,7 +85,6 @@ RUN_ABORTED_WHILE_RESOLVING_CROP = "run aborted while resolving cropOn"
 DIFF_SCRATCH_PREFIX = "argent-flow-diff-"
 SECRET_ENV_PREFIX = "ARGENT_SECRET_"
 _SECRET = re.compile(r"\{\{secret:([^{}]*)\}\}")
-_URL = re.compile(r"^(?:https?|file|data|about|chrome):", re.IGNORECASE)
 
 PINCH_UNSUPPORTED = (
     "pinch is unsupported on chromium — a Chromium page gets mouse and keyboard input only, so there is no "
@@ -224,30 +222,6 @@ def redact(message: str, secrets: list[str]) -> str:
         if value:
             message = message.replace(value, "[secret]")
     return message
-
-
-def resolve_launch_target(target: str, flow_dir: str | None) -> str:
-    """The URL a chromium `launch` opens: a URL as written, else an HTML file or a directory
-    holding index.html, relative to the flow's directory. Raises ``ValueError`` with the reason."""
-    if _URL.match(target):
-        return target
-    if os.path.isabs(target):
-        path = target
-    elif flow_dir is None:
-        raise ValueError(
-            f'launch target "{target}" is a path relative to the flow file, which is not on this tool-server '
-            "— launch a URL instead"
-        )
-    else:
-        path = os.path.normpath(os.path.join(flow_dir, target))
-    if os.path.isdir(path):
-        index = os.path.join(path, "index.html")
-        if not os.path.isfile(index):
-            raise ValueError(f"launch target {path} is a directory without an index.html")
-        path = index
-    elif not os.path.isfile(path):
-        raise ValueError(f"launch target {path} does not exist — give a URL, an HTML file or a directory")
-    return Path(path).resolve().as_uri()
 
 
 # --------------------------------------------------------------------------------------------
@@ -736,9 +710,11 @@ class DeviceDirectives:
         run = ctx.run
         probe = run.files.local_path(run.root, ".")
         flow_dir = os.path.normpath(probe) if probe is not None else None
+        from argent.devices.chromium.targets import LaunchTargetError, resolve_launch_target
+
         try:
             url = resolve_launch_target(target, flow_dir)
-        except ValueError as exc:
+        except LaunchTargetError as exc:
             return DirectiveOutcome("error", str(exc))
         self._live(ctx)
         try:

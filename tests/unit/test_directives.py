@@ -42,7 +42,6 @@ from argent.runner.directives import (
     Timings,
     crop_hash,
     fill_secrets,
-    resolve_launch_target,
 )
 from argent.runner.engine import DirectiveContext, Run, ToolCallContext, ToolOutcome, run_flow
 from argent.runner.files import DiskFlowFiles, FlowRef, baseline_dir
@@ -661,6 +660,8 @@ async def test_launch_opens_urls_files_and_directories_beside_the_root_flow(
     ]
     missing = await dd.execute(LaunchStep(app="nope.html"), dev, ctx)
     assert missing.status == "error" and "does not exist" in (missing.reason or "")
+    bare = await dd.execute(LaunchStep(app="site"), dev, make_ctx(tmp_path / "other", dev))
+    assert bare.status == "error"
     ios_only = await dd.execute(LaunchStep(apps={"ios": "com.acme"}), dev, ctx)
     assert (ios_only.status, ios_only.reason) == (
         "error",
@@ -680,15 +681,6 @@ async def test_launch_navigation_failure_is_an_error(dd: DeviceDirectives, tmp_p
         "error",
         "could not open https://nowhere.invalid/: net::ERR_NAME_NOT_RESOLVED",
     )
-
-
-def test_resolve_launch_target_rules(tmp_path: Path) -> None:
-    assert resolve_launch_target("data:text/html,hi", None) == "data:text/html,hi"
-    with pytest.raises(ValueError, match="not on this tool-server"):
-        resolve_launch_target("page.html", None)
-    (tmp_path / "d").mkdir()
-    with pytest.raises(ValueError, match=r"without an index\.html"):
-        resolve_launch_target("d", str(tmp_path))
 
 
 # --------------------------------------------------------------------------------------------
