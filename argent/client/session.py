@@ -35,6 +35,7 @@ from argent.client.flow_members import (
     flow_files_log_enabled,
     written_line,
 )
+from argent.client.step_members import attach_step_members
 from argent.link.archive import ArchiveError, build_tar_gz
 from argent.link.members import Collection
 
@@ -364,6 +365,11 @@ class ToolServerClient:
     async def _collect_members(
         self, spec: FileInputWireSpec, wrapper: dict[str, Any], args: Mapping[str, Any]
     ) -> Collection | None:
+        log = self._flow_files_log if flow_files_log_enabled() else None
+        if spec.collect == "step":
+            return await attach_step_members(
+                wrapper, args, await self.list_tools(), post=self.post_archive, log=log
+            )
         if spec.collect != "flow":
             return None
         return await attach_members(
@@ -371,7 +377,7 @@ class ToolServerClient:
             args,
             await self.list_tools(),
             post=self.post_archive,
-            log=self._flow_files_log if flow_files_log_enabled() else None,
+            log=log,
         )
 
     # ------------------------------------------------------------------------------------------

@@ -20,8 +20,9 @@ from attrs import define, field
 
 from argent.errors import FileInputError
 from argent.link.member_files import MemberFlowFiles
+from argent.link.store import MemberStore
 from argent.server.inline import decode_content
-from argent.server.member_inputs import discard_member_uploads, linked_flow_files
+from argent.server.member_inputs import discard_member_uploads, linked_flow_files, linked_step_members
 from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
 from argent.tools.registry import FileInputSpec, ResolvedFileInput, ToolSpec
 
@@ -35,6 +36,8 @@ class ResolvedInputs:
     temp_dirs: list[str] = field(factory=list)
     #: Flow inputs that came over a link, run from the members of the call.
     flow_files: dict[str, MemberFlowFiles] = field(factory=dict)
+    #: The members of a recorded step (a ``collect: "step"`` probe over a link), by target.
+    step_members: dict[str, MemberStore] = field(factory=dict)
 
     async def cleanup(self) -> None:
         dirs, self.temp_dirs = self.temp_dirs, []
@@ -95,6 +98,8 @@ async def _resolve_one(
             out.flow_files[spec.target] = files
             return
     if spec.kind == "probe":
+        if spec.collect == "step" and "members" in wire:
+            out.step_members[spec.target] = await linked_step_members(wire, uploads=uploads, tmp_dir=tmp_dir)
         out.args[spec.target] = path
         out.metadata[spec.target] = ResolvedFileInput(path, present)
         return

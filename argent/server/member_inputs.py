@@ -117,3 +117,12 @@ async def linked_flow_files(
         taken.discard_rest()
     assert isinstance(canonical, str)
     return MemberFlowFiles.for_root(path, canonical, spelling, data, store)
+
+
+async def linked_step_members(wire: dict[str, Any], *, uploads: UploadStore, tmp_dir: str) -> MemberStore:
+    """The members of a recorded step (the ``project_root`` probe of flow-add-step over a link)."""
+    taken = _TakenUploads(named_upload_ids(wire.get("members")), uploads, tmp_dir)
+    try:
+        return await read_members(wire["members"], owner=wire["path"], fetch_upload=taken.fetch)
+    finally:
+        taken.discard_rest()

@@ -12,7 +12,7 @@ from aiohttp import web
 from argent import __version__
 from argent.errors import ArgentError, InvalidToolInputError
 from argent.link.wire import to_wire
-from argent.server.file_inputs import resolve_file_inputs
+from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
 from argent.server.stream import NdjsonStream, wants_stream
 from argent.tools.registry import ToolContext
@@ -98,14 +98,12 @@ async def call_tool(request: web.Request) -> web.StreamResponse:
             args = registry.parse_args(name, resolved.args)
         except InvalidToolInputError as exc:
             return web.json_response({"error": exc.message}, status=400)
-        return await _invoke(request, spec, args, resolved.metadata, resolved.flow_files)
+        return await _invoke(request, spec, args, resolved)
     finally:
         await resolved.cleanup()
 
 
-async def _invoke(
-    request: web.Request, spec: Any, args: Any, metadata: dict[str, Any], flow_files: dict[str, Any]
-) -> web.StreamResponse:
+async def _invoke(request: web.Request, spec: Any, args: Any, resolved: ResolvedInputs) -> web.StreamResponse:
     registry = request.app[REGISTRY]
     abort = asyncio.Event()
     stream = NdjsonStream(request) if wants_stream(request) else None
@@ -119,9 +117,10 @@ async def _invoke(
     ctx = ToolContext(
         abort=abort,
         emit_progress=emit if stream is not None else None,
-        file_inputs=metadata,
+        file_inputs=resolved.metadata,
         linked=request.headers.get("x-argent-linked") == "1",
-        flow_files=flow_files,
+        flow_files=resolved.flow_files,
+        step_members=resolved.step_members,
     )
     if stream is not None:
         await stream.open()

@@ -25,10 +25,11 @@ import asyncio
 import json
 import math
 import os
+import posixpath
 from collections.abc import Mapping
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from argent.devices.base import DeviceProvider
 from argent.errors import ArgentError, FlowError, InvalidToolInputError, ToolExecutionError
@@ -48,10 +49,16 @@ from argent.flows.model import (
 from argent.flows.names import assert_safe_flow_name, is_safe_flow_name
 from argent.flows.parse import parse_flow
 from argent.flows.write import append_step, flow_to_yaml, summarize_step
-from argent.runner.engine import DEVICE_ARG_KEYS, RUN_ABORTED, Run, sleep_or_abort
+from argent.link.member_files import NO_MEMBER, MemberFlowFiles
+from argent.link.store import Member, MemberStore
+from argent.runner.check import NESTED_REASON
+from argent.runner.engine import DEVICE_ARG_KEYS, RUN_ABORTED, Run, ToolCallContext, sleep_or_abort
 from argent.runner.execute import check_project_root
-from argent.runner.files import DiskFlowFiles, spelling_of
+from argent.runner.files import DiskFlowFiles, FlowRef, enoent_message, spelling_of
+from argent.runner.link_rules import classify_file_inputs, has_dotdot, nested_flow_ref
+from argent.runner.report import FlowRunResult
 from argent.tools.args import arg
+from argent.tools.member_invoker import MemberToolInvoker
 from argent.tools.recording_sessions import (
     RECORDING_REFUSED,
     RecordingError,
@@ -118,11 +125,22 @@ SCRIPT_OVER_LINK = (
 )
 SCRIPT_FAILED = "{reason}; nothing was recorded."
 
-WARN_NO_FLOW_NAME = "flow-execute call had no flow name; kept the raw step"
-WARN_CLIENT_KEPT_RUN = (
-    "kept the raw flow-execute step — run: composition is host-resolved, so a remote recording can't "
-    'reference "{name}" portably'
+LINK_REFUSED = (
+    "flow-add-step cannot record this {command} step: a replay over a link rejects it — {reason}. Nothing "
+    "ran and nothing was recorded."
 )
+FILE_INPUT_REASON = "a replay over a link sends only file arguments, and {why}"
+OLDER_CLIENT_REFUSED = (
+    "flow-add-step cannot record {what}: this recording is kept on the client, and the client sent none of "
+    "the step's files with the call — it is older than this tool-server. Update the argent CLI or MCP "
+    "adapter on the client (keep client and tool-server at the same version). Nothing ran and nothing was "
+    "recorded."
+)
+OLDER_NESTED = "a flow-execute step that names its flow"
+OLDER_SIBLING_PATH = "a flow-execute step with the flow_path of a flow beside the recording"
+OLDER_FILE_ARGUMENT = "a {command} step with a file argument ({names})"
+
+WARN_NO_FLOW_NAME = "flow-execute call had no flow name; kept the raw step"
 WARN_OTHER_PROJECT = (
     'kept the raw flow-execute step — "{name}" is a flow of another project ({root}), and run: resolves '
     "beside the recording"
@@ -202,6 +220,34 @@ class StepPlan:
     args: dict[str, Any]
     step: Step
     warnings: tuple[str, ...] = ()
+    #: Run with the files the call brought (a client-kept recording over a link), not this host's.
+    members: MemberStore | None = None
+
+
+@frozen
+class StepLink:
+    """How one flow-add-step call stands to a link.
+
+    ``refuse``: the call came over a link or the recording is client-kept — a step that a replay over
+    a link rejects is refused. ``members``: the files of the step, for a client-kept recording whose
+    client sent them; ``older_client``: a client-kept recording whose client sent none (no members
+    field at all). ``call_root`` is project_root as the call spelled it: the members' keys use it.
+    """
+
+    refuse: bool
+    members: MemberStore | None
+    older_client: bool
+    call_root: str
+
+    @classmethod
+    def of(cls, session: RecordingSession, ctx: ToolContext, call_root: str) -> StepLink:
+        sent = ctx.step_members.get("project_root")
+        return cls(
+            refuse=ctx.linked or session.client_kept,
+            members=sent if session.client_kept else None,
+            older_client=session.client_kept and sent is None,
+            call_root=call_root,
+        )
 
 
 def parse_step_args(text: str | None) -> dict[str, Any]:
@@ -389,29 +435,83 @@ class Recorder:
         if args.command in RECORDER_TOOLS:
             raise RecordingError(NOT_A_STEP.format(command=args.command), error_code=RECORDING_REFUSED)
         self.registry.get(args.command)  # an unknown tool: its error, before anything runs
+        link = StepLink.of(session, ctx, args.project_root)
         async with session.order:
             self._current(session, tool_ran=False)
-            plan = await self._plan(session, args.command, call_args, args.delay_ms)
+            plan = await self._plan(session, args.command, call_args, args.delay_ms, link)
+            self._check_replayable(plan, link)
             await self._check_appendable(session, plan.step)
             if args.delay_ms and await sleep_or_abort(ctx.abort, args.delay_ms / 1000):
                 raise RecordingError(ABORTED_BEFORE_RUN.format(command=plan.command))
-            sub_ctx = ToolContext(abort=ctx.abort, emit_progress=ctx.emit_progress, linked=ctx.linked)
-            result = await self.registry.invoke(plan.command, plan.args, sub_ctx)
+            result, baseline_writes = await self._run_step(session, plan, ctx)
             text, count = await self._append(session, plan.step, tool_ran=True)
         message = STEP_ADDED.format(name=args.name) + "".join(f" — {w}" for w in plan.warnings)
-        return {
+        out: dict[str, Any] = {
             "message": message,
             "toolResult": result,
             "stepCount": count,
             "recorded": summarize_step(count, plan.step),
             "savedTo": self._saved_to(session, text),
         }
+        if baseline_writes:
+            out["baselineWrites"] = baseline_writes
+        return out
+
+    def _check_replayable(self, plan: StepPlan, link: StepLink) -> None:
+        """Over a link, refuse before anything runs a step that a replay over a link rejects, and the
+        steps whose files a client older than this tool-server did not send."""
+        if not link.refuse or not isinstance(plan.step, ToolStep):
+            return
+        command, args = plan.command, plan.step.args
+        if command == FLOW_EXECUTE:
+            if nested_flow_ref(args) is None:
+                raise _refused(LINK_REFUSED.format(command=command, reason=NESTED_REASON))
+            if link.older_client:
+                raise _refused(OLDER_CLIENT_REFUSED.format(what=OLDER_NESTED))
+            return
+        spec = self.registry.get(command)
+        files, others = classify_file_inputs([s.to_wire() for s in spec.file_inputs], args)
+        if others:
+            reason = FILE_INPUT_REASON.format(why=others[0].why)
+            raise _refused(LINK_REFUSED.format(command=command, reason=reason))
+        if files and link.older_client:
+            names = ", ".join(f.name for f in files)
+            raise _refused(
+                OLDER_CLIENT_REFUSED.format(what=OLDER_FILE_ARGUMENT.format(command=command, names=names))
+            )
+
+    async def _run_step(self, session: RecordingSession, plan: StepPlan, ctx: ToolContext) -> tuple[Any, Any]:
+        """Run the step's tool; its result and, for a flow run over a link, the baselines it wrote."""
+        if plan.members is None:
+            sub_ctx = ToolContext(abort=ctx.abort, emit_progress=ctx.emit_progress, linked=ctx.linked)
+            return await self.registry.invoke(plan.command, plan.args, sub_ctx), None
+        if plan.command == FLOW_EXECUTE:
+            files = nested_run_files(plan.args, plan.members)
+            sub_ctx = ToolContext(
+                abort=ctx.abort, emit_progress=ctx.emit_progress, linked=True, flow_files={"flow_file": files}
+            )
+            result = await self.registry.invoke(plan.command, plan.args, sub_ctx)
+            writes = None
+            if isinstance(result, FlowRunResult) and result.baseline_writes:
+                # The step's result carries them, as a run's does; the client writes them once.
+                writes, result.baseline_writes = result.baseline_writes, None
+            return result, writes
+        invoker = MemberToolInvoker(self.registry, MemberFlowFiles(_NO_ROOT, b"", plan.members))
+        call = ToolCallContext(
+            device=None, platform=None, abort=ctx.abort, project_root=None, flow=session.name
+        )
+        return (await invoker.invoke(plan.command, plan.args, call)).result, None
 
     async def _plan(
-        self, session: RecordingSession, command: str, args: dict[str, Any], delay_ms: int | None
+        self,
+        session: RecordingSession,
+        command: str,
+        args: dict[str, Any],
+        delay_ms: int | None,
+        link: StepLink,
     ) -> StepPlan:
         if command == FLOW_EXECUTE:
-            return await self._plan_flow_execute(session, args, delay_ms)
+            return await self._plan_flow_execute(session, args, delay_ms, link)
         if command in OPENS_A_PAGE and delay_ms is None:
             launch = _launch_of(args)
             if launch is not None:
@@ -424,7 +524,9 @@ class Recorder:
             and _number(args.get("y"))
         ):
             return await self._plan_tap(args)
-        return StepPlan(command, args, ToolStep(command, strip_device_args(args), delay_ms))
+        return StepPlan(
+            command, args, ToolStep(command, strip_device_args(args), delay_ms), members=link.members
+        )
 
     async def _plan_tap(self, args: dict[str, Any]) -> StepPlan:
         """A tap by selector when the screen offers one that lands on the same point (read before the
@@ -441,25 +543,41 @@ class Recorder:
         return StepPlan(GESTURE_TAP, args, TapStep(target, times), (warning,) if warning else ())
 
     async def _plan_flow_execute(
-        self, session: RecordingSession, args: dict[str, Any], delay_ms: int | None
+        self, session: RecordingSession, args: dict[str, Any], delay_ms: int | None, link: StepLink
     ) -> StepPlan:
+        members = link.members
         if args.get("flow_path") is not None and args.get("name") is None:
-            args = await asyncio.to_thread(_sibling_by_flow_path, session, args)
-        raw = StepPlan(FLOW_EXECUTE, args, ToolStep(FLOW_EXECUTE, strip_device_args(args), delay_ms))
+            if members is not None:
+                args = _member_sibling_by_flow_path(session, link, members, args)
+            elif session.client_kept:
+                if link.older_client and _beside_as_spelled(session, args["flow_path"]):
+                    raise _refused(OLDER_CLIENT_REFUSED.format(what=OLDER_SIBLING_PATH))
+                raise _flow_path_refused(args["flow_path"], NOT_BESIDE.format(dir=_spelled_dir(session)))
+            else:
+                args = await asyncio.to_thread(_sibling_by_flow_path, session, args)
+        raw = StepPlan(
+            FLOW_EXECUTE, args, ToolStep(FLOW_EXECUTE, strip_device_args(args), delay_ms), members=members
+        )
         name = args.get("name")
         if not isinstance(name, str) or not name:
-            return StepPlan(raw.command, raw.args, raw.step, (WARN_NO_FLOW_NAME,))
-        if delay_ms is not None:
-            return raw
+            return evolve(raw, warnings=(WARN_NO_FLOW_NAME,))
         root = args.get("project_root")
-        if not is_safe_flow_name(name) or not isinstance(root, str) or not os.path.isabs(root):
-            return raw  # the run refuses it with its own words
-        if session.client_kept:
-            return StepPlan(raw.command, raw.args, raw.step, (WARN_CLIENT_KEPT_RUN.format(name=name),))
-        warning = await asyncio.to_thread(_sibling_warning, session, name, root)
+        if (
+            delay_ms is not None
+            or not is_safe_flow_name(name)
+            or not isinstance(root, str)
+            or not os.path.isabs(root)
+        ):
+            return raw  # the run refuses a bad name or root with its own words
+        if members is not None:
+            warning = _member_sibling_warning(session, link, members, name, root)
+        elif session.client_kept:
+            return raw  # an older client: refused before anything runs
+        else:
+            warning = await asyncio.to_thread(_sibling_warning, session, name, root)
         if warning is not None:
-            return StepPlan(raw.command, raw.args, raw.step, (warning,))
-        return StepPlan(FLOW_EXECUTE, args, RunStep(f"{name}.yaml"))
+            return evolve(raw, warnings=(warning,))
+        return evolve(raw, step=RunStep(f"{name}.yaml"))
 
     # -- flow-add-script -----------------------------------------------------------------------
 
@@ -624,47 +742,155 @@ def _sibling_warning(session: RecordingSession, name: str, root: str) -> str | N
     return None
 
 
-def _sibling_by_flow_path(session: RecordingSession, args: dict[str, Any]) -> dict[str, Any]:
-    """A flow_path flow-execute rewritten to name the flow beside the recording, or refused."""
-    flow_path = args["flow_path"]
+NOT_BESIDE = "it is not beside the recording in {dir}"
 
-    def refuse(detail: str) -> FlowError:
-        return FlowError(
-            FLOW_PATH_REFUSED.format(path=flow_path, detail=detail), error_code=RECORDING_REFUSED
-        )
 
-    if session.client_kept:
-        raise refuse("the recording is kept on the client, where this tool-server cannot check that file")
+def _refused(message: str) -> RecordingError:
+    return RecordingError(message, error_code=RECORDING_REFUSED)
+
+
+def _flow_path_refused(flow_path: Any, detail: str) -> FlowError:
+    return FlowError(FLOW_PATH_REFUSED.format(path=flow_path, detail=detail), error_code=RECORDING_REFUSED)
+
+
+def _spelled_dir(session: RecordingSession) -> str:
+    return os.path.dirname(session.flow_file)
+
+
+def _beside_as_spelled(session: RecordingSession, flow_path: Any) -> bool:
+    """Whether ``flow_path`` names a file in the recording's directory as the caller spells it."""
+    return isinstance(flow_path, str) and posixpath.normpath(posixpath.dirname(flow_path)) == _spelled_dir(
+        session
+    )
+
+
+def _flow_path_name(flow_path: Any) -> tuple[str, str]:
+    """``(basename, flow name)`` of a flow_path a recording could name as a sibling, or refused."""
     if not isinstance(flow_path, str) or not os.path.isabs(flow_path):
-        raise refuse("it is not an absolute path")
-    if ".." in flow_path.replace("\\", "/").split("/"):
-        raise refuse('it has a ".." segment')
+        raise _flow_path_refused(flow_path, "it is not an absolute path")
+    if has_dotdot(flow_path):
+        raise _flow_path_refused(flow_path, 'it has a ".." segment')
     base = os.path.basename(flow_path)
     if not base.endswith(".yaml"):
-        detail = (
-            "it must end in the lowercase .yaml extension"
-            if base.lower().endswith(".yaml")
-            else "it does not end in .yaml"
-        )
-        raise refuse(detail)
+        lower = base.lower().endswith(".yaml")
+        detail = "it must end in the lowercase .yaml extension" if lower else "it does not end in .yaml"
+        raise _flow_path_refused(flow_path, detail)
     stem = base[: -len(".yaml")]
     if not is_safe_flow_name(stem):
-        raise refuse(f'"{stem}" is not a valid flow name')
-    directory = os.path.dirname(session.key)
-    if not _same_dir(os.path.dirname(flow_path), directory):
-        raise refuse(f"it is not beside the recording in {os.path.dirname(session.flow_file)}")
+        raise _flow_path_refused(flow_path, f'"{stem}" is not a valid flow name')
+    return base, stem
+
+
+def _step_root(flow_path: str, args: Mapping[str, Any]) -> str:
     root = args.get("project_root")
     if not isinstance(root, str) or not os.path.isabs(root):
-        raise refuse("it comes without an absolute project_root")
-    if not _same_dir(os.path.join(root, ".argent", "flows"), directory):
-        raise refuse(
-            f'its project_root "{root}" is not the project of the recording ({session.project_root})'
-        )
-    spelling = spelling_of(os.path.dirname(flow_path), base)
-    if spelling.state == "case_folded":
-        raise refuse(f'this filesystem lists "{base}" as "{spelling.actual}" — pass the on-disk spelling')
-    if spelling.state == "absent":
-        raise refuse(f'no file named "{base}" is beside the recording')
+        raise _flow_path_refused(flow_path, "it comes without an absolute project_root")
+    return root
+
+
+def _named_instead(args: Mapping[str, Any], stem: str) -> dict[str, Any]:
     out = {key: value for key, value in args.items() if key not in ("flow_path", "flow_file")}
     out["name"] = stem
     return out
+
+
+def _sibling_by_flow_path(session: RecordingSession, args: dict[str, Any]) -> dict[str, Any]:
+    """A flow_path flow-execute rewritten to name the flow beside the (host) recording, or refused."""
+    flow_path = args["flow_path"]
+    base, stem = _flow_path_name(flow_path)
+    directory = os.path.dirname(session.key)
+    if not _same_dir(os.path.dirname(flow_path), directory):
+        raise _flow_path_refused(flow_path, NOT_BESIDE.format(dir=_spelled_dir(session)))
+    root = _step_root(flow_path, args)
+    if not _same_dir(os.path.join(root, ".argent", "flows"), directory):
+        detail = f'its project_root "{root}" is not the project of the recording ({session.project_root})'
+        raise _flow_path_refused(flow_path, detail)
+    spelling = spelling_of(os.path.dirname(flow_path), base)
+    if spelling.state == "case_folded":
+        detail = f'this filesystem lists "{base}" as "{spelling.actual}" — pass the on-disk spelling'
+        raise _flow_path_refused(flow_path, detail)
+    if spelling.state == "absent":
+        raise _flow_path_refused(flow_path, f'no file named "{base}" is beside the recording')
+    return _named_instead(args, stem)
+
+
+# --------------------------------------------------------------------------------------------
+# A client-kept recording: the step's files are the members the call brought
+
+
+def _flow_key(project_root: str, name: str) -> str:
+    return f"{project_root}/.argent/flows\0{name}.yaml"
+
+
+def _recording_member(session: RecordingSession, link: StepLink, members: MemberStore) -> Member | None:
+    member = members.flow(_flow_key(link.call_root, session.name))
+    return member if member is not None and member.canonical else None
+
+
+def _member_sibling_by_flow_path(
+    session: RecordingSession, link: StepLink, members: MemberStore, args: dict[str, Any]
+) -> dict[str, Any]:
+    """A flow_path flow-execute rewritten to name the flow beside the client's recording, or refused:
+    the client sent the file by the recording's directory when it is there."""
+    flow_path = args["flow_path"]
+    base, stem = _flow_path_name(flow_path)
+    recording = _recording_member(session, link, members)
+    sent = members.flow(f"{link.call_root}/.argent/flows\0{base}")
+    if (
+        recording is None
+        or sent is None
+        or posixpath.dirname(sent.canonical or "") != posixpath.dirname(recording.canonical or "")
+    ):
+        raise _flow_path_refused(flow_path, NOT_BESIDE.format(dir=_spelled_dir(session)))
+    root = _step_root(flow_path, args)
+    named = members.flow(_flow_key(root, stem))
+    if named is None or named.canonical != sent.canonical:
+        detail = f'its project_root "{root}" is not the project of the recording ({session.project_root})'
+        raise _flow_path_refused(flow_path, detail)
+    if sent.spelling.state == "case_folded":
+        detail = f'the client lists "{base}" as "{sent.spelling.actual}" — pass the on-disk spelling'
+        raise _flow_path_refused(flow_path, detail)
+    if sent.data is None:
+        raise _flow_path_refused(flow_path, f'no file named "{base}" is beside the recording')
+    return _named_instead(args, stem)
+
+
+def _member_sibling_warning(
+    session: RecordingSession, link: StepLink, members: MemberStore, name: str, root: str
+) -> str | None:
+    """None when the named flow is the file beside the client's recording, spelled as listed."""
+    target = f"{name}.yaml"
+    recording = _recording_member(session, link, members)
+    named = members.flow(_flow_key(root, name))
+    beside = None
+    if recording is not None and recording.canonical:
+        beside = members.flow(f"{posixpath.dirname(recording.canonical)}\0{target}")
+    if recording is None or named is None or beside is None:
+        return WARN_UNVERIFIABLE.format(target=target, dir=_spelled_dir(session))
+    if beside.canonical != named.canonical:
+        return WARN_OTHER_PROJECT.format(name=name, root=root)
+    if beside.spelling.state == "case_folded":
+        return WARN_CASE_FOLDED.format(target=target, actual=beside.spelling.actual)
+    if beside.data is None:
+        return WARN_UNVERIFIABLE.format(target=target, dir=_spelled_dir(session))
+    return None
+
+
+def nested_run_files(args: Mapping[str, Any], members: MemberStore) -> MemberFlowFiles:
+    """The files of a recorded flow-execute step's run: the named flow the client sent, and the rest
+    of the call's members (its fragments, nested flows, baselines and tool files)."""
+    name, root = args.get("name"), args.get("project_root")
+    assert isinstance(name, str) and isinstance(root, str)
+    assert_safe_flow_name(name)
+    path = f"{root}/.argent/flows/{name}.yaml"
+    member = members.flow(_flow_key(root, name))
+    if member is None:
+        raise ToolExecutionError(NO_MEMBER.format(path=path))
+    canonical = member.canonical or path
+    if member.data is None:
+        reason = member.error if member.state == "refused" else None
+        raise ToolExecutionError(reason or enoent_message(canonical))
+    return MemberFlowFiles.for_root(path, canonical, member.spelling, member.data, members)
+
+
+_NO_ROOT = FlowRef(key="", path="", canonical="")

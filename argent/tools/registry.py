@@ -20,6 +20,7 @@ from argent.tools.args import json_schema, structure_args, wire_name
 
 if TYPE_CHECKING:
     from argent.link.member_files import MemberFlowFiles
+    from argent.link.store import MemberStore
 
 A = TypeVar("A")
 
@@ -74,6 +75,8 @@ class ToolContext:
     linked: bool = False
     #: Flow file inputs (``collect: "flow"``) that came over a link, by target: the run's files.
     flow_files: Mapping[str, MemberFlowFiles] = field(factory=dict)
+    #: The members of a recorded step (a ``collect: "step"`` probe over a link), by target.
+    step_members: Mapping[str, MemberStore] = field(factory=dict)
 
 
 @frozen

@@ -16,7 +16,6 @@ from argent.flows.parse import parse_flow
 from argent.tools.args import arg
 from argent.tools.flow_tools import flow_tools
 from argent.tools.recording import (
-    WARN_CLIENT_KEPT_RUN,
     WARN_NO_DEVICES,
     WARN_NO_FLOW_NAME,
     Recorder,
@@ -173,12 +172,14 @@ class Env:
         )
 
 
-def make_env(root: Path, **recorder_kw: Any) -> Env:
+def make_env(
+    root: Path, *, extra: tuple[ToolSpec[Any], ...] = (), flow_devices: Any = None, **recorder_kw: Any
+) -> Env:
     registry = ToolRegistry()
     tools = Tools()
-    for spec in tools.specs():
+    for spec in (*tools.specs(), *extra):
         registry.register(spec)
-    for spec in flow_tools(registry):
+    for spec in flow_tools(registry, devices=flow_devices):
         registry.register(spec)
     recorder = Recorder(registry, **recorder_kw)
     for spec in recorder.specs():
@@ -866,28 +867,6 @@ async def test_a_rejected_client_append_rolls_back(env: Env, tmp_path: Path) -> 
         await env.step("gesture-tap", '{"udid":"d","x":2,"y":0.5}', root=remote)
     out = await env.finish(root=remote)
     assert out["summary"] == ["1. echo: one"]
-
-
-async def test_a_client_kept_flow_path_is_refused(env: Env, tmp_path: Path) -> None:
-    remote = tmp_path / "client-only"
-    await env.start(root=remote)
-    fp = env.flow("login", remote)
-    err = await refused(
-        env.step("flow-execute", f'{{"flow_path":"{fp}","project_root":"{remote}"}}', root=remote)
-    )
-    assert err.message.startswith(
-        f'Cannot record a flow-execute of flow_path "{fp}": the recording is kept on the client'
-    )
-    assert env.tools.calls == []
-
-
-async def test_a_client_kept_flow_execute_stays_raw(env: Env, tmp_path: Path) -> None:
-    write_flow(env.root, "login")
-    ctx = ToolContext(linked=True)
-    await env.call("flow-start-recording", {"name": "checkout", "project_root": str(env.root)}, ctx)
-    out = await env.step("flow-execute", f'{{"name":"login","project_root":"{env.root}"}}', ctx=ctx)
-    assert out["message"].endswith(WARN_CLIENT_KEPT_RUN.format(name="login"))
-    assert out["recorded"].startswith("1. tool: flow-execute ")
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,32 @@
+"""The members of a recorded step on the wire: the ``project_root`` probe of ``flow-add-step``.
+
+Over a link the client adds ``members`` (and nothing else: no ``content``, ``canonical`` or
+``spelling``) to the probe's file-input object — the files the one recorded step makes the
+tool-server read (``argent.link.step_members``), sent like the members of a flow: inline up to
+the budget, else ``POST /upload``. A step that reads no file sends an empty list, so the call is
+always a stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from argent.client.flow_members import ArchivePoster, send_members
+from argent.link.members import Collection
+from argent.link.step_members import collect_step_members
+
+
+async def attach_step_members(
+    wire: dict[str, Any],
+    args: Mapping[str, Any],
+    listing: Iterable[Mapping[str, Any]],
+    *,
+    post: ArchivePoster,
+    log: Callable[[str], None] | None,
+) -> Collection:
+    """Add ``members`` to the probe ``wire`` in place; the collection (for the baselines it may write)."""
+    collection = await asyncio.to_thread(collect_step_members, args, list(listing))
+    wire["members"] = await send_members(collection, post=post, log=log)
+    return collection
