@@ -19,7 +19,7 @@ from tests.e2e.conftest import Cli, ServerProcess, read_until
 
 pytestmark = pytest.mark.e2e
 
-DEPLOY_CONF = Path(__file__).resolve().parents[2] / "deploy" / "nginx-argent.conf"
+DEPLOY_CONF = Path(__file__).resolve().parents[2] / "deploy" / "nginx" / "argent.conf"
 
 
 def free_port() -> int:
