@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import re
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Cli, ServerProcess
+from tests.e2e.conftest import Cli, ServerProcess, start_server_process
 
 pytestmark = pytest.mark.e2e
 
@@ -74,3 +80,114 @@ def test_recording_on_an_embedded_tool_server_says_it_does_not_last(cli: Cli, pr
     echoed = cli.run("run", "flow-add-echo", *recorder_args(project), "--message", "hi")
     assert echoed.returncode == 1
     assert 'Error: No active recording for flow "demo"' in echoed.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# On a real headless Chromium, against the example app
+
+EXAMPLE_APP = Path(__file__).resolve().parents[2] / "examples" / "shop"
+FRAME = re.compile(r"\(([0-9.]+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\)$")
+
+
+def centre(description: str, element_id: str) -> tuple[float, float]:
+    """The centre of the element with ``id="<element_id>"`` in a ``describe`` text, as an agent reads it."""
+    for line in description.splitlines():
+        if f'id="{element_id}"' in line:
+            found = FRAME.search(line.strip())
+            assert found, line
+            x, y, w, h = (float(v) for v in found.groups())
+            return round(x + w / 2, 4), round(y + h / 2, 4)
+    raise AssertionError(f"no element {element_id} in:\n{description}")
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def app_url() -> Iterator[str]:
+    handler = functools.partial(QuietHandler, directory=str(EXAMPLE_APP))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/index.html"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _chromium_unavailable() -> str | None:
+    from argent.devices.chromium import chromium_unavailable_reason
+
+    reason: str | None = chromium_unavailable_reason()
+    return reason
+
+
+@pytest.mark.skipif(_chromium_unavailable() is not None, reason=str(_chromium_unavailable()))
+def test_record_the_example_app_over_a_link_then_replay_over_the_link_and_locally(
+    cli: Cli, project: Path, app_url: str
+) -> None:
+    server = start_server_process(cli)
+    try:
+        env = linked(server)
+
+        def run(tool: str, *args: str) -> Any:
+            done = cli.run("run", tool, *args, "--json", timeout=120, **env)
+            assert done.returncode == 0, f"{tool}: {done.stderr}"
+            return json.loads(done.stdout)
+
+        def step(command: str, args: dict[str, Any]) -> Any:
+            body = json.dumps({"args": json.dumps(args)})
+            return run("flow-add-step", "--args", body, *recorder_args(project), "--command", command)
+
+        run("flow-start-recording", *recorder_args(project))
+        booted = step("boot-device", {"url": app_url})
+        udid = booted["toolResult"]["id"]
+        try:
+            assert booted["recorded"] == f'1. launch: {{"chromium":"{app_url}"}}'
+            screen = run("describe", "--udid", udid)["description"]
+            bx, by = centre(screen, "add-to-cart")
+            tapped = step("gesture-tap", {"udid": udid, "x": bx, "y": by})
+            assert tapped["recorded"] == '2. tap: {"id":"add-to-cart"}'
+            assert tapped["message"] == 'Step added to "demo" flow'
+            ex, ey = centre(screen, "email")
+            assert (
+                step("gesture-tap", {"udid": udid, "x": ex, "y": ey})["recorded"] == '3. tap: {"id":"email"}'
+            )
+            typed = step("keyboard", {"udid": udid, "text": "ada@example.com"})
+            assert typed["recorded"] == '4. tool: keyboard {"text":"ada@example.com"}'
+            assert (
+                step("keyboard", {"udid": udid, "key": "enter"})["recorded"]
+                == '5. tool: keyboard {"key":"enter"}'
+            )
+            for selector in ({"text": "Welcome, ada@example.com"}, {"identifier": "cart-count", "text": "1"}):
+                waited = step(
+                    "await-ui-element",
+                    {"udid": udid, "selector": selector, "condition": "visible", "timeoutMs": 5000},
+                )
+                assert waited["toolResult"]["success"] is True, waited
+            finished = run("flow-finish-recording", *recorder_args(project))
+        finally:
+            cli.run("run", "stop-device", "--udid", udid, **env)
+        assert finished["steps"] == 7
+        assert finished["summary"][:5] == [
+            f'1. launch: {{"chromium":"{app_url}"}}',
+            '2. tap: {"id":"add-to-cart"}',
+            '3. tap: {"id":"email"}',
+            '4. tool: keyboard {"text":"ada@example.com"}',
+            '5. tool: keyboard {"key":"enter"}',
+        ]
+        recorded = (project / ".argent" / "flows" / "demo.yaml").read_text()
+        assert "udid" not in recorded
+        assert "chromium-cdp-" not in recorded
+
+        over_link = cli.run("flow", "run", "demo", timeout=180, **env)
+        assert over_link.returncode == 0, over_link.stdout + over_link.stderr
+        assert over_link.stdout.splitlines()[-1].startswith("PASS")
+        local = cli.run("flow", "run", "demo", timeout=180)
+        assert local.returncode == 0, local.stdout + local.stderr
+        assert local.stdout.splitlines()[-1].startswith("PASS")
+    finally:
+        assert server.stop() == 0
