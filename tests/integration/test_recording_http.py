@@ -20,6 +20,7 @@ from argent.tools.builtin import build_registry
 from tests.unit.test_recording import Env, make_env
 
 Client = TestClient[Any, Any]
+EMPTY_FLOW = "steps: []\n"
 
 
 @pytest.fixture
@@ -189,3 +190,41 @@ async def test_a_read_only_flow_file_is_refused_over_http(http: Client, env: Env
     )
     assert body["error_code"] == "FLOW_RECORDING_WRITE_FAILED"
     assert path.read_text() == "steps: []\n"
+
+
+async def test_a_linked_client_sends_the_members_of_a_recorded_step(
+    http: Client, env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARGENT_FLOW_FILES_LOG", "1")
+    flows = env.root / ".argent" / "flows"
+    flows.mkdir(parents=True)
+    login = "steps:\n  - echo: signed in\n"
+    (flows / "login.yaml").write_text(login)
+    root = str(env.root)
+    lines: list[str] = []
+    async with ToolServerClient(
+        str(http.server.make_url("")), None, linked=True, notice=lines.append
+    ) as client:
+        await client.call("flow-start-recording", {"name": "checkout", "project_root": root})
+        args = json.dumps({"name": "login", "project_root": root})
+        out = await client.call(
+            "flow-add-step",
+            {"name": "checkout", "project_root": root, "command": "flow-execute", "args": args},
+        )
+    assert out["recorded"] == "1. run: login.yaml"
+    assert out["toolResult"]["ok"] is True
+    assert out["savedTo"] == str(env.flow("checkout"))
+    assert env.flow("checkout").read_text() == "steps:\n  - run: login.yaml\n"
+    assert lines == [
+        f"[flow-files] flow {flows / 'login.yaml'}: inline {len(login)}",
+        f"[flow-files] flow {flows / 'checkout.yaml'}: inline {len(EMPTY_FLOW)}",
+    ]
+
+
+async def test_a_script_over_the_link_is_refused_over_http(http: Client, env: Env) -> None:
+    args = {"name": "checkout", "project_root": str(env.root)}
+    await post(http, "flow-start-recording", args, linked=True)
+    status, body = await post(http, "flow-add-script", {**args, "path": "seed.py"}, linked=True)
+    assert status == 500
+    assert body["error_code"] == "FLOW_RECORDING_REFUSED"
+    assert body["error"].startswith("flow-add-script records nothing over a link")
