@@ -143,9 +143,9 @@ def show_tool(name: str) -> None:
 
 
 def _is_recorder_tool(name: str) -> bool:
-    from argent.tools.recording import RECORDER_TOOLS
+    from argent.runner.link_rules import RECORDING_TOOLS
 
-    return name in RECORDER_TOOLS
+    return name in RECORDING_TOOLS
 
 
 def _norm(name: str) -> str:

@@ -55,7 +55,13 @@ from argent.runner.check import NESTED_REASON
 from argent.runner.engine import DEVICE_ARG_KEYS, RUN_ABORTED, Run, ToolCallContext, sleep_or_abort
 from argent.runner.execute import check_project_root
 from argent.runner.files import DiskFlowFiles, FlowRef, enoent_message, spelling_of
-from argent.runner.link_rules import classify_file_inputs, has_dotdot, nested_flow_ref
+from argent.runner.link_rules import (
+    FLOW_EXECUTE,
+    RECORDING_TOOLS,
+    classify_file_inputs,
+    has_dotdot,
+    nested_flow_ref,
+)
 from argent.runner.report import FlowRunResult
 from argent.tools.args import arg
 from argent.tools.member_invoker import MemberToolInvoker
@@ -80,9 +86,7 @@ ADD_STEP = "flow-add-step"
 ADD_ECHO = "flow-add-echo"
 ADD_SCRIPT = "flow-add-script"
 FINISH_RECORDING = "flow-finish-recording"
-RECORDER_TOOLS = frozenset({START_RECORDING, ADD_STEP, ADD_ECHO, ADD_SCRIPT, FINISH_RECORDING})
 
-FLOW_EXECUTE = "flow-execute"
 GESTURE_TAP = "gesture-tap"
 #: Tools that open a page; recorded as `launch: { chromium: <url> }` so a replay opens it itself.
 OPENS_A_PAGE = frozenset({"boot-device", "open-url"})
@@ -432,7 +436,7 @@ class Recorder:
         call_args = parse_step_args(args.args)
         if args.delay_ms is not None and args.delay_ms < 0:
             raise InvalidToolInputError(DELAY_NEGATIVE.format(value=args.delay_ms))
-        if args.command in RECORDER_TOOLS:
+        if args.command in RECORDING_TOOLS:
             raise RecordingError(NOT_A_STEP.format(command=args.command), error_code=RECORDING_REFUSED)
         self.registry.get(args.command)  # an unknown tool: its error, before anything runs
         link = StepLink.of(session, ctx, args.project_root)

@@ -921,3 +921,9 @@ async def test_a_script_over_a_link_is_refused_and_never_runs(env: Env, tmp_path
     assert err.message.startswith("flow-add-script records nothing over a link")
     assert not marker.exists()
     assert env.flow("checkout").read_text() == "steps: []\n"
+
+
+def test_the_recorder_tools_are_the_ones_a_linked_replay_rejects() -> None:
+    from argent.runner.link_rules import RECORDING_TOOLS
+
+    assert {spec.name for spec in Recorder(ToolRegistry()).specs()} == RECORDING_TOOLS
