@@ -5,8 +5,9 @@
 1. client collection of a project with 1,000 fragments (50 chains, 20 deep) and 500 baselines
    (policy checks, realpaths, spellings, reads, parses, the transfer plan) vs a bare walk that
    reads the same files (target <= 3x);
-2. the tool-server taking one call with 32 MiB of members: ``read_members`` of the wire members
-   (base64 decode, checks) — its time, and the peak memory it adds, measured with tracemalloc.
+2. the tool-server taking 32 MiB of flow members: ``read_members`` alone (time, and the memory it
+   adds, by tracemalloc), and one whole flow-execute call on ``argent server start`` (wall time
+   against the same call without members, and the server's RSS high-water mark over idle).
 
 Prints a table and writes ``bench/results/link.json``. Medians of ``--repeat`` rounds.
 """
@@ -19,6 +20,8 @@ import base64
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import tracemalloc
@@ -26,7 +29,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from argent.client.flow_members import member_wire, plan_transfer
+import aiohttp
+
+from argent.client.flow_members import plan_transfer
 from argent.limits import MAX_FLOW_MEMBERS_BYTES, MIB
 from argent.link.members import collect_flow_members
 from argent.link.store import read_members
@@ -94,43 +99,102 @@ def bench_collection(repeat: int) -> dict[str, float]:
     return {"ours_s": t_ours, "bare_s": t_bare, "ratio": t_ours / t_bare}
 
 
-def bench_intake(repeat: int) -> dict[str, float]:
-    size = 2 * MIB
+def members_of(total: int, size: int) -> list[dict[str, Any]]:
     members: list[dict[str, Any]] = []
-    for i in range(MAX_FLOW_MEMBERS_BYTES // size):
-        data = b"#" * size
+    for i in range(total // size):
         members.append(
             {
                 "role": "flow",
-                "key": f"/p/.argent/flows\0f{i}.yaml",
-                "path": f"/p/.argent/flows/f{i}.yaml",
-                "canonical": f"/p/.argent/flows/f{i}.yaml",
+                "key": f"/client/p/.argent/flows\0f{i}.yaml",
+                "path": f"/client/p/.argent/flows/f{i}.yaml",
+                "canonical": f"/client/p/.argent/flows/f{i}.yaml",
                 "spelling": {"state": "listed"},
                 "size": size,
-                "content": base64.b64encode(data).decode(),
+                "content": base64.b64encode(b"#" * size).decode(),
             }
         )
-    wire_bytes = sum(len(m["content"]) for m in members)
+    return members
+
+
+def bench_store(repeat: int) -> dict[str, float]:
+    """``read_members`` alone: decode and check 32 MiB of inline flow members."""
+    members = members_of(MAX_FLOW_MEMBERS_BYTES, 2 * MIB)
 
     async def no_uploads(upload_id: str, content_hash: Any, path: str) -> bytes:
         raise AssertionError
 
     def take() -> None:
-        store = asyncio.run(
-            read_members(members, owner="/p/.argent/flows/main.yaml", fetch_upload=no_uploads)
-        )
+        store = asyncio.run(read_members(members, owner="/client/p/main.yaml", fetch_upload=no_uploads))
         assert len(store) == len(members)
 
-    t = median_seconds(take, repeat)
+    seconds = median_seconds(take, repeat)
     tracemalloc.start()
     take()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
+    return {"seconds": seconds, "peak_added_mib": peak / MIB}
+
+
+def rss_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def bench_call(repeat: int) -> dict[str, float]:
+    """One flow-execute call carrying 32 MiB of flow members on a real ``argent server start``:
+    the wall time of the call (body upload, JSON, members, a one-step run) and the server's RSS."""
+    body = {
+        "project_root": "/client/p",
+        "name": "main",
+        "flow_file": {
+            "__argentFileInput": True,
+            "path": "/client/p/.argent/flows/main.yaml",
+            "content": base64.b64encode(b"steps:\n  - echo: hi\n").decode(),
+            "canonical": "/client/p/.argent/flows/main.yaml",
+            "spelling": {"state": "listed"},
+            "members": members_of(MAX_FLOW_MEMBERS_BYTES, 2 * MIB),
+        },
+    }
+    payload = json.dumps(body).encode()
+    small = json.dumps({**body, "flow_file": {**body["flow_file"], "members": []}}).encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "argent", "server", "start", "--port", "0", "--no-auth"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "TMPDIR": tmp},
+        )
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().strip().removeprefix("Tools server listening on ")
+
+            async def post(data: bytes) -> float:
+                async with aiohttp.ClientSession() as session:
+                    t0 = time.perf_counter()
+                    headers = {"Content-Type": "application/json"}
+                    async with session.post(f"{url}/tools/flow-execute", data=data, headers=headers) as resp:
+                        assert resp.status == 200, await resp.text()
+                        await resp.read()
+                    return time.perf_counter() - t0
+
+            asyncio.run(post(small))
+            idle = rss_kib(proc.pid, "VmRSS")
+            empty_s = statistics.median([asyncio.run(post(small)) for _ in range(repeat)])
+            full_s = statistics.median([asyncio.run(post(payload)) for _ in range(repeat)])
+            peak = rss_kib(proc.pid, "VmHWM")
+            after = rss_kib(proc.pid, "VmRSS")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
     return {
-        "members_mib": MAX_FLOW_MEMBERS_BYTES / MIB,
-        "wire_base64_mib": wire_bytes / MIB,
-        "seconds": t,
-        "peak_added_mib": peak / MIB,
+        "body_mib": len(payload) / MIB,
+        "call_s": full_s,
+        "call_without_members_s": empty_s,
+        "peak_rss_growth_mib": (peak - idle) / 1024,
+        "rss_after_mib_over_idle": (after - idle) / 1024,
     }
 
 
@@ -142,7 +206,8 @@ def main() -> None:
     args = parser.parse_args()
     results = {
         "collect_1000_fragments_500_baselines": bench_collection(args.repeat),
-        "server_intake_32_mib_members": bench_intake(args.repeat),
+        "server_store_32_mib_members": bench_store(args.repeat),
+        "server_call_32_mib_members": bench_call(args.repeat),
     }
     for name, row in results.items():
         figures = ", ".join(f"{k}={v:.4f}" for k, v in row.items())

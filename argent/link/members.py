@@ -24,10 +24,12 @@ from typing import Any, Literal
 
 from attrs import define, field, frozen
 
-from argent.flows.model import Flow, RunStep, SnapshotStep, ToolStep, walk_steps
+from argent.flows.model import Flow
 from argent.flows.names import baseline_key
 from argent.limits import MAX_RUN_DEPTH
+from argent.link.fs_cache import FsCache
 from argent.link.policy import ClientFile, ClientPolicy, canonical_path, read_client_file
+from argent.link.scan import FlowRefs, refs_of_flow, refs_of_text
 from argent.link.spelling import Spelling, spelling_of, spelling_to_wire
 from argent.runner.link_rules import FLOW_EXECUTE, classify_file_inputs, followable_nested_flow
 
@@ -140,22 +142,20 @@ def _member_from_file(
     )
 
 
-def _parse(data: bytes | None) -> Flow | None:
+def _refs(data: bytes | None) -> FlowRefs | None:
     if data is None:
         return None
-    from argent.errors import FlowError
-    from argent.flows.parse import parse_flow
-
     try:
-        return parse_flow(data.decode("utf-8"))
-    except (UnicodeDecodeError, FlowError, RecursionError, ValueError):
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
         return None
+    return refs_of_text(text)
 
 
 @frozen
 class _Node:
     canonical: str
-    flow: Flow
+    refs: FlowRefs | Flow  # a parsed Flow (a synthetic one-step flow) is read for its references
     level: int
 
 
@@ -174,39 +174,40 @@ class _Walk:
     members: list[CollectedMember] = field(factory=list)
     pairs: dict[tuple[str, str], str | None] = field(factory=dict)
     tool_paths: set[str] = field(factory=set)
-    flows: dict[str, Flow | None] = field(factory=dict)
+    flows: dict[str, FlowRefs | None] = field(factory=dict)
     graph: dict[str, _Edges] = field(factory=dict)
     queue: deque[_Node] = field(factory=deque)
+    fs: FsCache = field(factory=FsCache)
 
     def run(self, root: _Node) -> None:
-        self.flows[root.canonical] = root.flow
-        self.queue.append(root)
+        refs = root.refs if isinstance(root.refs, FlowRefs) else refs_of_flow(root.refs)
+        self.flows[root.canonical] = refs
+        self.queue.append(_Node(root.canonical, refs, root.level))
         while self.queue:
             node = self.queue.popleft()
             if node.canonical in self.graph:
                 continue
             edges = self.graph[node.canonical] = _Edges()
             directory = os.path.dirname(node.canonical)
-            for step in walk_steps(node.flow.steps):
-                if isinstance(step, RunStep):
-                    reached = self.flow_member(directory, step.target, node.level + 1)
-                    if reached is not None:
-                        edges.fragments.append(reached)
-                elif isinstance(step, ToolStep):
-                    self.tool_step(step, node, edges)
+            assert isinstance(node.refs, FlowRefs)
+            for target in node.refs.run_targets:
+                reached = self.flow_member(directory, target, node.level + 1)
+                if reached is not None:
+                    edges.fragments.append(reached)
+            for tool, args in node.refs.tool_steps:
+                self.tool_step(tool, args, node, edges)
 
-    def tool_step(self, step: ToolStep, node: _Node, edges: _Edges) -> None:
-        tool = step.tool if isinstance(step.tool, str) else str(step.tool)
+    def tool_step(self, tool: str, args: Any, node: _Node, edges: _Edges) -> None:
         if tool == FLOW_EXECUTE:
-            ref = followable_nested_flow(step.args)
+            ref = followable_nested_flow(args)
             if ref is None:
                 return
             reached = self.flow_member(ref.directory, ref.target, node.level + 1)
             if reached is not None:
-                update = step.args.get("updateBaselines") if isinstance(step.args, Mapping) else None
+                update = args.get("updateBaselines") if isinstance(args, Mapping) else None
                 edges.nested.append((reached, ref.name, update))
             return
-        files, _ = classify_file_inputs(self.inputs.get(tool), step.args)
+        files, _ = classify_file_inputs(self.inputs.get(tool), args)
         for argument in files:
             self.tool_member(argument.path)
 
@@ -219,29 +220,29 @@ class _Walk:
         if level > MAX_RUN_DEPTH:
             return None
         path = f"{directory}/{target}"
-        canonical = canonical_path(path)
-        spelled_dir, base = os.path.split(path)
-        spelling = spelling_of(spelled_dir, base)
-        found = read_client_file(self.policy, canonical, target=target, kind="yaml")
+        canonical, known = self.fs.resolve(path)
+        spelled_dir, _, base = path.rpartition("/")
+        spelling = self.fs.spelling(spelled_dir or "/", base)
+        found = read_client_file(self.policy, canonical, target=target, kind="yaml", known=known)
         self.members.append(
             _member_from_file(
                 "flow", f"{directory}\0{target}", path, found, canonical=canonical, spelling=spelling
             )
         )
         if canonical not in self.flows:
-            self.flows[canonical] = _parse(found.data)
-        flow = self.flows[canonical]
-        reached = canonical if flow is not None else None
+            self.flows[canonical] = _refs(found.data)
+        refs = self.flows[canonical]
+        reached = canonical if refs is not None and found.data is not None else None
         self.pairs[pair] = reached
-        if flow is not None and found.data is not None:
-            self.queue.append(_Node(canonical, flow, level))
+        if refs is not None and reached is not None:
+            self.queue.append(_Node(canonical, refs, level))
         return reached
 
     def tool_member(self, path: str) -> None:
         if path in self.tool_paths:
             return
         self.tool_paths.add(path)
-        found = read_client_file(self.policy, canonical_path(path), target=path, kind="tool")
+        found = read_client_file(self.policy, self.fs.canonical(path), target=path, kind="tool")
         self.members.append(_member_from_file("tool", path, path, found))
 
 
@@ -258,29 +259,30 @@ class _Run:
 
 def _run_files(walk: _Walk, root: str) -> list[str]:
     """The run's root and the fragments its `run:` chains reach (nested flows are runs of their own)."""
-    seen = [root]
+    order = [root]
+    seen = {root}
     queue = deque([root])
     while queue:
-        current = queue.popleft()
-        edges = walk.graph.get(current)
+        edges = walk.graph.get(queue.popleft())
         if edges is None:
             continue
         for fragment in edges.fragments:
             if fragment not in seen:
-                seen.append(fragment)
+                seen.add(fragment)
+                order.append(fragment)
                 queue.append(fragment)
-    return seen
+    return order
 
 
 def _snapshot_names(walk: _Walk, files: Iterable[str]) -> list[str]:
     names: list[str] = []
     for canonical in files:
-        flow = walk.flows.get(canonical)
-        if flow is None:
+        refs = walk.flows.get(canonical)
+        if refs is None:
             continue
-        for step in walk_steps(flow.steps):
-            if isinstance(step, SnapshotStep) and step.name not in names:
-                names.append(step.name)
+        for name in refs.snapshots:
+            if name not in names:
+                names.append(name)
     return names
 
 
@@ -311,14 +313,6 @@ def baseline_dir(canonical: str, written_name: str) -> str:
     return f"{os.path.dirname(canonical)}/{BASELINES_DIR}/{baseline_key(canonical, written_name)}"
 
 
-def _listing(directory: str) -> list[str]:
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return []
-    return sorted(name for name in names if name.lower().endswith(".png"))
-
-
 def _collect_baselines(
     walk: _Walk, root: _Run, scope: BaselineScope
 ) -> tuple[list[CollectedMember], list[str]]:
@@ -328,7 +322,7 @@ def _collect_baselines(
         if not names:
             continue
         directory = baseline_dir(run.canonical, run.written_name)
-        if not walk.policy.allows(canonical_path(directory)):
+        if not walk.policy.allows(walk.fs.real_dir(directory)):
             continue  # nothing sent for, and nothing written to, a directory outside the roots
         reads, updates = wanted.get(directory, (set(), False))
         if run.update:
@@ -337,17 +331,20 @@ def _collect_baselines(
             prefixes = tuple(
                 f"{name}__{scope.platform}-" if scope.platform else f"{name}__" for name in names
             )
-            reads = reads | {file for file in _listing(directory) if file.startswith(prefixes)}
+            reads = reads | {file for file in walk.fs.pngs(directory) if file.startswith(prefixes)}
         wanted[directory] = (reads, updates)
     members: list[CollectedMember] = []
     for directory, (reads, updates) in wanted.items():
-        files = _listing(directory) if updates else sorted(reads)
+        files = walk.fs.pngs(directory) if updates else sorted(reads)
         for file in files:
             path = f"{directory}/{file}"
             if path in walk.tool_paths:
                 continue  # the tool file member stands for the baseline too
             compare = file in reads
-            found = read_client_file(walk.policy, canonical_path(path), target=path, kind="png", read=compare)
+            canonical, known = walk.fs.resolve(path)
+            found = read_client_file(
+                walk.policy, canonical, target=path, kind="png", read=compare, known=known
+            )
             if found.state == "missing" and found.dangling and updates:
                 found = ClientFile(state="refused", error=DANGLING_IN_UPDATE_RUN.format(path=path))
             if found.state is None and not compare:
@@ -384,10 +381,10 @@ def collect_flow_members(
     project_root = args.get("project_root")
     policy = ClientPolicy.for_call(project_root if isinstance(project_root, str) else None, path, canonical)
     walk = _Walk(policy=policy, inputs=tool_inputs(listing))
-    flow = _parse(data)
-    if flow is None:
+    refs = _refs(data)
+    if refs is None:
         return Collection(canonical=canonical, spelling=spelling, members=(), policy=policy)
-    walk.run(_Node(canonical, flow, 1))
+    walk.run(_Node(canonical, refs, 1))
     written = _stem(base)
     scope = BaselineScope.of_call(args)
     baselines, update_dirs = _collect_baselines(walk, _Run(canonical, written, scope.update), scope)

@@ -158,16 +158,23 @@ def _refused(error: str) -> ClientFile:
 
 
 def read_client_file(
-    policy: ClientPolicy, canonical: str, *, target: str, kind: FileKind, read: bool = True
+    policy: ClientPolicy,
+    canonical: str,
+    *,
+    target: str,
+    kind: FileKind,
+    read: bool = True,
+    known: os.stat_result | None = None,
 ) -> ClientFile:
     """Apply the policy to the file at ``canonical`` (named ``target`` in messages) and read it.
 
-    ``read=False`` checks everything but reads no bytes (a baseline sent by name only).
+    ``read=False`` checks everything but reads no bytes (a baseline sent by name only);
+    ``known`` is an ``lstat`` of ``canonical`` already made, used when it is not a link.
     """
     if not policy.allows(canonical):
         return _refused(policy.outside_message(target))
     try:
-        st = os.stat(canonical)
+        st = known if known is not None and not stat.S_ISLNK(known.st_mode) else os.stat(canonical)
     except (FileNotFoundError, NotADirectoryError):
         dangling = os.path.lexists(canonical)
         return ClientFile(state="missing", dangling=dangling)
@@ -193,14 +200,18 @@ def read_client_file(
             return _refused(NOT_REGULAR.format(canonical=canonical))
         chunks: list[bytes] = []
         total = 0
+        want = min(opened.st_size, MAX_FILE_BYTES) + 1  # one read for a file that keeps its size
         while True:
-            chunk = os.read(fd, 1024 * 1024)
+            chunk = os.read(fd, want)
             if not chunk:
                 break
             total += len(chunk)
             if total > MAX_FILE_BYTES:
                 return _refused(TOO_LARGE.format(canonical=canonical))
             chunks.append(chunk)
+            if len(chunk) < want:
+                break  # a short read of a regular file is its end
+            want = 1024 * 1024
     except OSError as exc:
         return _refused(os_error_text(exc, canonical, "read"))
     finally:
