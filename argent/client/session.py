@@ -1,10 +1,12 @@
 """The HTTP client of a tool-server: one ``aiohttp.ClientSession``, list tools, call one, upload.
 
-A call is sent exactly once. With a progress callback it asks for the NDJSON stream
+A call is sent exactly once. With a progress callback — and always when a file input carries
+``members`` (a flow over a link, see ``argent.client.flow_members``) — it asks for the NDJSON stream
 (``Accept: application/x-ndjson``, ``Accept-Encoding: identity`` so no proxy compresses and holds
 it) and hands each progress line to the callback as it arrives; a server that answers plain JSON
 is read the buffered way. When the connection closes before the terminal line the call is not
-sent again: the tool may have run, and the error says so.
+sent again: the tool may have run, and the error says so. Baselines in the result are written
+only once the result has arrived (``argent.client.baselines``).
 
 The client never imports the server; both speak the wire of ``INTERFACE.md`` §2.
 """
