@@ -797,4 +797,6 @@ async def test_an_older_client_flow_path_still_needs_a_shared_filesystem(link: L
     }
     status, out = await post(link, "flow-execute", body)
     assert status == 500
-    assert out["error"].startswith('Invalid flow_path "/nowhere/x.yaml": explicit flow paths require a co-located')
+    assert out["error"].startswith(
+        'Invalid flow_path "/nowhere/x.yaml": explicit flow paths require a co-located'
+    )
