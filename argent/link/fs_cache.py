@@ -14,8 +14,8 @@ import stat
 
 from attrs import define, field
 
-from argent.link.policy import canonical_path
-from argent.runner.files import FLOW_FILE_NAME_RE, LISTED, Spelling
+from argent.flows.names import FLOW_FILE_NAME_RE
+from argent.runner.files import LISTED, Spelling, canonical_path
 
 
 def _join(directory: str, base: str) -> str:

@@ -28,9 +28,10 @@ from argent.flows.model import Flow
 from argent.flows.names import baseline_key
 from argent.limits import MAX_RUN_DEPTH
 from argent.link.fs_cache import FsCache
-from argent.link.policy import ClientFile, ClientPolicy, canonical_path, read_client_file
+from argent.link.policy import ClientFile, ClientPolicy, read_client_file
 from argent.link.scan import FlowRefs, refs_of_flow, refs_of_text
 from argent.link.spelling import Spelling, spelling_of, spelling_to_wire
+from argent.runner.files import canonical_path
 from argent.runner.link_rules import FLOW_EXECUTE, classify_file_inputs, followable_nested_flow
 
 MemberRole = Literal["flow", "baseline", "tool"]

@@ -23,6 +23,7 @@ from typing import Literal
 from attrs import frozen
 
 from argent.limits import MAX_FILE_BYTES
+from argent.runner.files import canonical_path
 
 OUTSIDE_ROOTS = "{target} is outside every root this client serves ({directories})"
 NOT_YAML = "{target} links to a file that is not a YAML file"
@@ -64,20 +65,6 @@ def os_error_text(exc: OSError, path: str, syscall: str = "open") -> str:
         raw = exc.strerror or str(exc) or code
         text = raw[:1].lower() + raw[1:]
     return f"{code}: {text}, {syscall} '{path}'"
-
-
-def canonical_path(path: str) -> str:
-    """The real path with kernel semantics; for a missing file, the real path of the nearest
-    directory that exists with the rest of the path; unresolvable links keep their spelling."""
-    try:
-        return os.path.realpath(path, strict=True)
-    except OSError:
-        head, tail = os.path.split(path)
-        if not head or head == path:
-            return path
-        if not tail:
-            return canonical_path(head)
-        return os.path.join(canonical_path(head), tail)
 
 
 def _under(path: str, root: str) -> bool:

@@ -41,8 +41,9 @@ from argent.link.members import (
     _Walk,
     tool_inputs,
 )
-from argent.link.policy import ClientPolicy, canonical_path
+from argent.link.policy import ClientPolicy
 from argent.link.spelling import LISTED, spelling_of
+from argent.runner.files import canonical_path
 from argent.runner.link_rules import (
     FLOW_EXECUTE,
     classify_file_inputs,

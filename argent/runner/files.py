@@ -14,17 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import tempfile
 from typing import Literal, Protocol
 
 import aiofiles
 from attrs import frozen
 
-from argent.flows.names import baseline_key
+from argent.flows.names import FLOW_FILE_NAME_RE, baseline_key
 from argent.limits import MAX_FILE_BYTES
-
-FLOW_FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+\.yaml$")
 
 
 @frozen
@@ -96,15 +93,18 @@ def baseline_dir(root: FlowRef, flow_name: str) -> str:
     return f"{directory}/{BASELINES_DIR}/{baseline_key(root.canonical, flow_name)}"
 
 
-def _canonical(path: str) -> str:
-    """realpath with kernel semantics; a missing file keeps its name under its real directory."""
+def canonical_path(path: str) -> str:
+    """The real path with kernel semantics; for a missing file, the real path of the nearest
+    directory that exists with the rest of the path; unresolvable links keep their spelling."""
     try:
         return os.path.realpath(path, strict=True)
     except OSError:
         head, tail = os.path.split(path)
         if not head or head == path:
             return path
-        return os.path.join(_canonical(head), tail)
+        if not tail:
+            return canonical_path(head)
+        return os.path.join(canonical_path(head), tail)
 
 
 def spelling_of(directory: str, basename: str) -> Spelling:
@@ -143,7 +143,7 @@ class DiskFlowFiles:
         return FlowRef(
             key=f"{directory}\0{target}",
             path=path,
-            canonical=_canonical(path),
+            canonical=canonical_path(path),
             spelling=spelling_of(spelled_dir, base),
         )
 
