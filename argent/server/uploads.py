@@ -68,7 +68,7 @@ HASH_MISMATCH = (
 EXTRACT_FAILED = 'Could not extract the uploaded archive for "{path}": {msg}'
 
 #: Bytes hashed and written per thread hop.
-_BATCH = 4 * 1024 * 1024
+_BATCH = 1024 * 1024
 
 
 @frozen
