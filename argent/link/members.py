@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from attrs import define, field, frozen
 
-from argent.flows.model import Flow
+from argent.flows.model import Flow, ToolStep
 from argent.flows.names import baseline_key
 from argent.limits import MAX_RUN_DEPTH
 from argent.link.fs_cache import FsCache
@@ -396,6 +396,39 @@ def collect_flow_members(
         policy=policy,
         update_dirs=tuple(update_dirs),
     )
+
+
+def collect_step_files(
+    policy: ClientPolicy,
+    listing: Iterable[Mapping[str, Any]],
+    *,
+    origin: str,
+    run_name: str,
+    nested: Mapping[str, Any] | None = None,
+    flows_by_name: Iterable[tuple[str, str]] = (),
+    tool_paths: Iterable[str] = (),
+) -> tuple[tuple[CollectedMember, ...], tuple[str, ...]]:
+    """The members of one recorded step and the baseline directories its run updates.
+
+    ``nested``: the args of a ``flow-execute`` step, walked as a one-step flow read beside
+    ``origin`` (a real path): the flow it names, all that flow reaches, and the baselines of its
+    run (named ``run_name``; updated only when the step sets ``updateBaselines: true``).
+    ``flows_by_name``: (directory, target) flow files sent by name only — their own steps are not
+    the step's. ``tool_paths``: file arguments, as the tool files of a run.
+    """
+    walk = _Walk(policy=policy, inputs=tool_inputs(listing))
+    baselines: list[CollectedMember] = []
+    update_dirs: list[str] = []
+    if nested is not None:
+        synthetic = f"{origin}\0step"
+        walk.run(_Node(synthetic, Flow(steps=(ToolStep(FLOW_EXECUTE, dict(nested)),)), 1))
+        baselines, update_dirs = _collect_baselines(walk, _Run(synthetic, run_name, False), BaselineScope())
+    for directory, target in flows_by_name:
+        walk.flow_member(directory, target, 1)
+    walk.queue.clear()
+    for path in tool_paths:
+        walk.tool_member(path)
+    return (*walk.members, *baselines), tuple(update_dirs)
 
 
 def _stem(base: str) -> str:

@@ -29,18 +29,8 @@ from typing import Any
 
 from attrs import frozen
 
-from argent.flows.model import Flow, ToolStep
 from argent.flows.names import is_safe_flow_name
-from argent.link.members import (
-    BaselineScope,
-    CollectedMember,
-    Collection,
-    _collect_baselines,
-    _Node,
-    _Run,
-    _Walk,
-    tool_inputs,
-)
+from argent.link.members import Collection, collect_step_files, tool_inputs
 from argent.link.policy import ClientPolicy
 from argent.link.spelling import LISTED, spelling_of
 from argent.runner.files import canonical_path
@@ -121,12 +111,13 @@ def collect_step_members(call_args: Mapping[str, Any], listing: Iterable[Mapping
     call = recorded_step_call(call_args)
     if call is None:
         return _empty()
+    listing = list(listing)
     recording_canonical = canonical_path(call.recording)
     real_dir = os.path.dirname(recording_canonical)
     policy = ClientPolicy.for_call(call.project_root, call.recording, recording_canonical)
-    walk = _Walk(policy=policy, inputs=tool_inputs(listing))
-    update_dirs: list[str] = []
-    baselines: list[CollectedMember] = []
+    nested: dict[str, Any] | None = None
+    by_name: list[tuple[str, str]] = []  # flow files sent by name only
+    tool_paths: list[str] = []
     if call.command == FLOW_EXECUTE:
         step_args = call.args
         also: str | None = None  # a flow_path file, sent by the recording's directory and its name
@@ -142,29 +133,31 @@ def collect_step_members(call_args: Mapping[str, Any], listing: Iterable[Mapping
                 also = posixpath.basename(flow_path)
             else:
                 step_args = {}
-        nested = followable_nested_flow(step_args)
-        if nested is not None:
-            # The step as a one-step flow: the walk reaches the named flow and all it reaches.
-            synthetic = f"{recording_canonical}\0step"
-            walk.run(_Node(synthetic, Flow(steps=(ToolStep(FLOW_EXECUTE, step_args),)), 1))
-            baselines, update_dirs = _collect_baselines(
-                walk, _Run(synthetic, call.name, False), BaselineScope()
-            )
-        if nested is not None or flow_path is not None:
-            walk.flow_member(call.flows_dir, f"{call.name}{YAML_EXT}", 1)
-        if nested is not None:
-            walk.flow_member(real_dir, nested.target, 1)
+        ref = followable_nested_flow(step_args)
+        if ref is not None:
+            nested = step_args  # the step as a one-step flow: the named flow and all it reaches
+        if ref is not None or flow_path is not None:
+            by_name.append((call.flows_dir, f"{call.name}{YAML_EXT}"))
+        if ref is not None:
+            by_name.append((real_dir, ref.target))
         if also is not None:
-            walk.flow_member(call.flows_dir, also, 1)
-        walk.queue.clear()  # files sent by name only: their own steps are not the step's
+            by_name.append((call.flows_dir, also))
     else:
         files, _ = classify_file_inputs(tool_inputs(listing).get(call.command), call.args)
-        for argument in files:
-            walk.tool_member(argument.path)
+        tool_paths = [argument.path for argument in files]
+    members, update_dirs = collect_step_files(
+        policy,
+        listing,
+        origin=recording_canonical,
+        run_name=call.name,
+        nested=nested,
+        flows_by_name=by_name,
+        tool_paths=tool_paths,
+    )
     return Collection(
         canonical=recording_canonical,
         spelling=spelling_of(call.flows_dir, f"{call.name}{YAML_EXT}"),
-        members=(*walk.members, *baselines),
+        members=members,
         policy=policy,
-        update_dirs=tuple(update_dirs),
+        update_dirs=update_dirs,
     )
