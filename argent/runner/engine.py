@@ -7,7 +7,7 @@ callback and the run stack that `run:` fragments and nested flow-execute runs sh
 
 The loop follows the upstream step semantics: a global 0-based ``index`` per line, a skip
 flood after the first ``fail``/``error`` (block children expanded, a skipped `run:` stays one
-line), ``run aborted`` skips once the abort event is set, and every report handed to
+line), ``run aborted`` skips for every line once the abort event is set, and every report handed to
 ``on_progress`` the moment it is appended, so the progress stream equals ``steps``.
 """
 
@@ -167,6 +167,8 @@ class Run:
     baseline_writes: list[Any] = field(factory=list)
     steps: list[StepReport] = field(factory=list)
     stopped: bool = False
+    #: Why the run stopped, repeated on every line skipped after it (None: an earlier fail/error).
+    stop_reason: str | None = None
 
     @property
     def current_platform(self) -> str | None:
@@ -293,7 +295,7 @@ async def exec_steps(run: Run, steps: Sequence[Step], depth: int) -> None:
     monotonic = time.monotonic
     for step in steps:
         if run.stopped:
-            await skip_step(run, step, depth, flow, None)
+            await skip_step(run, step, depth, flow, run.stop_reason)
             continue
         cls = type(step)
         if cls is EchoStep and not abort.is_set():
@@ -320,6 +322,7 @@ async def exec_steps(run: Run, steps: Sequence[Step], depth: int) -> None:
             continue
         if abort.is_set():
             run.stopped = True
+            run.stop_reason = RUN_ABORTED
             await skip_step(run, step, depth, flow, RUN_ABORTED)
             continue
         if cls is RunStep:

@@ -96,7 +96,7 @@ def test_server_killed_mid_stream(cli: Cli, project: Path, server: ServerProcess
 def test_sigterm_aborts_running_flows_and_exits_0(cli: Cli, project: Path, server: ServerProcess) -> None:
     write(
         project / ".argent" / "flows" / "slow.yaml",
-        "steps:\n  - echo: started\n  - wait: 20000\n  - echo: after\n",
+        "steps:\n  - echo: started\n  - wait: 20000\n  - echo: after\n  - wait: 5\n",
     )
     run = cli.spawn("flow", "run", "slow", "--json", **linked(server))
     assert run.stdout is not None
@@ -111,6 +111,7 @@ def test_sigterm_aborts_running_flows_and_exits_0(cli: Cli, project: Path, serve
     assert statuses[0] == ("echo", "pass", None)
     assert statuses[1][:2] == ("wait", "skip")
     assert statuses[1][2] == "run aborted during wait"
+    assert statuses[2:] == [("echo", "skip", "run aborted"), ("wait", "skip", "run aborted")]
     assert run.returncode == 1
 
 

@@ -356,7 +356,7 @@ async def test_an_already_aborted_echo_only_run_skips_with_run_aborted() -> None
     assert result.aborted and not result.ok
 
 
-async def test_abort_skips_the_next_line_as_run_aborted_and_later_lines_as_plain_skips() -> None:
+async def test_abort_skips_every_remaining_line_as_run_aborted() -> None:
     abort = asyncio.Event()
 
     async def trip(args: dict[str, Any], ctx: ToolCallContext) -> Any:
@@ -368,12 +368,20 @@ async def test_abort_skips_the_next_line_as_run_aborted_and_later_lines_as_plain
         ToolStep("trip"),
         WhenStep(PlatformGuard("chromium"), (EchoStep("a"), EchoStep("b"))),
         EchoStep("tail"),
+        WaitStep(5),
         tools=tools,
         platform="chromium",
         abort=abort,
     )
-    assert shape(result) == ["tool:pass:0", "when:skip:0", "echo:skip:1", "echo:skip:1", "echo:skip:0"]
-    assert [s.reason for s in result.steps] == [None, "run aborted", "run aborted", "run aborted", None]
+    assert shape(result) == [
+        "tool:pass:0",
+        "when:skip:0",
+        "echo:skip:1",
+        "echo:skip:1",
+        "echo:skip:0",
+        "wait:skip:0",
+    ]
+    assert [s.reason for s in result.steps] == [None] + ["run aborted"] * 5
     assert result.aborted and not result.ok
 
 
@@ -381,10 +389,11 @@ async def test_abort_during_a_wait_cuts_it_short() -> None:
     abort = asyncio.Event()
     asyncio.get_running_loop().call_later(0.05, abort.set)
     t0 = time.monotonic()
-    result = await run(WaitStep(10_000), EchoStep("after"), abort=abort)
+    result = await run(WaitStep(10_000), EchoStep("after"), WaitStep(5), abort=abort)
     assert time.monotonic() - t0 < 2
     assert [(s.status, s.reason) for s in result.steps] == [
         ("skip", "run aborted during wait"),
+        ("skip", "run aborted"),
         ("skip", "run aborted"),
     ]
     assert result.aborted and not result.ok
