@@ -127,8 +127,12 @@ def _single(path: str, ref: str, *, name: str | None, project_root: Path) -> Flo
             if saved.is_file():
                 message += f'\nA flow named "{stem}" is saved under .argent/flows — did you mean: argent flow run {stem}'
         spelled = spelling_of(os.path.dirname(path), os.path.basename(path))
-        if spelled.state != "case_folded":
-            raise UsageProblem(message)
+        if spelled.state == "case_folded" and spelled.addressable and spelled.actual:
+            # A case-sensitive filesystem: the directory holds the name in another case.
+            actual = spelled.actual
+            fix = Path(actual).stem if name is not None else os.path.join(os.path.dirname(ref), actual)
+            message += f"\n{_did_you_mean(fix)}"
+        raise UsageProblem(message)
     if not os.access(path, os.R_OK) or not os.path.isfile(path):
         raise UsageProblem(f"Could not read flow file: {path}")
     spelled = spelling_of(os.path.dirname(path), os.path.basename(path))

@@ -128,6 +128,32 @@ def test_a_path_to_a_saved_name_suggests_the_name(cli: Cli, project: Path) -> No
     assert "did you mean: argent flow run saved" in done.stderr
 
 
+def test_an_unknown_name_says_none_is_saved_there(cli: Cli, project: Path) -> None:
+    done = cli.run("flow", "run", "nope")
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"Error: Flow file not found: {project / '.argent' / 'flows' / 'nope.yaml'}\n"
+        'No flow named "nope" is saved there — run `argent flow list` to see the saved flows.\n'
+    )
+
+
+def test_a_miscased_name_is_not_found_and_suggests_the_saved_spelling(cli: Cli, project: Path) -> None:
+    write(project / ".argent" / "flows" / "checkout.yaml", "steps: []\n")
+    done = cli.run("flow", "run", "Checkout")
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"Error: Flow file not found: {project / '.argent' / 'flows' / 'Checkout.yaml'}\n"
+        'No flow named "Checkout" is saved there — run `argent flow list` to see the saved flows.\n'
+        "Did you mean: argent flow run checkout\n"
+    )
+    by_path = cli.run("flow", "run", ".argent/flows/CheckOut.yaml")
+    assert by_path.returncode == 2
+    assert by_path.stderr == (
+        f"Error: Flow file not found: {project / '.argent' / 'flows' / 'CheckOut.yaml'}\n"
+        "Did you mean: argent flow run .argent/flows/checkout.yaml\n"
+    )
+
+
 def test_directory_run_continues_past_an_invalid_file(cli: Cli, project: Path) -> None:
     suite = project / "suite"
     write(suite / "a-login.yaml", "steps:\n  - echo: a\n")
