@@ -50,6 +50,13 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         if exc.empty_body or exc.status < 400:
             raise
         return json_error(exc.status, exc.reason)
+    except ConnectionResetError:
+        if request.transport is None or request.transport.is_closing():
+            # The client went away mid-request (a dropped upload): nobody to answer, nothing to log.
+            log.debug("client closed the connection during %s %s", request.method, request.path)
+            return json_error(400, "The client closed the connection before the request finished.")
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return json_error(500, "Internal error in the tool-server; its log has the details.")
     except Exception:
         log.exception("unexpected error on %s %s", request.method, request.path)
         return json_error(500, "Internal error in the tool-server; its log has the details.")

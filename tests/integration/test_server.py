@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from aiohttp.test_utils import TestClient
 from argent.errors import FlowError, InvalidToolInputError
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
+from argent.server.serve import start_server
 from argent.tools.args import arg
 from argent.tools.builtin import build_registry
 from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
@@ -367,3 +370,33 @@ async def test_an_oversized_declared_body_is_refused_before_it_is_read(
     assert b" 413 " in status_line + b" "
     body = json.loads(rest.split(b"\r\n\r\n", 1)[1])
     assert "limit" in body["error"]
+
+
+async def test_a_client_that_hangs_up_mid_upload_is_no_error_in_the_log(
+    tmp_path: Path, probe: Probe, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The real runner (start_server): aiohttp's test server cancels the handler instead.
+    caplog.set_level(logging.DEBUG, logger="argent.server")
+    server = await start_server(
+        ServerConfig(port=0, token=TOKEN, tmp_dir=str(tmp_path)), make_registry(probe)
+    )
+    try:
+        head = (
+            f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n"
+            "Content-Length: 1024\r\n\r\n"
+        )
+        _, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(head.encode() + b"0123456789abcdef")
+        await writer.drain()
+        await asyncio.sleep(0.2)  # the handler is reading the body
+        writer.close()
+        for _ in range(100):
+            if any(r.name == "argent.server" for r in caplog.records):
+                break
+            await asyncio.sleep(0.05)
+        assert [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "argent.server"] == [
+            ("DEBUG", "client closed the connection during POST /upload")
+        ]
+        assert [name for name in os.listdir(tmp_path) if name.startswith("argent-upload-")] == []
+    finally:
+        await server.stop()
