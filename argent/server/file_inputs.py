@@ -68,6 +68,11 @@ async def resolve_file_inputs(
             await _resolve_one(input_spec, out, uploads=uploads, tmp_dir=tmp_dir)
     except BaseException:
         await out.cleanup()
+        # A failed call still uses up every upload its members name, also those of the
+        # wrappers after the one that failed.
+        for value in body.values():
+            if is_wrapper(value):
+                discard_member_uploads(value, uploads)
         raise
     return out
 

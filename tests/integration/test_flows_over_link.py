@@ -28,7 +28,7 @@ from argent.client.session import ToolServerClient
 from argent.limits import INLINE_MEMBERS_BUDGET
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
-from argent.server.keys import UPLOADS
+from argent.server.keys import REGISTRY, UPLOADS
 from argent.tools.args import arg
 from argent.tools.flow_tools import flow_tools
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
@@ -800,3 +800,175 @@ async def test_an_older_client_flow_path_still_needs_a_shared_filesystem(link: L
     assert out["error"].startswith(
         'Invalid flow_path "/nowhere/x.yaml": explicit flow paths require a co-located'
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Seed gaps: "What the tool-server does with the members", "The flow file input", "Members"
+
+
+async def test_uploads_of_a_later_wrapper_are_deleted_when_an_earlier_one_fails(link: Link) -> None:
+    # Seed "What the tool-server does with the members": the tool-server deletes each upload
+    # that the call names before the flow starts, also when the call fails.
+    good = archive("a.yaml", b"steps: []\n")
+    upload_id = await upload(link, good)
+    failing = crafted("/nowhere", "steps: []\n", [flow_member("/nowhere", "a.yaml", None, content="###")])
+    body = {
+        "project_root": "/nowhere",
+        "flow_path": {**failing["flow_file"], "path": "/nowhere/x.yaml", "canonical": "/nowhere/x.yaml"},
+        "flow_file": crafted(
+            "/nowhere", "steps: []\n", [flow_member("/nowhere", "b.yaml", None, uploadId=upload_id)]
+        )["flow_file"],
+    }
+    status, out = await post(link, "flow-execute", body)
+    assert (status, out) == (
+        422,
+        {"error": 'Member content for "/nowhere/.argent/flows/a.yaml" is not valid base64.'},
+    )
+    assert len(link.uploads) == 0 and os.listdir(link.tmp) == []
+
+
+async def test_a_flow_file_the_client_cannot_read_carries_no_members(link: Link, proj: Path) -> None:
+    # Seed "The flow file input": the client sends these fields only when it can read the flow file.
+    (flows(proj) / "dir.yaml").mkdir()
+    async with link.client() as client:
+        for name in ("absent", "dir"):
+            with pytest.raises(ToolCallError):
+                await client.call("flow-execute", {"project_root": str(proj), "name": name})
+    assert [body["flow_file"] for body in link.seen.bodies] == [
+        {"__argentFileInput": True, "path": f"{flows(proj)}/absent.yaml"},
+        {"__argentFileInput": True, "path": f"{flows(proj)}/dir.yaml"},
+    ]
+    # no members field: the call is not a stream (nobody asked for progress)
+    assert [headers.get("Accept") == "application/x-ndjson" for headers in link.seen.headers] == [
+        False,
+        False,
+    ]
+
+
+async def test_a_run_step_fails_when_no_member_has_its_key(link: Link) -> None:
+    # Seed: "A run: step finds its member by key. The step fails when no member has that key."
+    body = crafted("/nowhere", "steps:\n  - run: frag.yaml\n  - echo: after\n", [])
+    status, out = await post(link, "flow-execute", body)
+    assert status == 200
+    steps = out["data"]["steps"]
+    assert [(s["kind"], s["status"]) for s in steps] == [("run", "error"), ("echo", "skip")]
+    assert steps[0]["reason"] == (
+        'could not load fragment "frag.yaml": the client sent no file for /nowhere/.argent/flows/frag.yaml '
+        "with the call"
+    )
+
+
+async def test_a_file_argument_without_any_member_reports_that_the_client_has_no_file(link: Link) -> None:
+    # Seed: "A missing member, or no member, makes the step report error: the client has no file at
+    # "<path>" (argument <name> of <tool>)."
+    body = crafted("/nowhere", "steps:\n  - tool: read-file\n    args: { file: /nowhere/a.png }\n", [])
+    status, out = await post(link, "flow-execute", body)
+    assert status == 200
+    step = out["data"]["steps"][0]
+    assert (step["status"], step["reason"]) == (
+        "error",
+        'the client has no file at "/nowhere/a.png" (argument file of read-file)',
+    )
+    assert link.seen.reads == []
+
+
+async def test_a_chain_deeper_than_20_levels_fails_counting_nested_runs_too(link: Link, proj: Path) -> None:
+    # Seed: "a chain deeper than 20 levels ... fail[s] the step" and "The cycle guard and the depth
+    # limit count run: fragments and nested runs together."
+    # main (1), f1..f9 (2..10), the nested run n (11), g1..g9 (12..20): g10 would be level 21.
+    write(flows(proj) / "main.yaml", "run: f1.yaml")
+    for i in range(1, 9):
+        write(flows(proj) / f"f{i}.yaml", f"run: f{i + 1}.yaml")
+    write(flows(proj) / "f9.yaml", f"tool: flow-execute\n    args: {{ name: n, project_root: {proj} }}")
+    write(flows(proj) / "n.yaml", "run: g1.yaml")
+    for i in range(1, 10):
+        write(flows(proj) / f"g{i}.yaml", f"run: g{i + 1}.yaml")
+    write(flows(proj) / "g10.yaml", "echo: too deep")
+    link.hide.append(proj)
+    result = await run(link, proj)
+    members = [m["key"].split("\0")[1] for m in link.seen.bodies[0]["flow_file"]["members"]]
+    assert "g9.yaml" in members and "g10.yaml" not in members  # the client stops at 20 levels too
+    nested = result["steps"][-1]
+    assert (nested["kind"], nested["status"]) == ("tool", "fail")
+    deepest = nested["result"]["steps"]
+    assert [(s["target"], s["status"], s.get("reason")) for s in deepest[-2:]] == [
+        ("g9.yaml", "pass", None),
+        ("g10.yaml", "error", "max run depth exceeded"),
+    ]
+
+
+@attrs.frozen
+class NoArgs:
+    pass
+
+
+async def test_uploads_are_gone_before_the_flow_starts(link: Link, proj: Path) -> None:
+    # Seed: "The tool-server deletes each upload that the call names before the flow starts."
+    during: list[int] = []
+
+    async def count_uploads(args: NoArgs, ctx: ToolContext) -> Any:
+        during.append(len(link.uploads))
+        return {"ok": True}
+
+    link.app[REGISTRY].register(
+        ToolSpec(name="count-uploads", description="", args_type=NoArgs, execute=count_uploads)
+    )
+    write(flows(proj) / "main.yaml", "tool: count-uploads", "run: big.yaml", "tool: count-uploads")
+    (flows(proj) / "big.yaml").write_text(fragment_of(INLINE_MEMBERS_BUDGET + 1))
+    result = await run(link, proj)
+    assert result["ok"] is True
+    assert link.seen.uploads_at_call == [1] and during == [0, 0]
+
+
+async def test_no_baseline_is_written_when_the_connection_closes_before_the_result(
+    aiohttp_server: ServerFactory, link: Link, proj: Path
+) -> None:
+    # Seed "Baselines in the result": when the connection closes before the result, the client
+    # writes no baseline of that call.
+    shots = flows(proj) / "__baselines__" / "main"
+    target = shots / "home__chromium-1x1.png"
+    directive = {
+        "__argentClientFile": True,
+        "path": str(target),
+        "content": b64(b"\x89PNG never"),
+        "encoding": "base64",
+    }
+
+    async def tools(request: web.Request) -> web.StreamResponse:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"{link.url}/tools", headers={"Authorization": f"Bearer {TOKEN}"}) as resp,
+        ):
+            return web.json_response(await resp.json())
+
+    async def drop(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await response.prepare(request)
+        line = {"event": "progress", "data": {"index": 0, "kind": "snapshot", "baselineWrites": [directive]}}
+        await response.write(json.dumps(line).encode() + b"\n")
+        assert request.transport is not None
+        request.transport.close()
+        return response
+
+    app = web.Application()
+    app.router.add_get("/tools", tools)
+    app.router.add_post("/tools/{name}", drop)
+    server = await aiohttp_server(app)
+    write(flows(proj) / "main.yaml", "snapshot: home")
+    async with ToolServerClient(f"http://127.0.0.1:{server.port}", TOKEN, linked=True) as client:
+        with pytest.raises(ToolCallError) as info:
+            await client.call(
+                "flow-execute", {"project_root": str(proj), "name": "main", "updateBaselines": True}
+            )
+    assert info.value.message.startswith("The connection to the tool-server closed before flow-execute")
+    assert not target.exists() and not shots.exists()
+
+
+async def test_a_call_over_a_link_sets_no_time_limit(link: Link) -> None:
+    # Seed "The call": the MCP server (a client like the CLI, see argent.mcp.server) sets no timeout
+    # for this call; only connecting is bounded.
+    async with link.client() as client:
+        timeout = client._http().timeout
+    assert (timeout.total, timeout.sock_read, timeout.connect) == (None, None, None)
+    assert timeout.sock_connect == 10.0

@@ -87,7 +87,13 @@ class LinkedRun:
 
 
 async def run_over_link(
-    proj: Path, tmp_path: Path, device: FakeDevice, *, update: bool = False, keep: bool = False
+    proj: Path,
+    tmp_path: Path,
+    device: FakeDevice,
+    *,
+    update: bool = False,
+    keep: bool = False,
+    also_remove: tuple[Path, ...] = (),
 ) -> LinkedRun:
     path = f"{flows(proj)}/main.yaml"
     args: dict[str, Any] = {
@@ -103,6 +109,8 @@ async def run_over_link(
     scope.add(collection)
     if not keep:
         shutil.rmtree(proj)  # nothing of the client's is on this disk any more
+        for extra in also_remove:
+            shutil.rmtree(extra)
 
     async def no_uploads(upload_id: str, content_hash: Any, member_path: str) -> bytes:
         raise AssertionError
@@ -246,3 +254,66 @@ async def test_the_client_writes_the_result_into_its_project(proj: Path, tmp_pat
     target = baselines(proj) / f"{KEY}.png"
     assert applied.written == (str(target),)
     assert target.read_bytes() == P.encode_png(device.image)
+
+
+# --------------------------------------------------------------------------------------------
+# Seed gaps
+
+
+async def test_targets_and_baselines_resolve_beside_the_canonical_path_of_the_flow_file(
+    proj: Path, tmp_path: Path
+) -> None:
+    # Seed: "When the flow has a run: or snapshot: step, the run: targets and the baselines of the
+    # flow resolve beside the canonical path of the flow file" (the runner looks for the baselines
+    # at the paths the client sent them from).
+    device = FakeDevice()
+    vault = tmp_path / "vault"
+    write(vault / "shared.yaml", "run: part.yaml", "snapshot: home")
+    write(vault / "part.yaml", "echo: beside the real file")
+    (flows(proj) / "main.yaml").symlink_to(vault / "shared.yaml")
+    shots = vault / "__baselines__" / "shared"
+    shots.mkdir(parents=True)
+    (shots / f"{KEY}.png").write_bytes(P.encode_png(device.image))
+    run = await run_over_link(proj, tmp_path, device, also_remove=(vault,))
+    assert [(k, s) for k, s, _ in lines(run.result)] == [
+        ("run", "pass"),
+        ("echo", "pass"),
+        ("snapshot", "pass"),
+    ]
+    assert run.result.steps[1].message == "beside the real file"
+    assert (run.result.steps[2].reason or "").startswith("diff 0.00%")
+    assert run.files.root.canonical == str(vault / "shared.yaml")
+
+
+async def test_a_refused_baseline_of_an_updating_run_errors_with_the_clients_reason(
+    proj: Path, tmp_path: Path
+) -> None:
+    # Seed: a snapshot: step with updateBaselines ... "A refused baseline makes the step report error
+    # with the reason of the client" (a link to nothing is refused in a run that updates).
+    device = FakeDevice()
+    write(flows(proj) / "main.yaml", "snapshot: home", "echo: after")
+    path = baselines(proj) / f"{KEY}.png"
+    path.symlink_to(baselines(proj) / "nowhere.png")
+    run = await run_over_link(proj, tmp_path, device, update=True)
+    assert lines(run.result) == [
+        ("snapshot", "error", f"{path} is a link to nothing — the client writes no baseline through it"),
+        ("echo", "skip", None),
+    ]
+    assert run.files.baseline_writes() == []
+
+
+async def test_a_tool_file_member_stands_for_the_baseline_at_the_same_path(
+    proj: Path, tmp_path: Path
+) -> None:
+    # Seed "Tool files": when a baseline has the same path, the tool file member stands for the
+    # baseline too; the snapshot compares with its bytes.
+    device = FakeDevice()
+    path = baselines(proj) / f"{KEY}.png"
+    image = P.encode_png(device.image)
+    path.write_bytes(image)
+    write(flows(proj) / "main.yaml", "snapshot: home", f"tool: read-file\n    args: {{ file: {path} }}")
+    run = await run_over_link(proj, tmp_path, device)
+    assert [m.role for m in run.files.store] == ["tool"]
+    assert [(k, s) for k, s, _ in lines(run.result)] == [("snapshot", "pass"), ("tool", "pass")]
+    assert (run.result.steps[0].reason or "").startswith("diff 0.00%")
+    assert run.reads == [image]

@@ -152,3 +152,31 @@ def test_bad_content_is_refused(proj: Path) -> None:
 def test_a_result_without_baseline_writes_is_left_alone(proj: Path) -> None:
     result = {"ok": True, "steps": []}
     assert apply_baseline_writes(result, scope_for(proj)).result is result
+
+
+def test_the_mcp_report_adds_a_line_for_each_baseline_not_written(proj: Path) -> None:
+    # Seed "Baselines in the result": the MCP server adds the line
+    # ✗ baseline not written: <path>: <reason> to the report.
+    from argent.mcp.server import render_report
+
+    written = base(proj) / "home__chromium-1x1.png"
+    escape = proj / "escape.png"
+    out = apply(proj, directive(written), directive(escape))
+    report = {
+        "flow": "main",
+        "device": "chromium-cdp-1",
+        "ok": True,
+        "passed": 1,
+        "failed": 0,
+        "skipped": 0,
+        "errored": 0,
+        "steps": [{"index": 0, "kind": "snapshot", "status": "pass", "flow": "main", "durationMs": 1}],
+        "baselineWrites": out.result["baselineWrites"],
+    }
+    text = render_report(report).split("\n")
+    reason = (
+        f"{escape} is not a .png file directly in the baseline directory of a run of this call that updates "
+        "baselines"
+    )
+    assert [line for line in text if "baseline" in line] == [f"✗ baseline not written: {escape}: {reason}"]
+    assert text[-2] == f"✗ baseline not written: {escape}: {reason}"

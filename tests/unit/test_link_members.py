@@ -10,6 +10,7 @@ import pytest
 
 from argent.link.members import CollectedMember, Collection, collect_flow_members
 from argent.link.spelling import Spelling
+from argent.tools.flow_tools import FLOW_FILE_INPUT, FLOW_PATH_INPUT
 
 SCREENSHOT_DIFF: dict[str, Any] = {
     "name": "screenshot-diff",
@@ -491,3 +492,54 @@ def test_the_key_is_the_stem_of_path_when_the_canonical_stem_is_not_a_flow_name(
     # the vault is a root: it is the directory of the flow's real file
     assert keys(collect(proj), "baseline") == [f"{d}/home__chromium-1x1.png"]
     assert os.path.isdir(d)
+
+
+# --------------------------------------------------------------------------------------------
+# Seed gaps
+
+
+def test_spelling_is_listed_when_the_directory_cannot_be_read(proj: Path) -> None:
+    # Seed "Spelling": the client also sends `listed` when it cannot read the directory.
+    write(flows(proj) / "main.yaml", "run: nodir/x.yaml")
+    (member,) = collect(proj).members
+    assert (member.state, member.spelling) == ("missing", Spelling("listed"))
+    assert member.wire_head()["spelling"] == {"state": "listed"}
+
+
+def test_a_flow_execute_step_has_no_file_argument_even_when_listed_as_one(proj: Path) -> None:
+    # Seed "Tool files": a tool: flow-execute step has no file argument: the client follows it as
+    # a nested flow (flow_path is "${flow_path}" in GET /tools, yet it is never sent as a tool file).
+    listing = [
+        *LISTING,
+        {"name": "flow-execute", "fileInputs": [FLOW_PATH_INPUT.to_wire(), FLOW_FILE_INPUT.to_wire()]},
+    ]
+    write(flows(proj) / "other.yaml", "echo: o")
+    write(flows(proj) / "inner.yaml", "echo: i")
+    write(
+        flows(proj) / "main.yaml",
+        f"tool: flow-execute\n    args: {{ flow_path: {flows(proj)}/other.yaml, project_root: {proj} }}",
+        f"tool: flow-execute\n    args: {{ name: inner, project_root: {proj} }}",
+    )
+    collection = collect(proj, listing=listing)
+    assert [(m.role, m.key) for m in collection.members] == [("flow", f"{flows(proj)}\0inner.yaml")]
+
+
+def test_a_nested_run_takes_the_platform_filter_of_the_call_not_of_its_step(proj: Path) -> None:
+    # Seed "Baselines": for a nested run, the client applies the platform filter of the call. It
+    # ignores the device and platform of the step.
+    write(
+        flows(proj) / "main.yaml",
+        f"tool: flow-execute\n    args: {{ name: inner, project_root: {proj}, device: chromium-cdp-1, "
+        "platform: ios }",
+    )
+    write(flows(proj) / "inner.yaml", "snapshot: a")
+    d = baselines(proj, "inner")
+    for f in ("a__android-1x1.png", "a__chromium-1x1.png", "a__ios-1x1.png"):
+        (d / f).write_bytes(f.encode())
+    assert keys(collect(proj, platform="android"), "baseline") == [f"{d}/a__android-1x1.png"]
+    assert keys(collect(proj, device="chromium-cdp-9222"), "baseline") == [f"{d}/a__chromium-1x1.png"]
+    assert keys(collect(proj), "baseline") == [
+        f"{d}/a__android-1x1.png",
+        f"{d}/a__chromium-1x1.png",
+        f"{d}/a__ios-1x1.png",
+    ]
