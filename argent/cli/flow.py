@@ -144,7 +144,7 @@ class _FlowRun:
                 return EXIT_FAILED
             click.echo(f'Error: "{target.stem}" did not produce a run report.', err=True)
             return EXIT_USAGE
-        self._export(result, target)
+        exported = self._export(result, target)
         unwritten = self._unwritten_baselines(result)
         if self.as_json:
             click.echo(json.dumps(result, indent=2, ensure_ascii=False))
@@ -154,6 +154,12 @@ class _FlowRun:
                 for step in result["steps"]:
                     for line in step_lines(step, root_flow):
                         click.echo(line)
+            else:
+                # The live lines named the tool-server's copies; say where --output put them.
+                for step in exported:
+                    click.echo(f"  {step.get('kind')} (step {int(step.get('index', 0)) + 1}):")
+                    for role, path in step["artifacts"].items():
+                        click.echo(f"       {role}: {path}")
             if result.get("executionPrerequisite"):
                 click.echo(f"  assumes: {result['executionPrerequisite']}")
             click.echo("")
@@ -225,10 +231,12 @@ class _FlowRun:
             )
         return EXIT_OK if ok else EXIT_FAILED
 
-    def _export(self, result: dict[str, Any], target: FlowTarget, directory: str | None = None) -> None:
+    def _export(
+        self, result: dict[str, Any], target: FlowTarget, directory: str | None = None
+    ) -> list[dict[str, Any]]:
         """Copy the images of failed snapshot steps to ``--output`` (see ``export_artifacts``)."""
         if not self.output:
-            return
+            return []
         out = Path(self.output)
         if directory is not None:
             sub = os.path.relpath(os.path.dirname(target.path), directory)
@@ -238,7 +246,7 @@ class _FlowRun:
         def warn(text: str) -> None:
             click.echo(json.dumps({"warning": text}, ensure_ascii=False) if self.as_json else text, err=True)
 
-        export_artifacts(result, os.path.realpath(target.path), target.stem, out, warn)
+        return export_artifacts(result, os.path.realpath(target.path), target.stem, out, warn)
 
 
 #: The file that claims an export directory for one flow file (its resolved path and a newline).
@@ -249,12 +257,14 @@ _SAFE_EXPORT_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
 
 def export_artifacts(
     result: dict[str, Any], flow_path: str, stem: str, out: Path, warn: Callable[[str], None]
-) -> None:
+) -> list[dict[str, Any]]:
     """Copy each failed step's artifacts to ``<out>/<stem>/<snapshotKey>-<role>.png`` and point the
     report at the copies. The directory is claimed with a marker naming the flow file, only once a
     file is about to be copied; another flow's directory is never written into: the export moves to
-    ``<stem>-<hash of the flow path>`` instead (longer hashes while those are taken too)."""
+    ``<stem>-<hash of the flow path>`` instead (longer hashes while those are taken too).
+    Returns the steps whose artifacts now name the copies."""
     jobs: list[tuple[dict[str, Any], str, str, str]] = []
+    steps: list[dict[str, Any]] = []
     for step in result.get("steps", []):
         artifacts = step.get("artifacts")
         if step.get("status") != "fail" or not isinstance(artifacts, dict) or not artifacts:
@@ -276,18 +286,21 @@ def export_artifacts(
             src = artifacts.get(role)
             if isinstance(src, str) and os.path.isfile(src):
                 jobs.append((artifacts, role, src, key))
+                if not steps or steps[-1] is not step:
+                    steps.append(step)
     if not jobs:
-        return
+        return []
     if not _SAFE_EXPORT_NAME.match(stem):
         warn(f"warning: not exporting artifacts for {flow_path}: unsafe flow name {stem!r}")
-        return
+        return []
     dest = _claim_export_dir(out, stem, flow_path, warn)
     if dest is None:
-        return
+        return []
     for artifacts, role, src, key in jobs:
         target = dest / f"{key}-{role}.png"
         shutil.copyfile(src, target)
         artifacts[role] = str(target)
+    return steps
 
 
 def _claim_export_dir(out: Path, stem: str, flow_path: str, warn: Callable[[str], None]) -> Path | None:

@@ -261,3 +261,24 @@ def test_cli_run_adopts_then_compares_a_snapshot(cli: Cli, flows: Path) -> None:
     second = cli.run("flow", "run", "cli-shop", timeout=120)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "diff 0.00% ≤ 0.5%" in second.stdout
+
+
+def test_cli_output_gets_the_images_of_a_failed_snapshot(cli: Cli, flows: Path, project: Path) -> None:
+    (flows / "cli-out.yaml").write_text("steps:\n  - launch: { chromium: site }\n  - snapshot: home\n")
+    first = cli.run("flow", "run", "cli-out", "--update-baselines", timeout=120)
+    assert first.returncode == 0, first.stdout + first.stderr
+    (flows / "site" / "index.html").write_text(
+        SHOP.replace('<h1 id="title">Shop</h1>', '<h1 id="title" style="font-size:96px">Sale!</h1>')
+    )
+    second = cli.run("flow", "run", "cli-out", "--output", "out", timeout=120)
+    assert second.returncode == 1, second.stdout + second.stderr
+    key = "home__chromium-1000x800"
+    copies = {role: f"out/cli-out/{key}-{role}.png" for role in ("baseline", "current", "diff")}
+    lines = second.stdout.splitlines()
+    # after the live lines (the tool-server's files), the copies --output holds
+    at = lines.index("  snapshot (step 2):")
+    assert lines[at + 1 : at + 4] == [f"       {role}: {path}" for role, path in copies.items()]
+    assert lines[-1].startswith("FAIL (started on chromium-cdp-")
+    for path in copies.values():
+        assert P.decode_png((project / path).read_bytes()).shape[2] == 4
+    assert P.decode_png((project / copies["baseline"]).read_bytes()).shape == (800, 1000, 4)
