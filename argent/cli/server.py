@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
+import socket
 import sys
 
 import click
 
 from argent.cli.targets import UsageProblem
-from argent.server.config import ServerConfig
+from argent.server.config import WILDCARD_HOSTS, ServerConfig
 from argent.server.serve import format_origin, serve_forever, start_server
 
 
@@ -65,7 +67,8 @@ async def _run(config: ServerConfig) -> None:
     origin = format_origin(config.host, running.port)
     lines = [f"Tools server listening on http://{origin}"]
     if config.token:
-        lines.append(f"argent link argent://{config.token}@{origin}")
+        link_host = reachable_address() if config.host in WILDCARD_HOSTS else config.host
+        lines.append(f"argent link argent://{config.token}@{format_origin(link_host, running.port)}")
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()
 
@@ -73,3 +76,14 @@ async def _run(config: ServerConfig) -> None:
         click.echo(f"[argent] No activity for {config.idle_timeout_minutes:g}min — shutting down", err=True)
 
     await serve_forever(running, on_idle=idle)
+
+
+def reachable_address() -> str:
+    """An address other machines can reach a wildcard-bound server on: this machine's first
+    non-loopback IPv4 address (the one its default route leaves from), else 127.0.0.1."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # TEST-NET-1: picks the outgoing interface, sends nothing
+        address = str(probe.getsockname()[0])
+        if not address.startswith("127.") and address != "0.0.0.0":
+            return address
+    return "127.0.0.1"

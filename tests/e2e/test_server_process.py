@@ -52,6 +52,25 @@ def test_token_from_the_environment_and_no_auth(cli: Cli) -> None:
         assert open_server.stop() == 0
 
 
+def test_a_wildcard_bind_prints_a_link_line_a_client_can_use(cli: Cli, project: Path) -> None:
+    srv = start_server_process(cli, "--host", "0.0.0.0")
+    try:
+        port = srv.url.rsplit(":", 1)[1]
+        assert srv.banner[0] == f"Tools server listening on http://0.0.0.0:{port}"
+        command, _, target = srv.banner[1].partition(" ")
+        host = target.split("@", 1)[1].rsplit(":", 1)[0]
+        assert (command, target) == ("argent", f"link argent://{srv.token}@{host}:{port}")
+        assert host not in ("0.0.0.0", "") and not host.startswith("[")
+        linked_now = cli.run(*target.split(" "))
+        assert linked_now.returncode == 0, linked_now.stderr
+        write(project / ".argent" / "flows" / "hi.yaml", "steps:\n  - echo: hi\n  - wait: 1\n")
+        done = cli.run("flow", "run", "hi")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[-1] == "PASS — 1 passed, 0 failed, 0 skipped, 0 errored"
+    finally:
+        assert srv.stop() == 0
+
+
 def test_flow_run_over_a_link_streams_and_passes(cli: Cli, project: Path, server: ServerProcess) -> None:
     flows = project / ".argent" / "flows"
     write(flows / "linked.yaml", "steps:\n  - echo: over the link\n  - wait: 5\n")
