@@ -69,13 +69,15 @@ async def _run(config: ServerConfig) -> None:
     if config.token:
         link_host = reachable_address() if config.host in WILDCARD_HOSTS else config.host
         lines.append(f"argent link argent://{config.token}@{format_origin(link_host, running.port)}")
-    sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.flush()
+
+    def ready() -> None:
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
 
     def idle() -> None:
         click.echo(f"[argent] No activity for {config.idle_timeout_minutes:g}min — shutting down", err=True)
 
-    await serve_forever(running, on_idle=idle)
+    await serve_forever(running, on_idle=idle, on_ready=ready)
 
 
 def reachable_address() -> str:

@@ -60,14 +60,24 @@ async def start_server(config: ServerConfig, registry: ToolRegistry | None = Non
     return RunningServer(runner, config, port)
 
 
-async def serve_forever(server: RunningServer, *, on_idle: Callable[[], None] | None = None) -> None:
-    """Block until SIGINT/SIGTERM or the idle timeout, then stop gracefully."""
+async def serve_forever(
+    server: RunningServer,
+    *,
+    on_idle: Callable[[], None] | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> None:
+    """Block until SIGINT/SIGTERM or the idle timeout, then stop gracefully.
+
+    ``on_ready`` (the banner) runs once the signal handlers are in place, so a signal sent as
+    soon as the banner is read already stops the server gracefully."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     idle = asyncio.create_task(_idle_watch(server, stop, on_idle))
     try:
+        if on_ready is not None:
+            on_ready()
         await stop.wait()
     finally:
         idle.cancel()

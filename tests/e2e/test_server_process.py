@@ -151,3 +151,12 @@ def test_no_uploads_left_after_shutdown(cli: Cli, tmp_path: Path) -> None:
     finally:
         assert srv.stop(signal.SIGTERM) == 0
     assert os.listdir(tmp) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_sent_as_soon_as_the_banner_is_read_stops_gracefully(cli: Cli, sig: int) -> None:
+    for _ in range(5):
+        srv = start_server_process(cli)
+        srv.proc.send_signal(sig)
+        assert srv.proc.wait(timeout=30) == 0
+        assert srv.proc.stderr is not None and "Aborted" not in srv.proc.stderr.read()
