@@ -4,7 +4,9 @@ flow-finish-recording.
 An agent records a flow by driving the device one call at a time. Every recorded step runs
 live first, through the registry like any call, and is appended only when it ran (a result
 that reports an unmet condition still counts as run). A step that is refused — it cannot be
-written, the recording is gone, a link could not replay it — runs nothing.
+written, the recording is gone, a link could not replay it — runs nothing. Over a link a
+``flow-execute`` step is also refused after it ran when its flow did not pass (or did not run
+for its prerequisite): nothing is recorded.
 
 Recorded steps are normalised for replay: device ids are dropped (a replay binds its own
 device); a page opened with ``boot-device`` / ``open-url`` becomes ``launch: { chromium: <url> }``,
@@ -62,7 +64,7 @@ from argent.runner.link_rules import (
     has_dotdot,
     nested_flow_ref,
 )
-from argent.runner.report import FlowRunResult
+from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.tools.args import arg
 from argent.tools.member_invoker import MemberToolInvoker
 from argent.tools.recording_sessions import (
@@ -134,6 +136,15 @@ LINK_REFUSED = (
     "ran and nothing was recorded."
 )
 FILE_INPUT_REASON = "a replay over a link sends only file arguments, and {why}"
+NESTED_NOT_PASSED = (
+    'flow-add-step cannot record this flow-execute step: its flow "{flow}" did not pass ({detail}), and over '
+    "a link a flow-execute step is recorded only when its flow passes. The flow ran; nothing was recorded."
+)
+NESTED_NOT_RUN = (
+    'flow-add-step cannot record this flow-execute step: its flow "{flow}" did not run — it declares an '
+    "execution prerequisite; once it is met, set prerequisiteAcknowledged: true in the step's args. Nothing "
+    "was recorded."
+)
 OLDER_CLIENT_REFUSED = (
     "flow-add-step cannot record {what}: this recording is kept on the client, and the client sent none of "
     "the step's files with the call — it is older than this tool-server. Update the argent CLI or MCP "
@@ -448,6 +459,8 @@ class Recorder:
             if args.delay_ms and await sleep_or_abort(ctx.abort, args.delay_ms / 1000):
                 raise RecordingError(ABORTED_BEFORE_RUN.format(command=plan.command))
             result, baseline_writes = await self._run_step(session, plan, ctx)
+            if link.refuse and plan.command == FLOW_EXECUTE:
+                _check_nested_passed(result)
             text, count = await self._append(session, plan.step, tool_ran=True)
         message = STEP_ADDED.format(name=args.name) + "".join(f" — {w}" for w in plan.warnings)
         out: dict[str, Any] = {
@@ -747,6 +760,22 @@ def _sibling_warning(session: RecordingSession, name: str, root: str) -> str | N
 
 
 NOT_BESIDE = "it is not beside the recording in {dir}"
+
+
+def _check_nested_passed(result: Any) -> None:
+    """Over a link, refuse a recorded flow-execute step whose flow did not pass (or did not run)."""
+    if isinstance(result, PrerequisiteNotice):
+        raise _refused(NESTED_NOT_RUN.format(flow=result.flow))
+    if not isinstance(result, FlowRunResult) or result.ok:
+        return
+    parts = [f"{n} {word}" for n, word in ((result.failed, "failed"), (result.errored, "errored")) if n]
+    if result.aborted:
+        parts.append("aborted")
+    first = next((s for s in result.steps if s.kind != "echo" and s.status in ("fail", "error")), None)
+    detail = ", ".join(parts)
+    if first is not None:
+        detail += f"; first: step {first.index + 1} {first.kind} — {first.reason or first.status}"
+    raise _refused(NESTED_NOT_PASSED.format(flow=result.flow, detail=detail))
 
 
 def _refused(message: str) -> RecordingError:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from argent.client.base import ToolCallError
@@ -17,7 +18,9 @@ from argent.flows.parse import parse_flow
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
 from argent.tools.builtin import build_registry
+from tests.unit.test_directives import FakeDevice
 from tests.unit.test_recording import Env, make_env
+from tests.unit.test_recording_link import Provider
 
 Client = TestClient[Any, Any]
 EMPTY_FLOW = "steps: []\n"
@@ -228,3 +231,87 @@ async def test_a_script_over_the_link_is_refused_over_http(http: Client, env: En
     assert status == 500
     assert body["error_code"] == "FLOW_RECORDING_REFUSED"
     assert body["error"].startswith("flow-add-script records nothing over a link")
+
+
+# --------------------------------------------------------------------------------------------
+# Seed "Members of a recorded step", on the wire
+
+
+@pytest.fixture
+async def seen_http(
+    aiohttp_client: Any, tmp_path: Path
+) -> tuple[Client, Env, list[tuple[dict[str, Any], Any]]]:
+    """A tool-server with a device for flow runs, noting each POST /tools call's headers and body."""
+    root = tmp_path / "proj"
+    (root / ".argent" / "flows").mkdir(parents=True)
+    env = make_env(root, flow_devices=Provider(FakeDevice()))
+    srv = tmp_path / "srv"
+    srv.mkdir()
+    app = create_app(ServerConfig(tmp_dir=str(srv)), env.registry)
+    seen: list[tuple[dict[str, Any], Any]] = []
+
+    @web.middleware
+    async def note(request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.method == "POST" and request.path.startswith("/tools/"):
+            seen.append((dict(request.headers), await request.json()))
+        return await handler(request)
+
+    app.middlewares.insert(0, note)
+    return await aiohttp_client(app), env, seen  # type: ignore[no-any-return]
+
+
+async def test_the_probe_of_a_recorded_step_carries_members_only_and_the_call_streams(
+    seen_http: tuple[Client, Env, list[tuple[dict[str, Any], Any]]],
+) -> None:
+    """No content, canonical or spelling on the probe; an empty list for a step that reads no
+    file; a stream either way; x-argent-linked: 1 on every POST /tools call over the link."""
+    http, env, seen = seen_http
+    root = str(env.root)
+    (env.root / ".argent" / "flows" / "login.yaml").write_text("steps:\n  - echo: in\n")
+    async with client_for(http, linked=True) as client:
+        await client.call("flow-start-recording", {"name": "checkout", "project_root": root})
+        tap = {"name": "checkout", "project_root": root, "command": "tap", "args": '{"x":0.5,"y":0.3}'}
+        assert (await client.call("flow-add-step", tap))["recorded"] == '1. tool: tap {"x":0.5,"y":0.3}'
+        nested = json.dumps({"name": "login", "project_root": root})
+        run = {"name": "checkout", "project_root": root, "command": "flow-execute", "args": nested}
+        assert (await client.call("flow-add-step", run))["recorded"] == "2. run: login.yaml"
+        await client.call("flow-finish-recording", {"name": "checkout", "project_root": root})
+    assert all(headers["x-argent-linked"] == "1" for headers, _ in seen)
+    (_, start), (tap_headers, tap_body), (run_headers, run_body), _ = seen
+    assert "members" not in start["project_root"]
+    assert tap_body["project_root"] == {"__argentFileInput": True, "path": root, "members": []}
+    assert set(run_body["project_root"]) == {"__argentFileInput", "path", "members"}
+    assert {m["key"].split("\0")[1] for m in run_body["project_root"]["members"]} == {
+        "login.yaml",
+        "checkout.yaml",
+    }
+    for headers in (tap_headers, run_headers):
+        assert headers["Accept"] == "application/x-ndjson"
+        assert headers["Accept-Encoding"] == "identity"
+
+
+async def test_the_client_writes_the_baselines_a_recorded_step_updated(
+    seen_http: tuple[Client, Env, list[tuple[dict[str, Any], Any]]],
+) -> None:
+    """A recorded flow-execute step with updateBaselines: true: flow-add-step's result carries
+    baselineWrites, and the client writes them as for a run; without it, nothing is written."""
+    http, env, _ = seen_http
+    root = str(env.root)
+    flows = env.root / ".argent" / "flows"
+    (flows / "login.yaml").write_text("steps:\n  - snapshot: home\n")
+    shot = flows / "__baselines__" / "login" / "home__chromium-100x80.png"
+    step_args = {"name": "login", "project_root": root, "device": "chromium-cdp-9222"}
+    call = {"name": "checkout", "project_root": root, "command": "flow-execute"}
+    async with client_for(http, linked=True) as client:
+        await client.call("flow-start-recording", {"name": "checkout", "project_root": root})
+        updated = await client.call(
+            "flow-add-step", {**call, "args": json.dumps({**step_args, "updateBaselines": True})}
+        )
+        assert updated["baselineWrites"] == [str(shot)]
+        written = shot.read_bytes()
+        assert written.startswith(b"\x89PNG")
+        compared = await client.call("flow-add-step", {**call, "args": json.dumps(step_args)})
+    assert "baselineWrites" not in compared
+    assert compared["toolResult"]["ok"] is True
+    assert shot.read_bytes() == written
+    assert [updated["recorded"], compared["recorded"]] == ["1. run: login.yaml", "2. run: login.yaml"]

@@ -20,7 +20,13 @@ from argent.link.step_members import collect_step_members
 from argent.link.store import MemberStore, read_members
 from argent.runner import pixels as P
 from argent.tools.args import arg
-from argent.tools.recording import NOT_BESIDE, OLDER_FILE_ARGUMENT, OLDER_NESTED, OLDER_SIBLING_PATH
+from argent.tools.recording import (
+    NESTED_NOT_RUN,
+    NOT_BESIDE,
+    OLDER_FILE_ARGUMENT,
+    OLDER_NESTED,
+    OLDER_SIBLING_PATH,
+)
 from argent.tools.registry import FileInputSpec, ToolContext, ToolSpec
 from tests.unit.test_directives import FakeDevice, canvas
 from tests.unit.test_recording import Env, make_env, refused, write_flow
@@ -150,6 +156,14 @@ class Link:
         return await self.env.call(
             "flow-finish-recording", {"name": "checkout", "project_root": str(self.root)}
         )
+
+    def ran(self) -> list[str]:
+        """Every stand-in tool that ran, file tools and plain ones."""
+        return [name for name, _ in self.seen] + self.env.names()
+
+    async def nothing_ran_or_recorded(self) -> None:
+        assert self.ran() == []
+        assert (await self.finish())["steps"] == 0
 
 
 async def wire_store(collection: Collection) -> MemberStore:
@@ -295,6 +309,11 @@ def test_calls_that_read_no_file_send_no_members(link: Link, call: dict[str, Any
         ("install", {"appPath": "/tmp/app.apk"}, "appPath takes an app"),
         ("export", {"outputDir": "/tmp/out"}, "outputDir takes an output directory"),
         ("compare", {"baselinePath": "rel/a.png"}, 'baselinePath is a relative path ("rel/a.png")'),
+        (
+            "compare",
+            {"baselinePath": "/tmp/a.txt"},
+            'baselinePath is a file that does not end in .png or .yaml ("/tmp/a.txt")',
+        ),
     ],
 )
 async def test_a_step_a_linked_replay_rejects_runs_nothing(
@@ -316,17 +335,20 @@ async def test_a_step_a_linked_replay_rejects_runs_nothing(
     [
         {"name": "login", "project_root": "relative"},
         {"name": "login", "project_root": "/p/../q"},
+        {"name": "login", "project_root": "{root}/../client"},  # names the real flow, through ".."
         {"project_root": "/p"},
     ],
 )
 async def test_a_flow_execute_not_named_by_name_and_root_is_refused(link: Link, args: dict[str, Any]) -> None:
+    write_flow(link.root, "login", "steps:\n  - tool: unmet\n")
+    args = {key: value.format(root=link.root) for key, value in args.items()}
     await link.start()
     err = await refused(link.step("flow-execute", args))
     assert (
         "a nested flow-execute over a link must name its flow with name and an absolute project_root"
         in err.message
     )
-    assert (await link.finish())["steps"] == 0
+    await link.nothing_ran_or_recorded()
 
 
 async def test_the_header_refuses_on_a_host_recording_too(link: Link) -> None:
@@ -334,6 +356,8 @@ async def test_the_header_refuses_on_a_host_recording_too(link: Link) -> None:
     err = await refused(link.step("scan", {"dir": "/tmp/x"}))
     assert "a replay over a link rejects it" in err.message
     assert link.seen == []
+    assert (link.flows / "checkout.yaml").read_text() == "steps: []\n"
+    await link.nothing_ran_or_recorded()
 
 
 async def test_without_the_header_a_host_recording_refuses_nothing(link: Link) -> None:
@@ -362,29 +386,74 @@ async def test_an_older_client_cannot_record_a_named_flow(older: Link) -> None:
         f"flow-add-step cannot record {OLDER_NESTED}: this recording is kept on the client"
     )
     assert "Update the argent CLI or MCP adapter on the client" in err.message
+    assert err.error_code == "FLOW_RECORDING_REFUSED"
+    await older.nothing_ran_or_recorded()
+
+
+async def test_an_older_client_cannot_record_a_flow_this_host_could_run(older: Link, tmp_path: Path) -> None:
+    """Seed "The x-argent-linked header": refused even when a flow of that name is on this host."""
+    here = tmp_path / "server"
+    write_flow(here, "login", "steps:\n  - tool: unmet\n")
+    err = await refused(
+        older.step("flow-execute", {"name": "login", "project_root": str(here)}, linked=False)
+    )
+    assert err.message.startswith(f"flow-add-step cannot record {OLDER_NESTED}: ")
+    await older.nothing_ran_or_recorded()
 
 
 async def test_an_older_client_cannot_record_a_sibling_flow_path(older: Link) -> None:
     args = {"flow_path": str(older.flows / "login.yaml"), "project_root": str(older.root)}
     err = await refused(older.step("flow-execute", args, linked=False))
     assert err.message.startswith(f"flow-add-step cannot record {OLDER_SIBLING_PATH}: ")
+    assert "Update the argent CLI or MCP adapter on the client" in err.message
+    await older.nothing_ran_or_recorded()
 
 
 async def test_an_older_client_cannot_record_a_file_argument(older: Link) -> None:
     err = await refused(older.step("compare", {"baselinePath": "/x/home.png"}, linked=False))
     what = OLDER_FILE_ARGUMENT.format(command="compare", names="baselinePath")
     assert err.message.startswith(f"flow-add-step cannot record {what}: ")
+    assert "Update the argent CLI or MCP adapter on the client" in err.message
     assert older.seen == []
+    await older.nothing_ran_or_recorded()
 
 
 async def test_an_older_client_still_gets_the_link_refusals_and_records_the_rest(older: Link) -> None:
     err = await refused(older.step("scan", {"dir": "/tmp/x"}, linked=False))
     assert "a replay over a link rejects it" in err.message
+    assert older.ran() == []
     out = await older.step("unmet", {}, linked=False)
     assert out["recorded"] == "1. tool: unmet {}"
     script = {"name": "checkout", "project_root": str(older.root), "path": "seed.py"}
     err = await refused(older.env.call("flow-add-script", script))
     assert err.message.startswith("flow-add-script records nothing over a link")
+    assert older.ran() == ["unmet"]
+    assert (await older.finish())["summary"] == ["1. tool: unmet {}"]
+
+
+async def test_an_older_client_whose_recording_this_host_writes_gets_no_refusal(link: Link) -> None:
+    """Seed "The x-argent-linked header": no header, and project_root exists here (a link to
+    127.0.0.1) — the recorder applies none of the refusals, a script: step among them."""
+    png = link.root / "shots" / "home.png"
+    png.parent.mkdir()
+    png.write_bytes(b"host bytes")
+    write_flow(link.root, "login", "steps:\n  - tool: boom\n")
+    marker = link.root / "ran"
+    (link.flows / "seed.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    await link.start(linked=False)
+    assert (await link.step("scan", {"dir": "/tmp/x"}, linked=False))[
+        "recorded"
+    ] == '1. tool: scan {"dir":"/tmp/x"}'
+    out = await link.step("compare", {"baselinePath": str(png)}, linked=False)
+    assert out["recorded"].startswith("2. tool: compare")
+    out = await link.step("flow-execute", {"name": "login", "project_root": str(link.root)}, linked=False)
+    assert out["recorded"] == "3. run: login.yaml"
+    assert out["toolResult"].ok is False  # a flow that does not pass is still recorded here
+    script = {"name": "checkout", "project_root": str(link.root), "path": "seed.py"}
+    assert (await link.env.call("flow-add-script", script))["recorded"] == "4. script: seed.py"
+    assert marker.read_text() == "x"
+    assert link.ran() == ["scan", "compare", "boom"]
+    assert (await link.finish())["steps"] == 4
 
 
 async def test_another_flow_path_is_refused_for_an_older_client(older: Link, tmp_path: Path) -> None:
@@ -394,6 +463,7 @@ async def test_another_flow_path_is_refused_for_an_older_client(older: Link, tmp
     )
     detail = NOT_BESIDE.format(dir=str(older.flows))
     assert err.message.startswith(f'Cannot record a flow-execute of flow_path "{other}": {detail}.')
+    await older.nothing_ran_or_recorded()
 
 
 # --------------------------------------------------------------------------------------------
@@ -432,11 +502,11 @@ async def test_a_flow_path_elsewhere_is_refused_with_members(link: Link, tmp_pat
 
 async def test_a_flow_outside_the_clients_roots_is_refused(link: Link, tmp_path: Path) -> None:
     other = tmp_path / "other-project"
-    write_flow(other, "login", "steps:\n  - echo: other\n")
+    write_flow(other, "login", "steps:\n  - tool: unmet\n")
     await link.start()
     err = await refused(link.step("flow-execute", {"name": "login", "project_root": str(other)}))
     assert "outside every root this client serves" in err.message
-    assert (await link.finish())["steps"] == 0
+    await link.nothing_ran_or_recorded()
 
 
 async def test_a_flow_of_another_project_stays_raw(link: Link) -> None:
@@ -453,12 +523,42 @@ async def test_a_flow_of_another_project_stays_raw(link: Link) -> None:
 
 
 async def test_a_nested_flow_that_a_link_rejects_is_refused(link: Link) -> None:
-    write_flow(link.root, "login", "steps:\n  - script: seed.py\n")
+    marker = link.root / "ran"
+    (link.flows / "seed.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    write_flow(link.root, "login", "steps:\n  - tool: unmet\n  - script: seed.py\n")
     await link.start()
     err = await refused(link.step("flow-execute", {"name": "login", "project_root": str(link.root)}))
     assert err.message.startswith("This flow cannot run over a link")
     assert err.error_code == "FLOW_FILE_INVALID"
+    assert not marker.exists()
+    await link.nothing_ran_or_recorded()
+
+
+async def test_a_nested_flow_that_does_not_pass_is_not_recorded(link: Link) -> None:
+    """Seed "The x-argent-linked header": flow-add-step refuses a flow-execute step when the nested
+    flow does not pass; the recorder records no step (the flow itself did run)."""
+    write_flow(link.root, "login", "steps:\n  - echo: hi\n  - tool: boom\n  - tool: unmet\n")
+    await link.start()
+    err = await refused(link.step("flow-execute", {"name": "login", "project_root": str(link.root)}))
+    assert err.message == (
+        'flow-add-step cannot record this flow-execute step: its flow "login" did not pass (1 errored; '
+        "first: step 2 tool — boom went off), and over a link a flow-execute step is recorded only when "
+        "its flow passes. The flow ran; nothing was recorded."
+    )
+    assert err.error_code == "FLOW_RECORDING_REFUSED"
+    assert link.ran() == ["boom"]
     assert (await link.finish())["steps"] == 0
+
+
+async def test_a_nested_flow_that_did_not_run_for_its_prerequisite_is_not_recorded(link: Link) -> None:
+    write_flow(link.root, "login", "executionPrerequisite: signed out\nsteps:\n  - tool: unmet\n")
+    await link.start()
+    err = await refused(link.step("flow-execute", {"name": "login", "project_root": str(link.root)}))
+    assert err.message == NESTED_NOT_RUN.format(flow="login")
+    await link.nothing_ran_or_recorded()
+    await link.start()
+    args = {"name": "login", "project_root": str(link.root), "prerequisiteAcknowledged": True}
+    assert (await link.step("flow-execute", args))["recorded"] == "1. run: login.yaml"
 
 
 async def test_a_missing_named_flow_fails_with_enoent(link: Link) -> None:
