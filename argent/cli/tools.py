@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -182,7 +183,13 @@ def _coerce(flag: str, raw: str, schema: dict[str, Any]) -> Any:
     return raw
 
 
-def parse_tool_flags(tokens: list[str], schema: dict[str, Any]) -> dict[str, Any]:
+def _plain_warning(text: str) -> None:
+    click.echo(text, err=True)
+
+
+def parse_tool_flags(
+    tokens: list[str], schema: dict[str, Any], warn: Callable[[str], None] = _plain_warning
+) -> dict[str, Any]:
     """`--field value`, `--field=value`, bare/`--no-` booleans, repeatable arrays, `--field-json '<json>'`."""
     props: dict[str, Any] = schema.get("properties", {})
     by_norm = {_norm(n): n for n in props}
@@ -193,7 +200,7 @@ def parse_tool_flags(tokens: list[str], schema: dict[str, Any]) -> dict[str, Any
         i += 1
         if token == "--":
             if i < len(tokens):
-                click.echo(f"note: ignoring extra arguments: {' '.join(tokens[i:])}", err=True)
+                warn(f"note: ignoring extra arguments: {' '.join(tokens[i:])}")
             break
         if not token.startswith("--"):
             raise UsageProblem(f"unexpected argument {token!r}; pass tool arguments as --<name> <value>")
@@ -249,6 +256,11 @@ def parse_tool_flags(tokens: list[str], schema: dict[str, Any]) -> dict[str, Any
 @click.pass_context
 def run_tool(ctx: click.Context, tool: str, args_json: str | None, as_json: bool) -> None:
     """Call one tool: argent run <tool> [--args JSON] [--<arg> <value>...]."""
+
+    def warn(text: str) -> None:
+        """A note on stderr; a JSON warning object with --json, so stderr stays machine-readable."""
+        click.echo(json.dumps({"warning": text}, ensure_ascii=False) if as_json else text, err=True)
+
     entries = {t["name"]: t for t in _fetch_tools()}
     entry = entries.get(tool)
     if entry is None:
@@ -265,7 +277,7 @@ def run_tool(ctx: click.Context, tool: str, args_json: str | None, as_json: bool
         if not isinstance(parsed, dict):
             raise UsageProblem("--args must be a JSON object")
         args.update(parsed)
-    args.update(parse_tool_flags(list(ctx.args), entry.get("inputSchema", {})))
+    args.update(parse_tool_flags(list(ctx.args), entry.get("inputSchema", {}), warn))
     missing = [n for n in entry.get("inputSchema", {}).get("required", []) if n not in args]
     if missing:
         raise UsageProblem(
@@ -274,10 +286,10 @@ def run_tool(ctx: click.Context, tool: str, args_json: str | None, as_json: bool
 
     route = resolve_route()
     if route.url is None and _is_recorder_tool(tool):
-        click.echo(EMBEDDED_RECORDING_NOTE.format(tool=tool), err=True)
+        warn(EMBEDDED_RECORDING_NOTE.format(tool=tool))
 
     async def go() -> Any:
-        async with open_client(route) as client:
+        async with open_client(route, notice=warn) as client:
             return await client.call(tool, args)
 
     try:

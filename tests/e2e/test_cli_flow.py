@@ -267,3 +267,19 @@ def test_demo_examples_pass(cli: Cli) -> None:
     done = cli.run("flow", "run", str(examples / ".argent" / "flows"), "--project-root", str(examples))
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].startswith("PASS — ")
+
+
+def test_run_with_json_prints_its_notes_as_warning_objects_on_stderr(cli: Cli, project: Path) -> None:
+    args = ("run", "flow-start-recording", "--name", "rec", "--project-root", str(project))
+    done = cli.run(*args, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["message"] == 'Started recording "rec" flow'
+    [note] = [json.loads(line) for line in done.stderr.splitlines()]
+    assert note == {
+        "warning": "note: no tool-server is linked, so flow-start-recording runs on an embedded tool-server "
+        "that stops when this command ends, and a recording does not outlive it. To record across "
+        "commands, start one with `argent server start` and `argent link` to it (or set ARGENT_TOOLS_URL)."
+    }
+    plain = cli.run(*args)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stderr == note["warning"] + "\n"
