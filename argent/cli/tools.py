@@ -48,12 +48,20 @@ def _placeholder(name: str, schema: dict[str, Any]) -> str:
 
 
 def example(tool: dict[str, Any]) -> str:
-    """A runnable example: the tool with its required arguments."""
+    """A runnable example: the tool with its required arguments, and the arguments a derived file
+    input is built from (flow-execute's ``flow_file`` needs ``name``)."""
     schema = tool.get("inputSchema", {})
+    props = schema.get("properties", {})
+    names: list[str] = list(schema.get("required", []))
+    for spec in tool.get("fileInputs") or []:
+        if not isinstance(spec, dict) or spec.get("optional") or spec.get("target") in names:
+            continue
+        for ref in re.findall(r"\$\{([A-Za-z0-9_]+)\}", str(spec.get("path", ""))):
+            if ref in props and ref not in names:
+                names.append(ref)
     parts = ["argent run", tool["name"]]
-    for name in schema.get("required", []):
-        prop = schema.get("properties", {}).get(name, {})
-        value = _placeholder(name, prop)
+    for name in names:
+        value = _placeholder(name, props.get(name, {}))
         parts.append(_flag(name) + (f" {value}" if value else ""))
     return " ".join(parts)
 

@@ -238,7 +238,11 @@ def test_tools_list_show_search(cli: Cli) -> None:
     listed = cli.run("tools", "list")
     assert listed.returncode == 0
     assert "flow-execute" in listed.stdout
-    assert "example: argent run flow-execute --project-root /abs/path" in listed.stdout
+    # the example names what the derived flow_file input is built from: a runnable call
+    assert (
+        "    example: argent run flow-execute --project-root /abs/path --name <name>"
+        in listed.stdout.splitlines()
+    )
     shown = cli.run("tools", "show", "flow-execute")
     assert shown.returncode == 0
     assert "--update-baselines" in shown.stdout and "(required)" in shown.stdout
