@@ -107,6 +107,8 @@ def structure_args(tool: str, raw: Any, cls: type[A]) -> A:
     try:
         return _CONVERTER.structure(raw, cls)
     except cattrs.ClassValidationError as exc:
+        if exc.exceptions and all(isinstance(e, InvalidToolInputError) for e in exc.exceptions):
+            raise exc.exceptions[0] from None  # a rule of the args class itself: its own message
         problems = _problems(exc, cls)
         raise InvalidToolInputError(f"Invalid arguments for {tool}: " + "; ".join(problems)) from None
     except ValueError as exc:

@@ -11,11 +11,12 @@ import attrs
 from attrs import frozen
 
 from argent.devices.base import DeviceProvider
-from argent.errors import FlowError
+from argent.errors import FlowError, InvalidToolInputError
 from argent.link.member_files import MemberFlowFiles
 from argent.runner.check import check_linked_flow
 from argent.runner.directives import DeviceDirectives
 from argent.runner.execute import (
+    EXACTLY_ONE_SOURCE,
     FlowRequest,
     check_project_root,
     execute_flow,
@@ -72,6 +73,9 @@ class FlowExecuteArgs:
         doc="Set true once the flow's executionPrerequisite is met.",
     )
 
+    def __attrs_post_init__(self) -> None:
+        _check_one_source(self.name, self.flow_path)
+
 
 @frozen
 class FlowReadPrerequisiteArgs:
@@ -79,6 +83,16 @@ class FlowReadPrerequisiteArgs:
     name: str | None = arg(None, doc="Saved flow name.")
     flow_path: str | None = arg(None, doc="Absolute path of a flow YAML file (instead of name).")
     flow_file: str | None = arg(None, doc="Internal: derived by the client from project_root and name.")
+
+    def __attrs_post_init__(self) -> None:
+        _check_one_source(self.name, self.flow_path)
+
+
+def _check_one_source(name: str | None, flow_path: str | None) -> None:
+    """The exactly-one-source rule is part of argument validation: a 400 before the tool starts
+    (plain JSON, also when the call asked for a stream)."""
+    if (name is None) == (flow_path is None):
+        raise InvalidToolInputError(EXACTLY_ONE_SOURCE)
 
 
 def _request(args: FlowExecuteArgs | FlowReadPrerequisiteArgs) -> FlowRequest:

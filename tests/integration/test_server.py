@@ -400,3 +400,16 @@ async def test_a_client_that_hangs_up_mid_upload_is_no_error_in_the_log(
         assert [name for name in os.listdir(tmp_path) if name.startswith("argent-upload-")] == []
     finally:
         await server.stop()
+
+
+@pytest.mark.parametrize("extra", [{}, {"name": "a", "flow_path": "/elsewhere/a.yaml"}])
+async def test_the_exactly_one_source_rule_is_a_plain_400_also_when_streaming(
+    aiohttp_client: Any, tmp_path: Path, extra: dict[str, str]
+) -> None:
+    client = await aiohttp_client(create_app(ServerConfig(tmp_dir=str(tmp_path)), build_registry()))
+    args = {"project_root": str(tmp_path), **extra}
+    for headers in ({}, {"Accept": "application/x-ndjson"}):
+        resp = await client.post("/tools/flow-execute", json=args, headers=headers)
+        assert resp.status == 400
+        assert resp.content_type == "application/json"
+        assert await resp.json() == {"error": "Pass exactly one flow source: name or flow_path."}
