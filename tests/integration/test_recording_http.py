@@ -149,25 +149,35 @@ async def test_tool_errors_reach_the_client_verbatim(http: Client, env: Env) -> 
     assert env.tools.calls == []
 
 
-async def test_concurrent_steps_on_one_recording_lose_nothing(http: Client, env: Env) -> None:
+@pytest.mark.parametrize("linked", [False, True], ids=["host", "client-kept"])
+async def test_concurrent_steps_on_one_recording_lose_nothing(http: Client, env: Env, linked: bool) -> None:
     root = str(env.root)
-    await post(http, "flow-start-recording", {"name": "checkout", "project_root": root})
+    await post(http, "flow-start-recording", {"name": "checkout", "project_root": root}, linked=linked)
     count = 24
 
     async def add(i: int) -> Any:
         if i % 3 == 0:
             args: dict[str, Any] = {"name": "checkout", "project_root": root, "message": f"echo {i}"}
-            status, body = await post(http, "flow-add-echo", args)
+            status, body = await post(http, "flow-add-echo", args, linked=linked)
         else:
             step_args = json.dumps({"x": round(i / 100, 2), "y": 0.5})
             args = {"name": "checkout", "project_root": root, "command": "tap", "args": step_args}
-            status, body = await post(http, "flow-add-step", args)
+            status, body = await post(http, "flow-add-step", args, linked=linked)
         assert status == 200, body
         return i, body["data"]["stepCount"]
 
     results = await asyncio.gather(*(add(i) for i in range(count)))
     assert sorted(n for _, n in results) == list(range(1, count + 1))
-    steps = parse_flow(env.flow("checkout").read_text()).steps
+    status, done = await post(
+        http, "flow-finish-recording", {"name": "checkout", "project_root": root}, linked=linked
+    )
+    assert status == 200, done
+    if linked:
+        assert not (env.root / ".argent").exists()
+        text = done["data"]["savedTo"]["content"]
+    else:
+        text = env.flow("checkout").read_text()
+    steps = parse_flow(text).steps
     assert len(steps) == count
     for i, n in results:  # each call's step sits where its stepCount says, whole
         step = steps[n - 1]

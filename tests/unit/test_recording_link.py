@@ -260,6 +260,25 @@ def test_a_sibling_flow_path_sends_the_named_rows_and_the_file(link: Link) -> No
     assert keys == {f"{link.flows}\0login.yaml", f"{link.flows}\0checkout.yaml"}
 
 
+def test_a_sibling_flow_path_of_another_spelling_sends_the_file_by_the_recordings_directory(
+    link: Link, tmp_path: Path
+) -> None:
+    """Seed table, flow_path row: the named rows for the file's name, and also the file by the
+    recording's directory and the file name — a separate member when flow_path spells the project
+    another way."""
+    write_flow(link.root, "login")
+    alias = tmp_path / "alias"
+    alias.symlink_to(link.root)
+    args = {"flow_path": f"{alias}/.argent/flows/login.yaml", "project_root": str(alias)}
+    collection = link.collect("flow-execute", args)
+    keys = {key for _, key, _ in members_of(collection)}
+    assert keys == {
+        f"{alias}/.argent/flows\0login.yaml",  # the flow the step names
+        f"{link.flows}\0login.yaml",  # beside the recording's real file, and by the recording's directory
+        f"{link.flows}\0checkout.yaml",  # the recording
+    }
+
+
 def test_another_flow_path_sends_the_recording_only(link: Link, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere.yaml"
     elsewhere.write_text("steps: []\n")
@@ -490,6 +509,29 @@ async def test_a_sibling_flow_path_is_rewritten_from_the_members(link: Link) -> 
     args = {"flow_path": str(link.flows / "login.yaml"), "project_root": str(link.root)}
     out = await link.step("flow-execute", args, drop_project=True)
     assert out["recorded"] == "1. run: login.yaml"
+
+
+async def test_a_sibling_flow_path_of_another_spelling_runs_from_the_members(
+    link: Link, tmp_path: Path
+) -> None:
+    write_flow(link.root, "login", "steps:\n  - echo: via the alias\n")
+    alias = tmp_path / "alias"
+    alias.symlink_to(link.root)
+    await link.start()
+    args = {"flow_path": f"{alias}/.argent/flows/login.yaml", "project_root": str(alias)}
+    out = await link.step("flow-execute", args, drop_project=True)
+    assert out["recorded"] == "1. run: login.yaml"
+    assert out["toolResult"].steps[0].message == "via the alias"
+
+
+async def test_a_file_argument_the_client_does_not_have_runs_nothing(link: Link) -> None:
+    """Seed table, tool: row: a missing file argument reaches the tool as no file — the step
+    fails with the run's words, the tool does not run, nothing is recorded."""
+    missing = link.root / "shots" / "gone.png"
+    await link.start()
+    err = await refused(link.step("compare", {"baselinePath": str(missing)}))
+    assert err.message == f'the client has no file at "{missing}" (argument baselinePath of compare)'
+    await link.nothing_ran_or_recorded()
 
 
 async def test_a_flow_path_elsewhere_is_refused_with_members(link: Link, tmp_path: Path) -> None:
