@@ -23,11 +23,17 @@ EMBEDDED_RECORDING_NOTE = (
 
 
 def _fetch_tools() -> list[dict[str, Any]]:
+    """The GET /tools entries; a tool-server that cannot be reached or refuses exits 1 with its reason."""
+
     async def go() -> list[dict[str, Any]]:
         async with open_client() as client:
             return await client.list_tools()
 
-    return asyncio.run(go())
+    try:
+        return asyncio.run(go())
+    except ToolCallError as exc:
+        click.echo(f"Error: {exc.message}", err=True)
+        sys.exit(1)
 
 
 def _flag(name: str) -> str:

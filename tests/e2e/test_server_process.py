@@ -95,6 +95,36 @@ def test_unreachable_server_is_a_clear_error(cli: Cli, project: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("tools", "list"),
+        ("tools", "show", "flow-execute"),
+        ("tools", "search", "flow"),
+        ("run", "list-devices"),
+    ],
+)
+def test_discovery_and_run_without_a_reachable_server_are_one_error_line(
+    cli: Cli, server: ServerProcess, command: tuple[str, ...]
+) -> None:
+    refused = cli.run(*command, **linked(server, token="nope"))
+    assert refused.returncode == 1
+    assert refused.stdout == ""
+    assert refused.stderr == (
+        f"Error: GET {server.url}/tools failed: 401 Unauthorized: Missing or invalid Authorization header. "
+        "Tool-server requires `Authorization: Bearer <token>` where <token> is the token `argent server start` "
+        "printed (argent link argent://<token>@<host>:<port>).\n"
+        "The token comes from ARGENT_AUTH_TOKEN: set it to the token `argent server start` printed.\n"
+    )
+    down = cli.run(*command, ARGENT_TOOLS_URL="http://127.0.0.1:9", ARGENT_AUTH_TOKEN="t")
+    assert down.returncode == 1
+    assert down.stderr == (
+        "Error: Could not reach the tool-server at http://127.0.0.1:9 (connection refused). ARGENT_TOOLS_URL "
+        "routes calls there. Start the tool-server on that machine (argent server start), correct "
+        "ARGENT_TOOLS_URL, or unset it to run on an embedded tool-server.\n"
+    )
+
+
 def test_server_killed_mid_stream(cli: Cli, project: Path, server: ServerProcess) -> None:
     write(
         project / ".argent" / "flows" / "slow.yaml",
