@@ -650,3 +650,18 @@ async def test_a_launch_that_cannot_boot_is_a_device_resolution_error(tmp_path: 
             directives=OpenLaunchTarget(),
             devices=broken,
         )
+
+
+async def test_chromium_starts_under_a_long_temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Chromium's singleton socket lives in $TMPDIR and a unix socket path holds 107 bytes at most.
+    long_tmp = tmp_path / ("t" * 60)
+    long_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(long_tmp))
+    monkeypatch.setattr("tempfile.tempdir", None)  # re-read from TMPDIR
+    process = await launch_chromium()
+    try:
+        assert process.port > 0
+        assert os.path.dirname(process.home) == str(long_tmp)
+    finally:
+        process.terminate_now()
+    assert os.listdir(long_tmp) == []

@@ -324,6 +324,22 @@ def _pdeathsig_hook() -> Callable[[], None] | None:
     return hook
 
 
+#: Chromium binds its singleton socket at ``$TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket``
+#: (46 bytes after TMPDIR) and a unix socket path holds at most 107 bytes: with a longer TMPDIR
+#: (CI runners, pytest's tmp_path) it aborts before its DevTools port opens.
+_MAX_SOCKET_TMP_DIR = 107 - 46
+
+
+def _short_tmp_dir(current: str) -> str | None:
+    """A short writable directory for Chromium's TMPDIR when ``current`` is too long, else None."""
+    if len(os.fsencode(current)) <= _MAX_SOCKET_TMP_DIR:
+        return None
+    for candidate in ("/tmp", "/var/tmp", "/dev/shm"):
+        if os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
+            return candidate
+    return None
+
+
 async def launch_chromium(
     *,
     binary: str | None = None,
@@ -344,6 +360,9 @@ async def launch_chromium(
     os.mkdir(profile)
     env = dict(os.environ)
     env["BREAKPAD_DUMP_LOCATION"] = os.path.join(home, "crash")  # keeps the crash handler findable
+    short = _short_tmp_dir(env.get("TMPDIR", ""))
+    if short is not None:
+        env["TMPDIR"] = short
     argv = [exe, *chromium_flags(profile, width=width, height=height), *extra_args, "about:blank"]
     try:
         with open(os.path.join(home, "chromium.log"), "wb") as log:
