@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import click
 
 from argent import __version__
@@ -27,5 +29,12 @@ cli.add_command(server)
 cli.add_command(mcp)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    # SIGTERM (a CI timeout, `kill`) unwinds like Ctrl-C: an embedded tool-server and the Chromium it
+    # booted are stopped and their temp directories removed. `argent server start` installs its own.
+    signal.signal(signal.SIGTERM, _interrupt)
     cli(prog_name="argent")

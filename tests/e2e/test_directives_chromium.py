@@ -7,6 +7,8 @@ boots (real timings), and once through ``argent flow run`` (an embedded tool-ser
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,13 +16,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from argent.devices.chromium.launcher import processes_naming
 from argent.flows.parse import parse_flow
 from argent.runner import pixels as P
 from argent.runner.directives import DeviceDirectives
 from argent.runner.engine import ToolCallContext, ToolOutcome, run_flow
 from argent.runner.files import DiskFlowFiles
 from argent.runner.report import FlowRunResult
-from tests.e2e.conftest import Cli
+from tests.e2e.conftest import Cli, read_until
 
 chromium = pytest.importorskip("argent.devices.chromium")
 ChromiumDeviceProvider = chromium.ChromiumDeviceProvider
@@ -282,3 +285,22 @@ def test_cli_output_gets_the_images_of_a_failed_snapshot(cli: Cli, flows: Path, 
     for path in copies.values():
         assert P.decode_png((project / path).read_bytes()).shape[2] == 4
     assert P.decode_png((project / copies["baseline"]).read_bytes()).shape == (800, 1000, 4)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_cli_run_leaves_no_chromium_behind(
+    cli: Cli, flows: Path, tmp_path: Path, sig: int
+) -> None:
+    (flows / "slow.yaml").write_text("steps:\n  - launch: { chromium: site }\n  - wait: 30000\n")
+    tmp = tmp_path / "cli-tmp"
+    tmp.mkdir()
+    run = cli.spawn("flow", "run", "slow", TMPDIR=str(tmp))
+    assert run.stdout is not None
+    read_until(run.stdout, lambda line: "launch" in line, timeout=60)
+    assert [n for n in os.listdir(tmp) if n.startswith("argent-chromium-")]
+    run.send_signal(sig)
+    _, err = run.communicate(timeout=30)
+    assert run.returncode == 1
+    assert err.strip() == "Aborted!"
+    assert [n for n in os.listdir(tmp) if n.startswith("argent-chromium-")] == []
+    assert processes_naming(str(tmp)) == []
