@@ -138,13 +138,14 @@ class _FlowRun:
             except ToolCallError as exc:
                 click.echo(f"Error: {exc.message}", err=True)
                 return EXIT_USAGE if exc.is_usage else EXIT_FAILED
+            # Copy failed snapshots' images while the tool-server that keeps them is still up.
+            exported = self._export(result, target) if is_report(result) else []
         if not is_report(result):
             if isinstance(result, dict) and result.get("notice"):
                 click.echo(f"Error: {result['notice']}", err=True)
                 return EXIT_FAILED
             click.echo(f'Error: "{target.stem}" did not produce a run report.', err=True)
             return EXIT_USAGE
-        exported = self._export(result, target)
         unwritten = self._unwritten_baselines(result)
         if self.as_json:
             click.echo(json.dumps(result, indent=2, ensure_ascii=False))

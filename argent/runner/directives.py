@@ -842,7 +842,10 @@ class DeviceDirectives:
         )
 
     def _scratch(self) -> str:
-        """A fresh directory for one failed snapshot's images (they outlive the run as its artifacts)."""
+        """A fresh directory for one failed snapshot's images (they outlive the run as its artifacts;
+        under a tool-server's artifacts directory they go when the server stops)."""
+        if self._scratch_dir is not None:
+            os.makedirs(self._scratch_dir, mode=0o700, exist_ok=True)
         return tempfile.mkdtemp(prefix=DIFF_SCRATCH_PREFIX, dir=self._scratch_dir)
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
 import time
+import uuid
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -12,7 +15,7 @@ from aiohttp import web
 from argent.devices.chromium.provider import ChromiumDeviceProvider
 from argent.server.config import ServerConfig
 from argent.server.guards import Handler, bearer_auth, host_guard, json_errors
-from argent.server.keys import ACTIVITY, CONFIG, DEVICES, INFLIGHT, REGISTRY, UPLOADS, Activity
+from argent.server.keys import ACTIVITY, ARTIFACTS_DIR, CONFIG, DEVICES, INFLIGHT, REGISTRY, UPLOADS, Activity
 from argent.server.routes import routes
 from argent.server.uploads import UploadStore
 from argent.tools.registry import ToolRegistry
@@ -24,10 +27,12 @@ def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> we
     The built-in tools (``registry`` None) drive this app's device provider; a given registry
     keeps its own tools, and the app still owns (and on shutdown closes) a provider."""
     devices = ChromiumDeviceProvider()
+    # Made on first use by a failed snapshot; removed with everything in it when the app stops.
+    artifacts_dir = os.path.join(config.tmp_dir, f"argent-artifacts-{uuid.uuid4().hex[:12]}")
     if registry is None:
         from argent.tools.builtin import build_registry
 
-        registry = build_registry(devices=devices)
+        registry = build_registry(devices=devices, artifacts_dir=artifacts_dir)
     app = web.Application(
         middlewares=[json_errors, host_guard(config), bearer_auth(config.token), track_activity],
         client_max_size=config.max_body_bytes,
@@ -37,8 +42,10 @@ def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> we
     app[INFLIGHT] = set()
     app[ACTIVITY] = Activity()
     app[DEVICES] = devices
+    app[ARTIFACTS_DIR] = artifacts_dir
     app.cleanup_ctx.append(_uploads_ctx)
     app.cleanup_ctx.append(_devices_ctx)
+    app.cleanup_ctx.append(_artifacts_ctx)
     app.on_shutdown.append(_abort_inflight)
     app.add_routes(routes)
     return app
@@ -70,6 +77,14 @@ async def _devices_ctx(app: web.Application) -> AsyncIterator[None]:
         yield
     finally:
         await devices.close_all()
+
+
+async def _artifacts_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Images of failed snapshots live as long as the server that reported them."""
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(shutil.rmtree, app[ARTIFACTS_DIR], True)
 
 
 async def _sweep(store: UploadStore, interval: float) -> None:

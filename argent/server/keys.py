@@ -18,6 +18,8 @@ UPLOADS = web.AppKey("uploads", UploadStore)
 #: The devices this server boots and attaches; every one is closed when the app shuts down.
 DEVICES = web.AppKey("devices", ChromiumDeviceProvider)
 #: Abort events of the calls in flight, set on shutdown.
+#: Where failed snapshots leave their images for this server's lifetime.
+ARTIFACTS_DIR = web.AppKey("artifacts_dir", str)
 INFLIGHT: web.AppKey[set[asyncio.Event]] = web.AppKey("inflight")
 
 

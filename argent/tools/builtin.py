@@ -8,10 +8,10 @@ from argent.tools.recording import recording_tools
 from argent.tools.registry import ToolRegistry
 
 
-def build_registry(devices: DeviceProvider | None = None) -> ToolRegistry:
+def build_registry(devices: DeviceProvider | None = None, artifacts_dir: str | None = None) -> ToolRegistry:
     """The flow tools, and with a device provider (a tool-server's) the device tools on it."""
     registry = ToolRegistry()
-    for spec in flow_tools(registry, devices=devices):
+    for spec in flow_tools(registry, devices=devices, artifacts_dir=artifacts_dir):
         registry.register(spec)
     for spec in recording_tools(registry, devices=devices):
         registry.register(spec)

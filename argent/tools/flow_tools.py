@@ -143,8 +143,13 @@ def linked_flow_files(args: FlowExecuteArgs, ctx: ToolContext) -> MemberFlowFile
     return ctx.flow_files.get(target)
 
 
-def flow_tools(registry: ToolRegistry, devices: DeviceProvider | None = None) -> list[ToolSpec[Any]]:
-    """The flow tools, bound to the registry that serves their `tool:` steps and to the devices runs use."""
+def flow_tools(
+    registry: ToolRegistry, devices: DeviceProvider | None = None, artifacts_dir: str | None = None
+) -> list[ToolSpec[Any]]:
+    """The flow tools, bound to the registry that serves their `tool:` steps and to the devices runs use.
+
+    Failed snapshots leave their images under ``artifacts_dir`` (the tool-server removes it when
+    it stops); None puts them in the system temp directory."""
     from argent.tools.invoker import RegistryInvoker
     from argent.tools.member_invoker import MemberToolInvoker
 
@@ -163,7 +168,7 @@ def flow_tools(registry: ToolRegistry, devices: DeviceProvider | None = None) ->
                 request,
                 files=DiskFlowFiles(),
                 tools=invoker,
-                directives=DeviceDirectives(),
+                directives=DeviceDirectives(scratch_dir=artifacts_dir),
                 devices=devices,
                 on_progress=ctx.emit_progress,
                 abort=ctx.abort,
@@ -178,7 +183,7 @@ def flow_tools(registry: ToolRegistry, devices: DeviceProvider | None = None) ->
             request,
             files=linked,
             tools=MemberToolInvoker(registry, linked),
-            directives=DeviceDirectives(),
+            directives=DeviceDirectives(scratch_dir=artifacts_dir),
             devices=devices,
             on_progress=ctx.emit_progress,
             abort=ctx.abort,

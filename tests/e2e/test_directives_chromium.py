@@ -273,8 +273,12 @@ def test_cli_output_gets_the_images_of_a_failed_snapshot(cli: Cli, flows: Path, 
     (flows / "site" / "index.html").write_text(
         SHOP.replace('<h1 id="title">Shop</h1>', '<h1 id="title" style="font-size:96px">Sale!</h1>')
     )
-    second = cli.run("flow", "run", "cli-out", "--output", "out", timeout=120)
+    tmp = project.parent / "cli-tmp"
+    tmp.mkdir()
+    second = cli.run("flow", "run", "cli-out", "--output", "out", timeout=120, TMPDIR=str(tmp))
     assert second.returncode == 1, second.stdout + second.stderr
+    # the embedded tool-server kept the images until --output copied them, then removed them
+    assert os.listdir(tmp) == []
     key = "home__chromium-1000x800"
     copies = {role: f"out/cli-out/{key}-{role}.png" for role in ("baseline", "current", "diff")}
     lines = second.stdout.splitlines()
