@@ -110,8 +110,8 @@ def rss_kib(pid: int, field: str) -> int:
     return 0
 
 
-async def bench_upload(mib: int, memory_mib: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as tmp:
+async def bench_upload(mib: int, memory_mib: int, tmp_root: str | None) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(dir=tmp_root) as tmp:
         ours, ours_url = start_argent(tmp)
         bare, bare_url = start_bare(tmp)
         try:
@@ -182,7 +182,7 @@ async def bench_concurrent(calls: int) -> dict[str, float]:
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     return {
-        "upload": await bench_upload(args.upload_mib, args.memory_mib),
+        "upload": await bench_upload(args.upload_mib, args.memory_mib, args.tmp_root),
         "concurrent_flow_execute": await bench_concurrent(args.calls),
     }
 
@@ -194,6 +194,10 @@ def main() -> None:
     parser.add_argument("--upload-mib", type=int, default=256)
     parser.add_argument("--memory-mib", type=int, default=512)
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument(
+        "--tmp-root",
+        help="Where both servers keep uploads (e.g. /dev/shm to take the disk out of the ratio).",
+    )
     results = asyncio.run(main_async(parser.parse_args()))
     for name, row in results.items():
         print(name, ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
