@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import signal
 import struct
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -662,6 +664,24 @@ async def test_chromium_starts_under_a_long_temp_dir(tmp_path: Path, monkeypatch
     try:
         assert process.port > 0
         assert os.path.dirname(process.home) == str(long_tmp)
+        short_tmp = process.outside_tmp_dir
+        assert short_tmp is not None and os.path.isdir(short_tmp)
     finally:
         process.terminate_now()
     assert os.listdir(long_tmp) == []
+    assert not os.path.exists(short_tmp)
+
+
+async def test_a_stopped_chromium_leaves_nothing_in_the_temp_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Killed Chromiums leave their singleton directory (org.chromium.Chromium.*) in their TMPDIR.
+    short_tmp = tempfile.mkdtemp(dir="/tmp")
+    try:
+        monkeypatch.setenv("TMPDIR", short_tmp)
+        monkeypatch.setattr("tempfile.tempdir", None)  # re-read from TMPDIR
+        process = await launch_chromium()
+        assert process.port > 0
+        assert process.outside_tmp_dir is None
+        await process.terminate()
+        assert os.listdir(short_tmp) == []
+    finally:
+        shutil.rmtree(short_tmp, ignore_errors=True)

@@ -1,7 +1,7 @@
 """Starting and killing a headless Chromium.
 
 Each instance gets its own temp directory (``profile/`` as ``--user-data-dir``, ``crash/`` for
-the crash handler's database, its stderr log), its own process group (so one ``killpg`` takes
+the crash handler's database, ``tmp/`` as its TMPDIR, its stderr log), its own process group (so one ``killpg`` takes
 the browser, zygotes and renderers down together) and a DevTools port Chromium picks itself
 (``--remote-debugging-port=0``; the real port is read from the profile's ``DevToolsActivePort``
 file). Chromium's crash handler starts in a session of its own, outside the group; it exits
@@ -137,6 +137,8 @@ class ChromiumProcess:
         self.home = home
         self.binary = binary
         self.port = 0
+        #: Chromium's TMPDIR when it lies outside ``home`` (a long ``home``); removed with it.
+        self.outside_tmp_dir: str | None = None
         self._done = False
 
     @property
@@ -215,6 +217,8 @@ class ChromiumProcess:
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.01)
         shutil.rmtree(self.home, ignore_errors=True)
+        if self.outside_tmp_dir is not None:
+            shutil.rmtree(self.outside_tmp_dir, ignore_errors=True)
 
     def _kill_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -340,6 +344,20 @@ def _short_tmp_dir(current: str) -> str | None:
     return None
 
 
+def _chromium_tmp_dir(home: str) -> tuple[str | None, bool]:
+    """Chromium's own TMPDIR (its singleton directory is left behind when it is killed), and
+    whether it lies outside ``home``: ``<home>/tmp`` when the socket path fits there, else a
+    private directory in a short temp directory; None (keep TMPDIR) when there is none."""
+    own = os.path.join(home, "tmp")
+    if len(os.fsencode(own)) <= _MAX_SOCKET_TMP_DIR:
+        os.mkdir(own)
+        return own, False
+    short = _short_tmp_dir(home)
+    if short is None:
+        return None, False
+    return tempfile.mkdtemp(prefix="argent-chromium-tmp-", dir=short), True
+
+
 async def launch_chromium(
     *,
     binary: str | None = None,
@@ -360,9 +378,9 @@ async def launch_chromium(
     os.mkdir(profile)
     env = dict(os.environ)
     env["BREAKPAD_DUMP_LOCATION"] = os.path.join(home, "crash")  # keeps the crash handler findable
-    short = _short_tmp_dir(env.get("TMPDIR", ""))
-    if short is not None:
-        env["TMPDIR"] = short
+    chromium_tmp, outside = _chromium_tmp_dir(home)
+    if chromium_tmp is not None:
+        env["TMPDIR"] = chromium_tmp
     argv = [exe, *chromium_flags(profile, width=width, height=height), *extra_args, "about:blank"]
     try:
         with open(os.path.join(home, "chromium.log"), "wb") as log:
@@ -378,10 +396,14 @@ async def launch_chromium(
             )
     except OSError as exc:
         shutil.rmtree(home, ignore_errors=True)
+        if outside and chromium_tmp is not None:
+            shutil.rmtree(chromium_tmp, ignore_errors=True)
         raise DeviceError(
             f"Cannot boot a chromium device: starting {exe} failed ({exc}). {INSTALL_HINT}."
         ) from None
     process = ChromiumProcess(popen, home, exe)
+    if outside:
+        process.outside_tmp_dir = chromium_tmp
     _LIVE.add(process)
     try:
         process.port = await _wait_for_port(process, ready_timeout)
