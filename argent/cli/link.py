@@ -98,7 +98,11 @@ async def preflight(url: str, token: str | None, *, timeout: float = PREFLIGHT_T
     if not 200 <= status < 300:
         error = body.get("error") if isinstance(body, dict) else None
         message = REFUSED.format(
-            url=url, status=status, reason=reason, error=f": {error}" if isinstance(error, str) else ""
+            url=url,
+            status=status,
+            reason=reason,
+            # The server's error often ends in a full stop, and REFUSED adds one.
+            error=f": {error.rstrip().removesuffix('.')}" if isinstance(error, str) else "",
         )
         if status == 401:
             message = f"{message}\n{HINT_401}"

@@ -839,6 +839,7 @@ def test_link_with_a_wrong_token_gets_the_401_hint_and_writes_nothing(
     code, _out, err = _link(f"argent://wrong@127.0.0.1:{real_threaded.port}")
     assert code == 1
     assert "401 Unauthorized" in err and "The token is missing or wrong" in err
+    assert ".." not in err  # the server's sentence and ours share one full stop
     assert read_link_config() is None
     code, _out, _err = _link(f"argent://wrong@127.0.0.1:{real_threaded.port}", "--no-verify")
     assert code == 0 and read_link_config() is not None
