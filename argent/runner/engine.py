@@ -368,10 +368,10 @@ def step_needs_device(step: Step, tools: ToolInvoker, platform_known: bool) -> b
 
 
 def tool_needs_device(tools: ToolInvoker, name: str) -> bool:
+    """A tool that takes a device id. An unknown tool needs none: its step reports that the tool
+    does not exist, which says more than "no device" would."""
     params = tools.params(name)
-    if params is None:
-        return True
-    return any(key in params for key in DEVICE_ARG_KEYS)
+    return params is not None and any(key in params for key in DEVICE_ARG_KEYS)
 
 
 def tool_name(step: ToolStep) -> str:

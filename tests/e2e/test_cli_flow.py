@@ -287,3 +287,11 @@ def test_run_with_json_prints_its_notes_as_warning_objects_on_stderr(cli: Cli, p
     plain = cli.run(*args)
     assert plain.returncode == 0, plain.stderr
     assert plain.stderr == note["warning"] + "\n"
+
+
+def test_an_unknown_tool_step_says_the_tool_does_not_exist(cli: Cli, project: Path) -> None:
+    write(project / ".argent" / "flows" / "typo.yaml", "steps:\n  - tool: flow-lst\n  - echo: after\n")
+    done = cli.run("flow", "run", "typo")
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[1] == '  ✗  1 tool flow-lst — Tool "flow-lst" not found'
+    assert "No booted device" not in done.stdout + done.stderr

@@ -717,7 +717,6 @@ async def test_an_explicit_device_without_a_provider_is_a_resolution_error(proje
         "steps:\n  - when: { platform: ios }\n    steps:\n      - echo: x\n",
         steps("launch: com.acme.app"),
         steps("tool: tap"),
-        steps("tool: mystery-tool"),
         steps("run: needs.yaml"),
         "steps:\n  - when: { platform: ios }\n    steps:\n      - run: needs.yaml\n",
     ],
