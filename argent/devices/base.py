@@ -54,6 +54,9 @@ class UiTree:
     root: UiNode
     #: The walker hit its node budget: some on-screen content is missing.
     truncated: bool = False
+    #: The scroll offsets of the screen's scrollable parts, opaque; two reads with different
+    #: offsets are different screens even when every visible node looks the same (blank space).
+    scroll: str = ""
 
 
 class DeviceError(Exception):

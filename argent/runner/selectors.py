@@ -137,12 +137,15 @@ def flatten(tree: UiTree) -> Screen:
 
     for child in tree.root.children:
         walk(child)
-    return Screen(leaves=tuple(leaves), truncated=tree.truncated, fingerprint=fingerprint(leaves))
+    return Screen(
+        leaves=tuple(leaves), truncated=tree.truncated, fingerprint=fingerprint(leaves, tree.scroll)
+    )
 
 
-def fingerprint(leaves: Iterable[Leaf]) -> str:
+def fingerprint(leaves: Iterable[Leaf], scroll: str = "") -> str:
     """What must stay the same for two reads to count as one still screen."""
     h = hashlib.blake2b(digest_size=16)
+    h.update(scroll.encode("utf-8", "surrogatepass") + b"\x1d")
     for leaf in leaves:
         f = leaf.frame
         h.update(

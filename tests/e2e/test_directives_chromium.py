@@ -161,6 +161,24 @@ steps:
     assert res.ok
 
 
+async def test_scroll_to_crosses_blank_space_taller_than_the_screen(flows: Path, provider: Any) -> None:
+    (flows / "site" / "blank.html").write_text(
+        '<!doctype html><body style="margin:0"><p>Top</p><div style="height:3000px"></div>'
+        '<button id="far">Far away</button><div style="height:200px"></div></body>'
+    )
+    res = await run(
+        flows,
+        "blank",
+        "steps:\n  - launch: { chromium: site/blank.html }\n  - scroll-to: Far away\n  - tap: { id: far }\n",
+        provider,
+    )
+    assert [(k, s) for k, s, _ in statuses(res)] == [
+        ("launch", "pass"),
+        ("scroll-to", "pass"),
+        ("tap", "pass"),
+    ], statuses(res)
+
+
 async def test_failure_reasons_on_a_real_page(flows: Path, provider: Any) -> None:
     res = await run(
         flows,

@@ -3,7 +3,7 @@
 // Evaluated as `(<this function>)(maxDepth, maxNodes)` in one Runtime.evaluate (returnByValue).
 // It walks the composed tree from document.documentElement — element children, open shadow
 // roots (through their slots), same-origin iframe documents — and returns
-//   { tree: <node>, truncated: <bool>, w: innerWidth, h: innerHeight }
+//   { tree: <node>, truncated: <bool>, scroll: <offsets of scrollable elements>, w: innerWidth, h: innerHeight }
 // where a node is { role, frame: [x, y, w, h] (fractions of the viewport, clamped to [0, 1]),
 // label?, value?, identifier?, clickable?, disabled?, checked?, password?, scrollable?,
 // focused?, children? } with falsy fields left out.
@@ -73,6 +73,9 @@
 
   let count = 0;
   let truncated = false;
+  // Scroll offsets of every scrollable element walked: part of what makes two reads one screen,
+  // so a scroll through blank space still counts as movement.
+  const scrollMarks = [];
 
   const collapse = function (s) {
     if (!s) return "";
@@ -316,7 +319,10 @@
       if (disabled) node.disabled = true;
       if (checked !== null) node.checked = checked;
       if (type === "password") node.password = true;
-      if (scrollable) node.scrollable = true;
+      if (scrollable) {
+        node.scrollable = true;
+        try { scrollMarks.push(Math.round(el.scrollTop) + "," + Math.round(el.scrollLeft)); } catch (e) { /* clobbered */ }
+      }
       if (el === focusedEl) node.focused = true;
       info = !!(label || value || identifier || clickable || scrollable || checked !== null || node.focused);
     }
@@ -358,5 +364,5 @@
   const tree = walk(rootEl, 0, 0, 0, view, view, false);
   if (!tree) return { tree: null, error: "the root element is hidden", w: W, h: H };
   tree.frame = [0, 0, 1, 1];
-  return { tree: tree, truncated: truncated, w: W, h: H };
+  return { tree: tree, truncated: truncated, scroll: scrollMarks.join(";"), w: W, h: H };
 })

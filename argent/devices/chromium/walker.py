@@ -55,7 +55,15 @@ def parse_walk(payload: Any, label: str) -> tuple[UiTree, tuple[float, float]]:
     if not isinstance(tree, dict):
         reason = payload.get("error") or "empty tree"
         raise DeviceError(f"Chromium ({label}) describe: {reason}")
-    return UiTree(root=_node(tree), truncated=bool(payload.get("truncated"))), viewport
+    scroll = payload.get("scroll")
+    return (
+        UiTree(
+            root=_node(tree),
+            truncated=bool(payload.get("truncated")),
+            scroll=scroll if isinstance(scroll, str) else "",
+        ),
+        viewport,
+    )
 
 
 def _number(value: Any) -> float:
