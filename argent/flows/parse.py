@@ -66,6 +66,7 @@ from argent.flows.names import (
     FLOW_FILE_NAME_RE,
     FLOW_NAME_PATTERN_TEXT,
     FLOW_NAME_RE,
+    js_json,
     js_json_string,
     js_number,
 )
@@ -680,7 +681,7 @@ class _Validator:
         if known is not None:
             return known
         if isinstance(node, ScalarNode):
-            length = len(_json_scalar(self.values[nid]))
+            length = len(js_json(self.values[nid]))
         else:
             if nid in active:
                 raise _Cyclic
@@ -700,7 +701,7 @@ class _Validator:
 
     def json_chunks(self, node: Any) -> Iterator[str]:
         if isinstance(node, ScalarNode):
-            yield _json_scalar(self.values[id(node)])
+            yield js_json(self.values[id(node)])
         elif isinstance(node, SequenceNode):
             yield "["
             for i, item in enumerate(node.value):
@@ -1564,18 +1565,6 @@ def regex_problem(pattern: str) -> str | None:
     except (re.error, OverflowError, RecursionError, ValueError) as exc:
         return str(exc)
     return None
-
-
-def _json_scalar(value: Any) -> str:
-    if isinstance(value, str):
-        return js_json_string(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    return js_number(value) if math.isfinite(value) else "null"
 
 
 def _chain(head: str, middle: Iterator[str], tail: str) -> Iterator[str]:
