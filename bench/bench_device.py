@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import RESULTS
 
 from argent.devices.chromium import ChromiumDeviceProvider
 from argent.devices.chromium.targets import resolve_launch_target
@@ -126,9 +127,8 @@ def main() -> None:
     print(
         f"diff      {diff['diff_images_ms']:.2f} ms vs numpy abs {diff['numpy_abs_ms']:.2f} ms = {diff['ratio']:.2f}x"
     )
-    out = Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "device.json").write_text(json.dumps(results, indent=2) + "\n")
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "device.json").write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

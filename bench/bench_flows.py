@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from common import median_seconds, report
 from ruamel.yaml import YAML
 
 from argent.flows.model import EchoStep, Flow
@@ -44,15 +42,6 @@ STEP_SHAPES = (
 def big_flow_text(steps: int) -> str:
     body = "".join(STEP_SHAPES[i % len(STEP_SHAPES)].format(i=i) for i in range(steps))
     return "executionPrerequisite: bench\nsteps:\n" + body
-
-
-def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
 
 
 def bench_parse(repeat: int) -> dict[str, float]:
@@ -148,12 +137,7 @@ def main() -> None:
         "run_chain_20_deep": bench_chain(args.repeat),
         "runner_10000_echoes": bench_runner(args.repeat),
     }
-    for name, row in results.items():
-        figures = ", ".join(f"{k}={v:.4f}" for k, v in row.items())
-        print(f"{name:<22} {figures}")
-    out = Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "flows.json").write_text(json.dumps(results, indent=2) + "\n")
+    report("flows", results)
 
 
 if __name__ == "__main__":

@@ -25,11 +25,11 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+from common import median_seconds, report, rss_kib
 
 from argent.client.flow_members import plan_transfer
 from argent.limits import MAX_FLOW_MEMBERS_BYTES, MIB
@@ -37,15 +37,6 @@ from argent.link.members import collect_flow_members
 from argent.link.store import read_members
 
 CHAINS, DEPTH, BASELINES = 50, 20, 500
-
-
-def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
 
 
 def make_project(root: Path) -> Path:
@@ -135,13 +126,6 @@ def bench_store(repeat: int) -> dict[str, float]:
     return {"seconds": seconds, "peak_added_mib": peak / MIB}
 
 
-def rss_kib(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
-
-
 def bench_call(repeat: int) -> dict[str, float]:
     """One flow-execute call carrying 32 MiB of flow members on a real ``argent server start``:
     the wall time of the call (body upload, JSON, members, a one-step run) and the server's RSS."""
@@ -209,12 +193,7 @@ def main() -> None:
         "server_store_32_mib_members": bench_store(args.repeat),
         "server_call_32_mib_members": bench_call(args.repeat),
     }
-    for name, row in results.items():
-        figures = ", ".join(f"{k}={v:.4f}" for k, v in row.items())
-        print(f"{name:<38} {figures}")
-    out = Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "link.json").write_text(json.dumps(results, indent=2) + "\n")
+    report("link", results)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from common import report, rss_kib
 
 CHUNK = b"\x00" * (1024 * 1024)
 
@@ -101,13 +102,6 @@ async def upload_seconds(url: str, mib: int) -> float:
             assert resp.status == 200, await resp.text()
             await resp.read()
         return time.perf_counter() - t0
-
-
-def rss_kib(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
 
 
 async def bench_upload(mib: int, memory_mib: int, tmp_root: str | None) -> dict[str, float]:
@@ -199,11 +193,7 @@ def main() -> None:
         help="Where both servers keep uploads (e.g. /dev/shm to take the disk out of the ratio).",
     )
     results = asyncio.run(main_async(parser.parse_args()))
-    for name, row in results.items():
-        print(name, ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
-    out = Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "server.json").write_text(json.dumps(results, indent=2) + "\n")
+    report("server", results)
 
 
 if __name__ == "__main__":
