@@ -194,6 +194,13 @@ def _unknown_with_allowed(subject: str, keys: Sequence[str], allowed: Sequence[s
     return f"{subject} has {_unknown_keys(keys, allowed)} — allowed keys: {', '.join(allowed)}"
 
 
+def _only_keys(subject: str, mapping: Any, allowed: Sequence[str]) -> None:
+    """Refuse keys of ``mapping`` outside ``allowed``, naming them (and the allowed ones)."""
+    unknown = [key for key in mapping if key not in allowed]
+    if unknown:
+        raise _Reject(_unknown_with_allowed(subject, unknown, allowed))
+
+
 # --------------------------------------------------------------------------------------------
 # Scalars: the YAML 1.2 core schema of the upstream library
 
@@ -949,9 +956,7 @@ class _Validator:
         if mapping is None:
             raise _Reject(needs_path)
         allowed = ("path", "args", "timeout")
-        unknown = [key for key in mapping if key not in allowed]
-        if unknown:
-            raise _Reject(_unknown_with_allowed("script", unknown, allowed))
+        _only_keys("script", mapping, allowed)
         path = self.string(mapping.get("path"))
         if not path:
             raise _Reject(needs_path)
@@ -997,9 +1002,7 @@ class _Validator:
         mapping = self.mapping(body)
         if mapping is None or not mapping:
             raise _Reject(generic)
-        unknown = [key for key in mapping if key not in _LAUNCH_KEYS]
-        if unknown:
-            raise _Reject(_unknown_with_allowed("launch", unknown, _LAUNCH_KEYS))
+        _only_keys("launch", mapping, _LAUNCH_KEYS)
         apps: dict[str, str] = {}
         chromium: ChromiumApp | None = None
         for key, value_node in mapping.items():
@@ -1022,9 +1025,7 @@ class _Validator:
         if mapping is None:
             raise _Reject(generic)
         allowed = ("path", "args")
-        unknown = [key for key in mapping if key not in allowed]
-        if unknown:
-            raise _Reject(_unknown_with_allowed("launch.chromium", unknown, allowed))
+        _only_keys("launch.chromium", mapping, allowed)
         path = self.string(mapping.get("path"))
         if not path:
             raise _Reject(generic)
@@ -1247,9 +1248,7 @@ class _Validator:
         if mapping is None:
             raise _Reject("type needs { into, text }")
         allowed = ("into", "text", "submit")
-        unknown = [key for key in mapping if key not in allowed]
-        if unknown:
-            raise _Reject(_unknown_with_allowed("type", unknown, allowed))
+        _only_keys("type", mapping, allowed)
         text = self.string(mapping.get("text"))
         if not text:
             raise _Reject("type needs a non-empty text")
@@ -1271,9 +1270,7 @@ class _Validator:
         if mapping is None:
             raise _Reject("scroll-to needs a target selector or { target, direction?, within? }")
         allowed = ("target", "direction", "within")
-        unknown = [key for key in mapping if key not in allowed]
-        if unknown:
-            raise _Reject(_unknown_with_allowed("scroll-to", unknown, allowed))
+        _only_keys("scroll-to", mapping, allowed)
         direction = "down"
         if "direction" in mapping:
             value = self.string(mapping["direction"])
@@ -1303,9 +1300,7 @@ class _Validator:
             body, "pinch", '{ on: "Map", scale: 3 }', '(a bare "pinch: Map" is ambiguous: in or out?)'
         )
         allowed = ("on", "scale")
-        unknown = [key for key in mapping if key not in allowed]
-        if unknown:
-            raise _Reject(_unknown_with_allowed("pinch", unknown, allowed))
+        _only_keys("pinch", mapping, allowed)
         scale = self.number(mapping.get("scale"))
         if scale is None or not math.isfinite(scale) or scale <= 0 or scale == 1:
             raise _Reject(
@@ -1317,9 +1312,7 @@ class _Validator:
     def rotate(self, body: Any, line: int) -> RotateStep:
         mapping = self._options_map(body, "rotate", '{ on: "Map", by: 90 }', "(an angle is required)")
         allowed = ("on", "by")
-        unknown = [key for key in mapping if key not in allowed]
-        if unknown:
-            raise _Reject(_unknown_with_allowed("rotate", unknown, allowed))
+        _only_keys("rotate", mapping, allowed)
         by = self.number(mapping.get("by"))
         if by is None or not math.isfinite(by) or by == 0:
             raise _Reject("rotate.by must be a finite non-zero number of degrees (+CW, −CCW)")
@@ -1341,9 +1334,7 @@ class _Validator:
                 raise _Reject(needs_name)
             mapping = found
             allowed = ("name", "maxMismatch", "cropOn")
-            unknown = [key for key in mapping if key not in allowed]
-            if unknown:
-                raise _Reject(_unknown_with_allowed("snapshot", unknown, allowed))
+            _only_keys("snapshot", mapping, allowed)
             name = self.string(mapping.get("name"))
         if not name:
             raise _Reject(needs_name)
@@ -1392,9 +1383,7 @@ class _Validator:
             listed = legal + (("idle",) if kind == "await" else ("platform",) if kind == "when" else ())
             raise _Reject(f"{kind} needs exactly one condition key ({', '.join(listed)})")
         allowed = legal + (("timeout",) if kind == "await" else ())
-        unknown = [key for key in mapping if key not in allowed]
-        if unknown:
-            raise _Reject(_unknown_with_allowed(kind, unknown, allowed))
+        _only_keys(kind, mapping, allowed)
         cond_key = present[0]
         value = mapping[cond_key]
         if cond_key != "text":
@@ -1404,9 +1393,7 @@ class _Validator:
         if text_map is None:
             raise _Reject(f"{kind} text needs {{ in: <selector>, contains|equals|matches: <string> }}")
         text_allowed = ("in", *_TEXT_MODES)
-        unknown = [key for key in text_map if key not in text_allowed]
-        if unknown:
-            raise _Reject(_unknown_with_allowed(f"{kind}.text", unknown, text_allowed))
+        _only_keys(f"{kind}.text", text_map, text_allowed)
         modes = [mode for mode in _TEXT_MODES if mode in text_map]
         if len(modes) != 1:
             raise _Reject(f"{kind} text needs exactly one of `contains`, `equals`, or `matches`")
@@ -1446,9 +1433,7 @@ class _Validator:
             keys = "`, `".join(mixed)
             raise _Reject(f"await mixes `idle` with `{keys}` — a step checks exactly one condition")
         allowed = ("idle", "stableFor", "timeout")
-        unknown = [key for key in mapping if key not in allowed]
-        if unknown:
-            raise _Reject(_unknown_with_allowed("await", unknown, allowed))
+        _only_keys("await", mapping, allowed)
         if self.scalar(mapping["idle"]) is not True:
             raise _Reject("idle takes only `true` (`await: { idle: true }`)")
         stable: int | None = None
