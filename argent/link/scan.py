@@ -16,6 +16,7 @@ from typing import Any
 from attrs import frozen
 
 from argent.flows.model import Flow, RunStep, SnapshotStep, ToolStep, walk_steps
+from argent.flows.parse import DIRECTIVE_KEYS
 
 
 @frozen
@@ -59,22 +60,7 @@ def refs_of_text(text: str) -> FlowRefs | None:
 # The quick scan
 
 #: Directives whose one-line value the scan may skip (no reference in them).
-_PLAIN_DIRECTIVES = frozenset(
-    {
-        "echo",
-        "launch",
-        "tap",
-        "long-press",
-        "type",
-        "await",
-        "assert",
-        "wait",
-        "scroll-to",
-        "pinch",
-        "rotate",
-        "script",
-    }
-)
+_PLAIN_DIRECTIVES = frozenset(DIRECTIVE_KEYS) - {"run", "when", "tool", "snapshot"}
 _ITEM = re.compile(r"^( *)- ([A-Za-z-]+):(?: +(.*?))? *$")
 _NESTED_STEPS = re.compile(r"^( +)steps: *(?:#.*)?$")
 _TOP_STEPS = re.compile(r"^steps: *(?:#.*)?$")
