@@ -73,11 +73,20 @@ def miscased_fragment_message(target: str, spelling: Spelling) -> str:
     )
 
 
-async def read_flow(files: FlowFiles, ref: FlowRef) -> Flow:
-    """Read and parse one flow file (``FlowFileError`` or ``FlowParseError`` when it cannot)."""
+async def read_flow(files: FlowFiles, ref: FlowRef, parsed: dict[str, Flow] | None = None) -> Flow:
+    """Read and parse one flow file (``FlowFileError`` or ``FlowParseError`` when it cannot).
+
+    ``parsed`` memoizes by text: a fragment a call reaches many times is parsed once (the file
+    is still read each time, so a file that changes during the call is seen as it is)."""
     from argent.flows.parse import parse_flow
 
-    return parse_flow(await files.read_text(ref))
+    text = await files.read_text(ref)
+    if parsed is not None and (flow := parsed.get(text)) is not None:
+        return flow
+    flow = parse_flow(text)
+    if parsed is not None:
+        parsed[text] = flow
+    return flow
 
 
 async def exec_run_step(run: Run, step: RunStep, depth: int) -> None:
@@ -106,7 +115,7 @@ async def exec_run_step(run: Run, step: RunStep, depth: int) -> None:
         await refuse(miscased_fragment_message(target, ref.spelling))
         return
     try:
-        fragment = await read_flow(run.files, ref)
+        fragment = await read_flow(run.files, ref, run.parsed)
     except Exception as exc:
         await refuse(f'could not load fragment "{target}": {error_message(exc)}')
         return

@@ -37,7 +37,8 @@ from argent.flows.model import (
     WhenStep,
 )
 from argent.flows.names import condition_label, fragment_display_name, step_target_label
-from argent.limits import DEFAULT_ASSERT_GRACE_MS
+from argent.limits import DEFAULT_ASSERT_GRACE_MS, MAX_STEPS_PER_CALL
+from argent.runner.budget import StepBudget
 from argent.runner.files import FlowFiles, FlowRef
 from argent.runner.report import FlowRunResult, StepReport, StepStatus
 
@@ -148,8 +149,8 @@ class StackEntry:
 
 @define(eq=False)
 class Run:
-    """One execution of one flow. Nested flow-execute runs share ``stack``, ``abort`` and
-    ``baseline_writes`` with their parent; each run has its own ``steps``."""
+    """One execution of one flow. Nested flow-execute runs share ``stack``, ``abort``,
+    ``budget`` and ``baseline_writes`` with their parent; each run has its own ``steps``."""
 
     files: FlowFiles
     tools: ToolInvoker
@@ -166,6 +167,9 @@ class Run:
     stack: list[StackEntry] = field(factory=list)
     baseline_writes: list[Any] = field(factory=list)
     steps: list[StepReport] = field(factory=list)
+    budget: StepBudget = field(factory=StepBudget)
+    #: Flows this call parsed, by text (see ``composition.read_flow``).
+    parsed: dict[str, Flow] = field(factory=dict)
     stopped: bool = False
     #: Why the run stopped, repeated on every line skipped after it (None: an earlier fail/error).
     stop_reason: str | None = None
@@ -193,6 +197,8 @@ class Run:
             on_progress=None,
             stack=self.stack,
             baseline_writes=self.baseline_writes,
+            budget=self.budget,
+            parsed=self.parsed,
         )
 
 
@@ -211,8 +217,10 @@ async def run_flow(
     project_root: str | None = None,
     abort: asyncio.Event | None = None,
     on_progress: ProgressCallback | None = None,
+    max_steps: int = MAX_STEPS_PER_CALL,
 ) -> FlowRunResult:
-    """Run ``flow`` (read from ``root``, reported as ``name``) to its end and summarize it."""
+    """Run ``flow`` (read from ``root``, reported as ``name``) to its end and summarize it;
+    the call reports at most ``max_steps`` lines (see ``StepBudget``)."""
     run = Run(
         files=files,
         tools=tools,
@@ -226,6 +234,7 @@ async def run_flow(
         project_root=project_root,
         abort=abort if abort is not None else asyncio.Event(),
         on_progress=on_progress,
+        budget=StepBudget(limit=max_steps),
     )
     return await execute_run(run, flow)
 
@@ -257,11 +266,41 @@ def _ms_since(t0: float) -> float:
     return round((time.monotonic() - t0) * 1000.0, 3)
 
 
-async def push(run: Run, report: StepReport) -> None:
-    """Append one line and hand it to the progress callback (the single choke point)."""
+async def push(run: Run, report: StepReport, *, closing: bool = False) -> None:
+    """Append one line and hand it to the progress callback (the single choke point).
+
+    Each line spends the call's budget; the line past it becomes the error that names the limit,
+    and after it nothing more is reported but ``closing`` lines: the one line of each nested
+    flow-execute still open, so every enclosing run carries the failure up to the root."""
+    budget = run.budget
+    if budget.exhausted:
+        if not closing:
+            return
+    elif not budget.take():
+        budget.exhausted = True
+        run.stopped = True
+        report = budget_exceeded_line(report, budget)
     run.steps.append(report)
     if run.on_progress is not None:
         await run.on_progress(report)
+    if budget.due_for_yield():
+        await asyncio.sleep(0)
+
+
+def budget_exceeded_line(report: StepReport, budget: StepBudget) -> StepReport:
+    """The error line of the step that found the call's budget spent (an echo line included:
+    such an error counts, see ``FlowRunResult.counted``)."""
+    return StepReport(
+        index=report.index,
+        kind=report.kind,
+        status="error",
+        flow=report.flow,
+        depth=report.depth,
+        target=report.target,
+        tool=report.tool,
+        reason=budget.message,
+        duration_ms=report.duration_ms,
+    )
 
 
 def line(
@@ -292,14 +331,17 @@ async def exec_steps(run: Run, steps: Sequence[Step], depth: int) -> None:
     flow = top.display
     reports = run.steps
     abort = run.abort
+    budget = run.budget
     monotonic = time.monotonic
     for step in steps:
+        if budget.exhausted:
+            return
         if run.stopped:
             await skip_step(run, step, depth, flow, run.stop_reason)
             continue
         cls = type(step)
-        if cls is EchoStep and not abort.is_set():
-            # The hot path: no device, no awaits but the progress callback.
+        if cls is EchoStep and not abort.is_set() and budget.used < budget.limit:
+            # The hot path: no device, no awaits but the progress callback (and a yield when due).
             t0 = monotonic()
             report = StepReport(
                 index=len(reports),
@@ -310,9 +352,12 @@ async def exec_steps(run: Run, steps: Sequence[Step], depth: int) -> None:
                 message=step.message,  # type: ignore[union-attr]
                 duration_ms=round((monotonic() - t0) * 1000.0, 3),
             )
+            budget.used += 1
             reports.append(report)
             if run.on_progress is not None:
                 await run.on_progress(report)
+            if budget.due_for_yield():
+                await asyncio.sleep(0)
             continue
         if run.device is None and step_needs_device(step, run.tools, run.current_platform is not None):
             run.stopped = True
@@ -334,13 +379,15 @@ async def exec_steps(run: Run, steps: Sequence[Step], depth: int) -> None:
             await exec_when(run, step, depth, top)  # type: ignore[arg-type]
             continue
         report = await exec_leaf(run, step, depth, top)
-        await push(run, report)
+        await push(run, report, closing=report.tool == FLOW_EXECUTE_TOOL)
         if report.status == "fail" or report.status == "error":
             run.stopped = True
 
 
 async def skip_step(run: Run, step: Step, depth: int, flow: str, reason: str | None) -> None:
     """One skip line for ``step`` (children of a block expanded); a `run:` stays one line."""
+    if run.budget.exhausted:
+        return
     shown = fragment_display_name(step.target, run.name) if isinstance(step, RunStep) else flow
     message = step.message if isinstance(step, EchoStep) else None
     await push(run, line(run, step, "skip", shown, depth, None, reason=reason, message=message))
@@ -350,6 +397,8 @@ async def skip_step(run: Run, step: Step, depth: int, flow: str, reason: str | N
 
 async def skip_block(run: Run, steps: Sequence[Step], depth: int, flow: str, reason: str | None) -> None:
     for step in steps:
+        if run.budget.exhausted:
+            return
         await skip_step(run, step, depth, flow, reason)
 
 

@@ -31,7 +31,7 @@ from argent.devices.base import Device, DeviceError, DeviceProvider, platform_of
 from argent.errors import DeviceResolutionError, FlowError, InvalidToolInputError, ToolExecutionError
 from argent.flows.model import EchoStep, Flow, LaunchStep, RunStep, ToolStep, walk_steps
 from argent.flows.names import assert_safe_flow_name, fragment_display_name
-from argent.limits import MAX_RUN_DEPTH
+from argent.limits import MAX_RUN_DEPTH, MAX_STEPS_PER_CALL
 from argent.runner.composition import read_flow
 from argent.runner.engine import (
     DEVICE_LIST_KEY,
@@ -78,6 +78,7 @@ async def execute_flow(
     devices: DeviceProvider | None,
     on_progress: ProgressCallback | None = None,
     abort: asyncio.Event | None = None,
+    max_steps: int = MAX_STEPS_PER_CALL,
 ) -> FlowRunResult | PrerequisiteNotice:
     """Run one flow as the flow-execute tool does; raises ``ArgentError``s for refused calls."""
     ref, name = await resolve_source(req, files)
@@ -103,6 +104,7 @@ async def execute_flow(
             project_root=req.project_root,
             abort=abort,
             on_progress=on_progress,
+            max_steps=max_steps,
         )
     finally:
         if booted is not None and devices is not None:
@@ -260,10 +262,19 @@ _NO_EXECUTABLE_STEP = _NoExecutableStep()
 
 
 async def _leading_launch(
-    flow: Flow, stack: list[StackEntry], files: FlowFiles, root_name: str
+    flow: Flow,
+    stack: list[StackEntry],
+    files: FlowFiles,
+    root_name: str,
+    transparent: set[str] | None = None,
 ) -> tuple[LaunchStep, str] | _NoExecutableStep | None:
     """The launch a run begins with through its leading `run:` chain (echo-only fragments are
-    transparent); None when the run begins otherwise or the chain cannot be followed."""
+    transparent); None when the run begins otherwise or the chain cannot be followed.
+
+    ``transparent`` remembers the fragments found to hold no executable step, so a fragment the
+    chain reaches many times (a fan-out of `run:` steps) is walked once, not once per path."""
+    if transparent is None:
+        transparent = set()
     top = stack[-1]
     for step in flow.steps:
         if isinstance(step, EchoStep):
@@ -274,6 +285,8 @@ async def _leading_launch(
             return None
         try:
             ref = await files.fragment(top.ref, step.target)
+            if ref.canonical in transparent:
+                continue
             if any(entry.ref.canonical == ref.canonical for entry in stack) or len(stack) >= MAX_RUN_DEPTH:
                 return None
             if ref.spelling.state == "case_folded":
@@ -282,9 +295,10 @@ async def _leading_launch(
         except Exception:
             return None
         entry = StackEntry(ref, fragment_display_name(step.target, root_name))
-        inner = await _leading_launch(fragment, [*stack, entry], files, root_name)
+        inner = await _leading_launch(fragment, [*stack, entry], files, root_name, transparent)
         if inner is not _NO_EXECUTABLE_STEP:
             return inner
+        transparent.add(ref.canonical)
     return _NO_EXECUTABLE_STEP
 
 

@@ -11,6 +11,7 @@ from aiohttp import web
 
 from argent import __version__
 from argent.errors import ArgentError, InvalidToolInputError
+from argent.limits import ABORTED_CALL_GRACE_SECONDS
 from argent.link.wire import to_wire
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
@@ -133,9 +134,10 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     except ArgentError as exc:
         return await _failure(request, stream, exc.to_wire(), exc.status)
     except asyncio.CancelledError:
+        # aiohttp cancels the handler when shutdown's grace is over: the run gets a moment to
+        # unwind on its abort event, then it is cancelled, so shutdown never waits on it for long.
         abort.set()
-        with contextlib.suppress(BaseException):
-            await task
+        await _stop(task)
         raise
     finally:
         inflight.discard(abort)
@@ -145,6 +147,17 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     await stream.send({"event": "result", "data": to_wire(result)})
     await stream.close()
     return stream.response
+
+
+async def _stop(task: asyncio.Task[Any]) -> None:
+    """Wait ABORTED_CALL_GRACE_SECONDS for an aborted call to end, then cancel it."""
+    with contextlib.suppress(BaseException):
+        async with asyncio.timeout(ABORTED_CALL_GRACE_SECONDS):
+            await asyncio.shield(task)
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
 
 
 async def _failure(

@@ -1,0 +1,115 @@
+"""The step budget of one call: a fan-out of `run:` fragments ends at the limit, with one error
+line naming it; the engine gives the loop back while it runs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from argent.flows.model import EchoStep, Flow
+from argent.flows.parse import parse_flow
+from argent.limits import MAX_STEPS_PER_CALL
+from argent.runner.budget import STEP_BUDGET_EXCEEDED
+from argent.runner.engine import run_flow
+from argent.runner.report import FlowRunResult
+from tests.unit.test_runner_composition import FLOWS, MemberFiles, NoteTools
+
+
+def fan_out(levels: int, width: int) -> dict[str, str]:
+    """f0 runs f1 ``width`` times, f1 runs f2 ``width`` times, ...: width**levels fragment runs."""
+    texts = {f"{FLOWS}/main.yaml": "steps:\n  - run: f0\n"}
+    for level in range(levels):
+        body = "".join(f"  - run: f{level + 1}\n" for _ in range(width))
+        texts[f"{FLOWS}/f{level}.yaml"] = "steps:\n" + body
+    texts[f"{FLOWS}/f{levels}.yaml"] = "steps:\n  - tool: note\n"
+    return texts
+
+
+async def run_main(files: MemberFiles, max_steps: int, **kwargs: object) -> FlowRunResult:
+    root = await files.named_flow("/client/proj", "main")
+    flow = parse_flow(await files.read_text(root))
+    return await run_flow(
+        flow,
+        root,
+        "main",
+        files=files,
+        tools=NoteTools(),
+        project_root="/client/proj",
+        max_steps=max_steps,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_the_default_limit_is_named_and_sane() -> None:
+    assert 10_000 <= MAX_STEPS_PER_CALL <= 1_000_000
+
+
+async def test_a_run_fan_out_stops_at_the_limit_with_an_error_naming_it() -> None:
+    files = MemberFiles(fan_out(levels=8, width=10))  # 10**8 fragment runs if nothing stopped it
+    t0 = time.monotonic()
+    result = await run_main(files, max_steps=2_000)
+    assert time.monotonic() - t0 < 10
+    assert len(result.steps) == 2_001
+    last = result.steps[-1]
+    assert last.status == "error"
+    assert last.reason == STEP_BUDGET_EXCEEDED.format(limit=2_000)
+    assert "MAX_STEPS_PER_CALL" in last.reason and "steps_per_call" in last.reason
+    assert [s.index for s in result.steps] == list(range(2_001))
+    assert not result.ok and result.errored == 1
+
+
+async def test_echo_lines_count_and_an_echo_past_the_limit_errors_the_run() -> None:
+    files = MemberFiles({f"{FLOWS}/main.yaml": "steps:\n" + "  - echo: hi\n" * 50})
+    result = await run_main(files, max_steps=10)
+    assert len(result.steps) == 11
+    assert result.steps[-1].kind == "echo" and result.steps[-1].status == "error"
+    assert result.errored == 1 and not result.ok
+
+
+async def test_skip_floods_count_too_so_a_failed_call_reports_a_bounded_number_of_lines() -> None:
+    files = MemberFiles({f"{FLOWS}/main.yaml": "steps:\n  - run: nosuch\n" + "  - echo: hi\n" * 500})
+    result = await run_main(files, max_steps=100)
+    assert len(result.steps) == 101
+    assert [s.status for s in result.steps[:3]] == ["error", "skip", "skip"]
+    assert result.steps[-1].reason == STEP_BUDGET_EXCEEDED.format(limit=100)
+
+
+async def test_a_flow_within_the_limit_is_untouched() -> None:
+    files = MemberFiles({f"{FLOWS}/main.yaml": "steps:\n" + "  - echo: hi\n" * 10})
+    result = await run_main(files, max_steps=10)
+    assert len(result.steps) == 10 and result.ok
+
+
+async def test_nested_flow_execute_runs_share_the_budget_and_carry_the_failure_up() -> None:
+    files = MemberFiles(
+        {
+            f"{FLOWS}/main.yaml": (
+                "steps:\n  - echo: before\n  - tool: flow-execute\n"
+                "    args: { name: child, project_root: /client/proj }\n  - echo: after\n"
+            ),
+            f"{FLOWS}/child.yaml": "steps:\n" + "  - tool: note\n" * 30,
+        }
+    )
+    result = await run_main(files, max_steps=20)
+    nested = result.steps[-1]
+    assert nested.tool == "flow-execute" and nested.status == "fail"
+    assert STEP_BUDGET_EXCEEDED.format(limit=20) in (nested.reason or "")
+    child = nested.result
+    assert isinstance(child, FlowRunResult)
+    assert len(child.steps) == 20  # 1 line of the parent + 19 of the child + the limit's error line
+    assert child.steps[-1].reason == STEP_BUDGET_EXCEEDED.format(limit=20)
+    assert not result.ok
+
+
+async def test_the_engine_gives_the_loop_back_while_a_long_run_runs() -> None:
+    files = MemberFiles({})
+    root = await files.named_flow("/client/proj", "main")
+    flow = Flow(steps=tuple(EchoStep("hi") for _ in range(60_000)))
+    runs = asyncio.create_task(run_flow(flow, root, "main", files=files, tools=NoteTools()))
+    seen_while_running = 0
+    while not runs.done():
+        await asyncio.sleep(0)
+        seen_while_running += 0 if runs.done() else 1
+    result = await runs
+    assert len(result.steps) == 60_000 and result.ok
+    assert seen_while_running > 1
