@@ -40,6 +40,10 @@ def ours(directory: Path) -> list[str]:
     return sorted(name for name in os.listdir(directory) if name.startswith(OURS))
 
 
+def upload_name(harness: Harness, upload_id: str) -> str:
+    return f"argent-upload-{harness.store.files.server_id}-{upload_id}.tar.gz"
+
+
 @pytest.fixture
 def tmp_dir(tmp_path: Path) -> Iterator[Path]:
     """The store's temp dir and the extraction parent; nothing of ours may be left in it."""
@@ -188,7 +192,9 @@ async def test_an_upload_is_stored_under_an_id_with_the_sha256_of_its_body(
     assert response.status == 200
     upload_id = (await response.json())["uploadId"]
 
-    assert ours(tmp_dir) == [f"argent-upload-{upload_id}.tar.gz"]
+    # The file carries the id of the server that stores it (see argent.server.tmp_files).
+    assert re.fullmatch(r"[0-9a-f]{12}", harness.store.files.server_id)
+    assert ours(tmp_dir) == [upload_name(harness, upload_id)]
     assert harness.store.pending_bytes == len(body)
     upload = harness.store.take(upload_id)
     assert upload is not None
@@ -292,7 +298,7 @@ async def test_pending_bytes_of_an_arriving_chunked_upload_count_toward_the_cap(
     response = await harness.client.post("/upload", data=chunks())
     assert response.status == 507
     assert "pending uploads" in (await response.json())["error"].lower()
-    assert ours(tmp_dir) == [f"argent-upload-{first}.tar.gz"]
+    assert ours(tmp_dir) == [upload_name(harness, first)]
     assert harness.store.pending_bytes == 60
 
 
@@ -319,7 +325,7 @@ async def test_the_sweep_deletes_expired_uploads_and_keeps_the_others(
     clock.now += 5
 
     assert await harness.store.sweep() == 1
-    assert ours(tmp_dir) == [f"argent-upload-{young}.tar.gz"]
+    assert ours(tmp_dir) == [upload_name(harness, young)]
     assert harness.store.take(old) is None
     assert harness.store.pending_bytes == len(b"young!")
 
