@@ -33,6 +33,10 @@ from argent.tools.registry import ToolRegistry
 log = logging.getLogger("argent.server")
 
 RECLAIMED = "[argent] Removed {count} files left by stopped tool-servers in {tmp_dir}"
+NO_CLAIM = (
+    "[argent] Could not lock {path} ({reason}); should this tool-server be killed, the next one will "
+    "not remove its temp files. Check that the temp dir is writable."
+)
 
 
 def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> web.Application:
@@ -116,7 +120,10 @@ def claim_tmp_dir(app: web.Application) -> None:
 async def _claim_ctx(app: web.Application) -> AsyncIterator[None]:
     files = app[SERVER_FILES]
     claim = TmpClaim(files)
-    await asyncio.to_thread(claim.hold)
+    try:
+        await asyncio.to_thread(claim.hold)
+    except OSError as exc:
+        log.warning(NO_CLAIM.format(path=files.lock_path, reason=exc.strerror or exc))
     reclaim = asyncio.create_task(_reclaim(files))
     try:
         yield
