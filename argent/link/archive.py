@@ -114,7 +114,7 @@ class ArchiveError(Exception):
 
 
 class NotOneFileError(ArchiveError):
-    """A member's archive that holds something else than one regular file; ``found`` says what."""
+    """A member's archive that holds something other than one regular file; ``found`` says what."""
 
     def __init__(self, found: str) -> None:
         super().__init__(NOT_ONE_FILE.format(found=found))
