@@ -4,6 +4,7 @@ from __future__ import annotations
 
 KIB = 1024
 MIB = 1024 * KIB
+GIB = 1024 * MIB
 
 #: Deepest `run:` chain (the root flow counts as one level); nested flow-execute runs count too.
 MAX_RUN_DEPTH = 20
@@ -44,16 +45,27 @@ DEFAULT_MAX_MISMATCH = 0.5
 DEFAULT_SCRIPT_TIMEOUT_MS = 120_000
 MAX_SCRIPT_STDERR_TAIL = 2000
 
+#: Largest JSON body of one tool call (inline file inputs and members ride in it).
+MAX_BODY_BYTES = 48 * MIB
 #: Largest body of one POST /upload (the tar of one member or one tar-upload input).
-MAX_UPLOAD_BYTES = 2 * 1024 * MIB
+MAX_UPLOAD_BYTES = 2 * GIB
 #: Bytes of stored uploads not yet consumed plus bytes of uploads still arriving.
-MAX_PENDING_UPLOAD_BYTES = 4 * 1024 * MIB
+MAX_PENDING_UPLOAD_BYTES = 8 * GIB
 #: How often the upload sweeper deletes expired uploads.
 UPLOAD_SWEEP_INTERVAL_SECONDS = 60
 #: Decompressed bytes of one uploaded archive (tar headers included); guards against gzip bombs.
-MAX_ARCHIVE_EXPANDED_BYTES = 8 * 1024 * MIB
+MAX_ARCHIVE_EXPANDED_BYTES = 8 * GIB
 #: Entries of one uploaded archive, directories included.
 MAX_ARCHIVE_MEMBERS = 100_000
+#: Payload of one pax extended header or GNU long name/link in an uploaded archive; tarfile holds it
+#: in memory, so a larger one is refused at its header.
+MAX_TAR_EXTENDED_HEADER_BYTES = 1 * MIB
+#: Extended headers in a row before one entry, and global pax headers in one archive (a real
+#: archive has one or two; tarfile recurses once per header and copies every global one per entry).
+MAX_TAR_EXTENDED_HEADERS = 8
+#: A member's archive holds one entry, its file, of at most MAX_FILE_BYTES; beyond the file it may
+#: expand by this much (tar headers, end-of-archive blocks and record padding) before it is refused.
+MEMBER_ARCHIVE_OVERHEAD_BYTES = 1 * MIB
 
 #: Nesting of YAML flow collections (`[`/`{`) or compact block indicators (`- - -`) a flow file may use;
 #: deeper text is refused before the YAML library scans it (its cost grows with the depth).

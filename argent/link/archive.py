@@ -10,6 +10,13 @@ bytes, and checks every member (names, types, symlink targets, the shape of the 
 writes anything; a second read writes the files. Files are created exclusively and never through
 a symlink, without setuid/setgid/sticky bits, and any failure removes what was written.
 
+A member of a flow (``read_single_file_tar_gz``) is never extracted: its one file is read from the
+gzip stream straight into memory, and every check refuses at the header or byte that breaks it.
+
+Every read refuses, at the first byte past it, a stream that expands beyond its limit, and at their
+header the things tarfile would otherwise hold or repeat without bound: a large pax or GNU long
+name header, a long run of extended headers, many global headers, and sparse files.
+
 Everything here blocks; async callers run it with ``asyncio.to_thread``.
 """
 
@@ -27,9 +34,11 @@ import stat
 import tarfile
 import time
 import zlib
-from typing import IO, BinaryIO
+from typing import IO, BinaryIO, Self
 
 from attrs import frozen
+
+from argent.limits import MAX_TAR_EXTENDED_HEADER_BYTES, MAX_TAR_EXTENDED_HEADERS
 
 #: Messages of extraction; ``<line>`` of a symlink is rendered like a ``tar -tv`` listing line.
 READ_FAILED = "Could not read archive: {msg}"
@@ -42,6 +51,13 @@ UNSUPPORTED_TYPE = (
 UNIDENTIFIED = 'Could not identify the extracted member (expected "{name}", found {count} entries).'
 TOO_LARGE = "Archive expands beyond the {limit}-byte limit — refusing extraction."
 TOO_MANY = "Archive has more than {limit} members — refusing extraction."
+HEADER_TOO_LARGE = (
+    "Archive has an extended header of {size} bytes — over the {limit}-byte limit; refusing extraction."
+)
+HEADERS_IN_A_ROW = "Archive has more than {limit} extended headers in a row — refusing extraction."
+GLOBAL_HEADERS = "Archive has more than {limit} global headers — refusing extraction."
+NOT_ONE_FILE = "Archive holds {found} — a member is one regular file."
+FILE_TOO_LARGE = 'Archive member "{name}" is {size} bytes — over the {limit}-byte limit on one file.'
 TRAILING_DATA = "invalid or truncated tar header at offset {offset}"
 CHANGED = "the archive changed while it was being extracted"
 NOT_A_DIRECTORY = 'Could not extract "{member}": {path} exists and is not a directory.'
@@ -68,6 +84,23 @@ _TYPE_LETTERS = {
     tarfile.FIFOTYPE: "p",
     tarfile.GNUTYPE_SPARSE: "S",
 }
+#: What a member's archive holds instead of its one file, by type.
+_KIND_NAMES = {
+    tarfile.DIRTYPE: "directory",
+    tarfile.SYMTYPE: "symlink",
+    tarfile.LNKTYPE: "hardlink",
+    tarfile.CHRTYPE: "device",
+    tarfile.BLKTYPE: "device",
+    tarfile.FIFOTYPE: "fifo",
+}
+#: Headers whose payload tarfile reads into memory and which describe the entry after them.
+_EXTENDED_TYPES = (
+    tarfile.XHDTYPE,
+    tarfile.XGLTYPE,
+    tarfile.SOLARIS_XHDTYPE,
+    tarfile.GNUTYPE_LONGNAME,
+    tarfile.GNUTYPE_LONGLINK,
+)
 _SAFE_FILE_BITS = 0o755
 _SAFE_DIR_BITS = 0o755
 
@@ -78,6 +111,23 @@ class ArchiveError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class NotOneFileError(ArchiveError):
+    """A member's archive that holds something other than one regular file; ``found`` says what."""
+
+    def __init__(self, found: str) -> None:
+        super().__init__(NOT_ONE_FILE.format(found=found))
+        self.found = found
+
+
+class FileTooLargeError(ArchiveError):
+    """A member's archive whose file is declared larger than the limit (refused before its data)."""
+
+    def __init__(self, name: str, size: int, limit: int) -> None:
+        super().__init__(FILE_TOO_LARGE.format(name=name, size=size, limit=limit))
+        self.size = size
+        self.limit = limit
 
 
 # --------------------------------------------------------------------------------------------------
@@ -268,7 +318,8 @@ class _Expansion:
         self.nonzero_end = 0
 
     def read(self, size: int = -1, /) -> bytes:
-        want = _CHUNK if size < 0 else size
+        # Never more than one byte past the limit: that byte is where the stream is refused.
+        want = min(_CHUNK if size < 0 else size, self._limit - self.total + 1)
         try:
             data = self._gz.read(want)
         except (OSError, EOFError, zlib.error) as exc:
@@ -298,6 +349,61 @@ class _Expansion:
 
     def close(self) -> None:
         pass
+
+
+def _sparse_refused() -> ArchiveError:
+    return ArchiveError(UNSUPPORTED_TYPE.format(type=_TYPE_LETTERS[tarfile.GNUTYPE_SPARSE]))
+
+
+def _checked_tarinfo() -> type[tarfile.TarInfo]:
+    """A TarInfo class for one read that refuses, at its header, what tarfile would not bound.
+
+    tarfile reads the payload of an extended header into memory, recurses once per extended
+    header in a row, copies every global header into each later entry, and reads a sparse map
+    until it is complete (a GNU sparse header, or the ``GNU.sparse`` records of a pax header).
+    A class per read keeps its counts apart from reads in other threads.
+    """
+    in_a_row = 0
+    global_headers = 0
+
+    class Checked(tarfile.TarInfo):
+        @classmethod
+        def frombuf(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Self:
+            nonlocal in_a_row, global_headers
+            info = super().frombuf(buf, encoding, errors)
+            if info.type == tarfile.GNUTYPE_SPARSE:
+                raise _sparse_refused()
+            if info.type not in _EXTENDED_TYPES:
+                in_a_row = 0
+                return info
+            if info.size > MAX_TAR_EXTENDED_HEADER_BYTES:
+                raise ArchiveError(
+                    HEADER_TOO_LARGE.format(size=info.size, limit=MAX_TAR_EXTENDED_HEADER_BYTES)
+                )
+            in_a_row += 1
+            if in_a_row > MAX_TAR_EXTENDED_HEADERS:
+                raise ArchiveError(HEADERS_IN_A_ROW.format(limit=MAX_TAR_EXTENDED_HEADERS))
+            if info.type == tarfile.XGLTYPE:
+                global_headers += 1
+                if global_headers > MAX_TAR_EXTENDED_HEADERS:
+                    raise ArchiveError(GLOBAL_HEADERS.format(limit=MAX_TAR_EXTENDED_HEADERS))
+            return info
+
+        # tarfile's handlers of the three pax sparse formats (not in the typed API): refused.
+        def _proc_gnusparse_00(self, *args: object) -> None:
+            raise _sparse_refused()
+
+        def _proc_gnusparse_01(self, *args: object) -> None:
+            raise _sparse_refused()
+
+        def _proc_gnusparse_10(self, *args: object) -> None:
+            raise _sparse_refused()
+
+    return Checked
+
+
+def _open_stream(stream: _Expansion) -> tarfile.TarFile:
+    return tarfile.open(fileobj=stream, mode="r|", tarinfo=_checked_tarinfo())
 
 
 @frozen
@@ -333,7 +439,7 @@ def _read_members(tar_path: str, max_total_bytes: int, max_members: int) -> list
             stream = _Expansion(gz, max_total_bytes)
             end = 0
             try:
-                with tarfile.open(fileobj=stream, mode="r|") as tar:
+                with _open_stream(stream) as tar:
                     for info in tar:
                         members.append(info)
                         if len(members) > max_members:
@@ -481,7 +587,7 @@ def _write_members(tar_path: str, root: str, plan: list[_Member], max_total_byte
     try:
         with open(tar_path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
             stream = _Expansion(gz, max_total_bytes)
-            with tarfile.open(fileobj=stream, mode="r|") as tar:
+            with _open_stream(stream) as tar:
                 for info in tar:
                     expected = plan[index] if index < len(plan) else None
                     index += 1
@@ -539,3 +645,73 @@ def safe_extract_tar_gz(
         return os.path.join(dest_dir, candidates[0])
     writer.remove_all()
     raise ArchiveError(UNIDENTIFIED.format(name=expected_name, count=len(entries)))
+
+
+# --------------------------------------------------------------------------------------------------
+# One member's file, in memory
+
+
+def _kind(info: tarfile.TarInfo) -> str:
+    name = _KIND_NAMES.get(info.type)
+    if name is not None:
+        return f'a {name} "{info.name}"'
+    letter = info.type.decode("latin-1") or "?"
+    return f'an entry of type "{letter}" ("{info.name}")'
+
+
+def _the_file(tar: tarfile.TarFile, info: tarfile.TarInfo | None, max_file_bytes: int) -> bytes:
+    """The data of the first entry, when it is a top-level regular file within the limit."""
+    if info is None:
+        raise NotOneFileError("no entry")
+    rel = normalize_member_name(info.name)
+    if rel is None:
+        raise ArchiveError(UNSAFE_PATH.format(member=info.name))
+    if info.type not in _REGULAR_TYPES:
+        raise NotOneFileError(_kind(info))
+    if "/" in rel:
+        raise NotOneFileError(f'a file below the top level "{info.name}"')
+    if info.size > max_file_bytes:
+        raise FileTooLargeError(info.name, info.size, max_file_bytes)
+    source = tar.extractfile(info)
+    if source is None:  # pragma: no cover - a regular member always has data
+        raise NotOneFileError(_kind(info))
+    data = source.read(info.size)
+    if len(data) != info.size:
+        raise ArchiveError(READ_FAILED.format(msg="unexpected end of data"))
+    return data
+
+
+def read_single_file_tar_gz(tar_path: str, *, max_file_bytes: int, max_overhead_bytes: int) -> bytes:
+    """The bytes of the one regular file in the gzipped tar at ``tar_path``, read into memory.
+
+    A member of a flow travels as such an archive and ends in memory anyway, so nothing is written.
+    Each check refuses as soon as the stream shows the problem: a first entry that is not a
+    top-level regular file with a safe name (``NotOneFileError``, or ``ArchiveError`` for an unsafe
+    name), a file declared over ``max_file_bytes`` (``FileTooLargeError``, before its data is read),
+    the header of a second entry (``NotOneFileError``), and a stream that expands beyond the file
+    plus ``max_overhead_bytes``. The end blocks are read, so the gzip trailer is verified.
+    """
+    try:
+        with open(tar_path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+            stream = _Expansion(gz, max_file_bytes + max_overhead_bytes)
+            try:
+                tar = _open_stream(stream)
+            except tarfile.ReadError:
+                # Nothing readable at the start: no entry at all when only padding follows.
+                stream.drain()
+                if stream.nonzero_end == 0:
+                    raise NotOneFileError("no entry") from None
+                raise
+            with tar:
+                data = _the_file(tar, tar.next(), max_file_bytes)
+                if tar.next() is not None:
+                    raise NotOneFileError("more than one entry")
+                end = tar.offset
+            stream.drain()
+            if stream.nonzero_end > end:
+                raise ArchiveError(READ_FAILED.format(msg=TRAILING_DATA.format(offset=end)))
+    except ArchiveError:
+        raise
+    except (OSError, EOFError, zlib.error, tarfile.TarError) as exc:
+        raise ArchiveError(READ_FAILED.format(msg=exc)) from exc
+    return data

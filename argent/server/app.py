@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import logging
 import shutil
 import time
-import uuid
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -15,10 +14,29 @@ from aiohttp import web
 from argent.devices.chromium.provider import ChromiumDeviceProvider
 from argent.server.config import ServerConfig
 from argent.server.guards import Handler, bearer_auth, host_guard, json_errors
-from argent.server.keys import ACTIVITY, ARTIFACTS_DIR, CONFIG, DEVICES, INFLIGHT, REGISTRY, UPLOADS, Activity
+from argent.server.keys import (
+    ACTIVITY,
+    ARTIFACTS_DIR,
+    CONFIG,
+    DEVICES,
+    INFLIGHT,
+    REGISTRY,
+    SERVER_FILES,
+    UPLOADS,
+    Activity,
+)
 from argent.server.routes import routes
+from argent.server.tmp_files import ServerFiles, TmpClaim, reclaim_stopped_servers
 from argent.server.uploads import UploadStore
 from argent.tools.registry import ToolRegistry
+
+log = logging.getLogger("argent.server")
+
+RECLAIMED = "[argent] Removed {count} files left by stopped tool-servers in {tmp_dir}"
+NO_CLAIM = (
+    "[argent] Could not lock {path} ({reason}); should this tool-server be killed, the next one will "
+    "not remove its temp files. Check that the temp dir is writable."
+)
 
 
 def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> web.Application:
@@ -27,8 +45,9 @@ def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> we
     The built-in tools (``registry`` None) drive this app's device provider; a given registry
     keeps its own tools, and the app still owns (and on shutdown closes) a provider."""
     devices = ChromiumDeviceProvider()
+    files = ServerFiles(config.tmp_dir)
     # Made on first use by a failed snapshot; removed with everything in it when the app stops.
-    artifacts_dir = os.path.join(config.tmp_dir, f"argent-artifacts-{uuid.uuid4().hex[:12]}")
+    artifacts_dir = files.artifacts_dir
     if registry is None:
         from argent.tools.builtin import build_registry
 
@@ -43,6 +62,7 @@ def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> we
     app[ACTIVITY] = Activity()
     app[DEVICES] = devices
     app[ARTIFACTS_DIR] = artifacts_dir
+    app[SERVER_FILES] = files
     app.cleanup_ctx.append(_uploads_ctx)
     app.cleanup_ctx.append(_devices_ctx)
     app.cleanup_ctx.append(_artifacts_ctx)
@@ -58,6 +78,7 @@ async def _uploads_ctx(app: web.Application) -> AsyncIterator[None]:
         max_upload_bytes=config.max_upload_bytes,
         max_pending_bytes=config.max_pending_upload_bytes,
         expiry_seconds=config.upload_expiry_seconds,
+        files=app[SERVER_FILES],
     )
     app[UPLOADS] = store
     sweeper = asyncio.create_task(_sweep(store, config.sweep_interval_seconds))
@@ -85,6 +106,41 @@ async def _artifacts_ctx(app: web.Application) -> AsyncIterator[None]:
         yield
     finally:
         await asyncio.to_thread(shutil.rmtree, app[ARTIFACTS_DIR], True)
+
+
+def claim_tmp_dir(app: web.Application) -> None:
+    """Have ``app`` claim its temp dir while it runs, and remove what stopped servers left there.
+
+    For a server other processes may share the temp dir with (``start_server``): it holds the
+    lock of its id from startup to the end of cleanup, and once started removes, off the event
+    loop, the files of every server whose lock is free (see ``argent.server.tmp_files``)."""
+    app.cleanup_ctx.insert(0, _claim_ctx)
+
+
+async def _claim_ctx(app: web.Application) -> AsyncIterator[None]:
+    files = app[SERVER_FILES]
+    claim = TmpClaim(files)
+    try:
+        await asyncio.to_thread(claim.hold)
+    except OSError as exc:
+        log.warning(NO_CLAIM.format(path=files.lock_path, reason=exc.strerror or exc))
+    reclaim = asyncio.create_task(_reclaim(files))
+    try:
+        yield
+    finally:
+        await reclaim
+        await asyncio.to_thread(claim.release)
+
+
+async def _reclaim(files: ServerFiles) -> None:
+    try:
+        removed = await asyncio.to_thread(reclaim_stopped_servers, files.tmp_dir, files.server_id)
+    except Exception:  # pragma: no cover - a failed clean-up must not stop the server
+        log.exception("Removing the files of stopped tool-servers failed")
+        return
+    count = sum(len(names) for names in removed.values())
+    if count:
+        log.warning(RECLAIMED.format(count=count, tmp_dir=files.tmp_dir))
 
 
 async def _sweep(store: UploadStore, interval: float) -> None:

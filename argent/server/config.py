@@ -6,11 +6,16 @@ import tempfile
 
 from attrs import field, frozen
 
-from argent.limits import MIB
+from argent.limits import (
+    MAX_BODY_BYTES,
+    MAX_PENDING_UPLOAD_BYTES,
+    MAX_UPLOAD_BYTES,
+    UPLOAD_EXPIRY_SECONDS,
+    UPLOAD_SWEEP_INTERVAL_SECONDS,
+)
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "::0", ""})
-GIB = 1024 * MIB
 
 
 @frozen
@@ -21,12 +26,12 @@ class ServerConfig:
     token: str | None = None
     idle_timeout_minutes: float = 0
     tmp_dir: str = field(factory=tempfile.gettempdir)
-    #: Largest JSON body of a tool call (inline file inputs ride in it).
-    max_body_bytes: int = 48 * MIB
-    max_upload_bytes: int = 2 * GIB
-    max_pending_upload_bytes: int = 8 * GIB
-    upload_expiry_seconds: float = 15 * 60
-    sweep_interval_seconds: float = 60
+    #: The limits default to argent.limits, their one home; a config only overrides them.
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_upload_bytes: int = MAX_UPLOAD_BYTES
+    max_pending_upload_bytes: int = MAX_PENDING_UPLOAD_BYTES
+    upload_expiry_seconds: float = UPLOAD_EXPIRY_SECONDS
+    sweep_interval_seconds: float = UPLOAD_SWEEP_INTERVAL_SECONDS
 
     @property
     def allowed_hosts(self) -> frozenset[str] | None:

@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import stat
-import tempfile
 from typing import Any
 
 from attrs import define, field
@@ -23,6 +22,7 @@ from argent.link.member_files import MemberFlowFiles
 from argent.link.store import MemberStore
 from argent.server.inline import decode_content
 from argent.server.member_inputs import discard_member_uploads, linked_flow_files, linked_step_members
+from argent.server.tmp_files import ServerFiles
 from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
 from argent.tools.registry import FileInputSpec, ResolvedFileInput, ToolSpec
 
@@ -59,13 +59,13 @@ def is_wrapper(value: Any) -> bool:
 
 
 async def resolve_file_inputs(
-    spec: ToolSpec[Any], body: dict[str, Any], *, uploads: UploadStore, tmp_dir: str
+    spec: ToolSpec[Any], body: dict[str, Any], *, uploads: UploadStore
 ) -> ResolvedInputs:
     """Replace each declared wrapper in ``body`` by a path on this host (raises FileInputError, 422)."""
     out = ResolvedInputs(args=dict(body))
     try:
         for input_spec in spec.file_inputs:
-            await _resolve_one(input_spec, out, uploads=uploads, tmp_dir=tmp_dir)
+            await _resolve_one(input_spec, out, uploads=uploads)
     except BaseException:
         await out.cleanup()
         # A failed call still uses up every upload its members name, also those of the
@@ -77,9 +77,7 @@ async def resolve_file_inputs(
     return out
 
 
-async def _resolve_one(
-    spec: FileInputSpec, out: ResolvedInputs, *, uploads: UploadStore, tmp_dir: str
-) -> None:
+async def _resolve_one(spec: FileInputSpec, out: ResolvedInputs, *, uploads: UploadStore) -> None:
     wire = out.args.get(spec.target)
     if not is_wrapper(wire):
         return
@@ -95,7 +93,7 @@ async def _resolve_one(
     path: str = wire["path"]
     present, verified = await asyncio.to_thread(_probe, spec.kind, wire)
     if spec.collect == "flow" and spec.kind == "file":
-        files = await linked_flow_files(wire, present, uploads=uploads, tmp_dir=tmp_dir)
+        files = await linked_flow_files(wire, present, uploads=uploads)
         if files is not None:
             # Over a link the run reads the members, never this host's copy of the client's path.
             out.args[spec.target] = path
@@ -104,7 +102,7 @@ async def _resolve_one(
             return
     if spec.kind == "probe":
         if spec.collect == "step" and "members" in wire:
-            out.step_members[spec.target] = await linked_step_members(wire, uploads=uploads, tmp_dir=tmp_dir)
+            out.step_members[spec.target] = await linked_step_members(wire, uploads=uploads)
         out.args[spec.target] = path
         out.metadata[spec.target] = ResolvedFileInput(path, present)
         return
@@ -114,7 +112,7 @@ async def _resolve_one(
             upload = uploads.take(upload_id)
             if upload is None:
                 raise FileInputError(upload_not_found_message(upload_id))
-            dest = await asyncio.to_thread(_mkdtemp, tmp_dir, "argent-tar-upload-parent-")
+            dest = await asyncio.to_thread(uploads.files.mkdtemp, "tar-upload-parent")
             out.temp_dirs.append(dest)
             extracted = await extract_upload(upload, wire.get("contentHash"), path, dest)
             out.args[spec.target] = extracted
@@ -133,7 +131,7 @@ async def _resolve_one(
                 "runs on a different machine, pass a path that exists on that machine (e.g. the server-side "
                 "checkout of the project)."
             )
-        out.args[spec.target] = await _materialize(wire, out, tmp_dir)
+        out.args[spec.target] = await _materialize(wire, out, uploads.files)
         out.metadata[spec.target] = ResolvedFileInput(path, False, via_upload=True)
         return
     out.args[spec.target] = path
@@ -163,7 +161,7 @@ def _probe(kind: str, wire: dict[str, Any]) -> tuple[bool, bool]:
     return size_ok and mtime_ok, verified and size_ok and mtime_ok
 
 
-async def _materialize(wire: dict[str, Any], out: ResolvedInputs, tmp_dir: str) -> str:
+async def _materialize(wire: dict[str, Any], out: ResolvedInputs, files: ServerFiles) -> str:
     path: str = wire["path"]
     content = wire.get("content")
     if not isinstance(content, str):
@@ -181,7 +179,7 @@ async def _materialize(wire: dict[str, Any], out: ResolvedInputs, tmp_dir: str) 
             "the producing tool) and try again."
         )
     data = decode_content(path, content, wire.get("size"))
-    directory = await asyncio.to_thread(_mkdtemp, tmp_dir, "argent-file-input-")
+    directory = await asyncio.to_thread(files.mkdtemp, "file-input")
     out.temp_dirs.append(directory)
     name = _UNSAFE_NAME.sub("_", os.path.basename(path))
     if name in ("", ".", ".."):
@@ -189,10 +187,6 @@ async def _materialize(wire: dict[str, Any], out: ResolvedInputs, tmp_dir: str) 
     target = os.path.join(directory, name)
     await asyncio.to_thread(_write_new, target, data)
     return target
-
-
-def _mkdtemp(tmp_dir: str, prefix: str) -> str:
-    return tempfile.mkdtemp(prefix=prefix, dir=tmp_dir)
 
 
 def _write_new(path: str, data: bytes) -> None:

@@ -9,6 +9,7 @@ from aiohttp import web
 
 from argent.devices.chromium.provider import ChromiumDeviceProvider
 from argent.server.config import ServerConfig
+from argent.server.tmp_files import ServerFiles
 from argent.server.uploads import UploadStore
 from argent.tools.registry import ToolRegistry
 
@@ -20,6 +21,8 @@ DEVICES = web.AppKey("devices", ChromiumDeviceProvider)
 #: Abort events of the calls in flight, set on shutdown.
 #: Where failed snapshots leave their images for this server's lifetime.
 ARTIFACTS_DIR = web.AppKey("artifacts_dir", str)
+#: The names of this server's files in its temp dir.
+SERVER_FILES = web.AppKey("server_files", ServerFiles)
 INFLIGHT: web.AppKey[set[asyncio.Event]] = web.AppKey("inflight")
 
 

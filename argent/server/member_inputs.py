@@ -7,26 +7,25 @@ path this host does not have (an older client that sends only the flow file).
 
 Every upload the members name is taken out of the upload store before any member is read, and
 its tar is deleted whatever happens: an upload id is good for one call only, and a failed call
-leaves nothing behind.
+leaves nothing behind. A member's upload is never extracted: its one file is read from the gzip
+stream into memory, where the member ends anyway, and refused at the first header or byte past a
+limit (one regular file of at most 32 MiB).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
-import shutil
-import stat
-import tempfile
 from typing import Any
 
 from argent.errors import FileInputError
 from argent.limits import MAX_FILE_BYTES
+from argent.link.archive import FileTooLargeError, NotOneFileError
 from argent.link.member_files import MemberFlowFiles
 from argent.link.spelling import LISTED, spelling_from_wire
-from argent.link.store import MemberStore, named_upload_ids, read_members, valid_canonical
+from argent.link.store import MEMBER_TOO_LARGE, MemberStore, named_upload_ids, read_members, valid_canonical
 from argent.server.inline import decode_content
-from argent.server.uploads import Upload, UploadStore, extract_upload, upload_not_found_message
+from argent.server.uploads import Upload, UploadStore, read_member_upload, upload_not_found_message
 
 MEMBERS_WITHOUT_CONTENT = (
     'The file input "{path}" carries members but not the flow file\'s content; the client sends members '
@@ -34,7 +33,9 @@ MEMBERS_WITHOUT_CONTENT = (
 )
 INVALID_ROOT_CANONICAL = 'The file input "{path}" carries an invalid canonical path.'
 INVALID_ROOT_SPELLING = 'The file input "{path}" carries an invalid spelling.'
-UPLOAD_NOT_A_FILE = 'The upload for member "{path}" does not hold one regular file of at most {limit} bytes.'
+UPLOAD_NOT_A_FILE = (
+    'The upload for member "{path}" does not hold one regular file of at most {limit} bytes (found {found}).'
+)
 
 
 def _remove_tar(upload: Upload) -> None:
@@ -50,36 +51,27 @@ def discard_member_uploads(wire: dict[str, Any], uploads: UploadStore) -> None:
             _remove_tar(upload)
 
 
-def _read_extracted(path: str, member_path: str) -> bytes:
-    try:
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
-            raise FileInputError(UPLOAD_NOT_A_FILE.format(path=member_path, limit=MAX_FILE_BYTES))
-        with open(path, "rb") as handle:
-            return handle.read(MAX_FILE_BYTES + 1)
-    finally:
-        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
-
-
 class _TakenUploads:
     """The uploads a call names, taken from the store up front; each may be used once."""
 
-    def __init__(self, ids: list[str], uploads: UploadStore, tmp_dir: str) -> None:
-        self.tmp_dir = tmp_dir
+    def __init__(self, ids: list[str], uploads: UploadStore) -> None:
         self.taken: dict[str, Upload | None] = {upload_id: uploads.take(upload_id) for upload_id in ids}
 
     async def fetch(self, upload_id: str, content_hash: Any, member_path: str) -> bytes:
         upload = self.taken.pop(upload_id, None)
         if upload is None:
             raise FileInputError(upload_not_found_message(upload_id))
-        dest = await asyncio.to_thread(tempfile.mkdtemp, "", "argent-member-", self.tmp_dir)
+        digest = content_hash if isinstance(content_hash, str) else None
         try:
-            extracted = await extract_upload(
-                upload, content_hash if isinstance(content_hash, str) else None, member_path, dest
-            )
-            return await asyncio.to_thread(_read_extracted, extracted, member_path)
-        finally:
-            await asyncio.to_thread(shutil.rmtree, dest, True)
+            return await read_member_upload(upload, digest, member_path, max_file_bytes=MAX_FILE_BYTES)
+        except NotOneFileError as exc:
+            raise FileInputError(
+                UPLOAD_NOT_A_FILE.format(path=member_path, limit=MAX_FILE_BYTES, found=exc.found)
+            ) from exc
+        except FileTooLargeError as exc:
+            raise FileInputError(
+                MEMBER_TOO_LARGE.format(path=member_path, size=exc.size, limit=MAX_FILE_BYTES)
+            ) from exc
 
     def discard_rest(self) -> None:
         for upload in self.taken.values():
@@ -89,7 +81,7 @@ class _TakenUploads:
 
 
 async def linked_flow_files(
-    wire: dict[str, Any], present: bool, *, uploads: UploadStore, tmp_dir: str
+    wire: dict[str, Any], present: bool, *, uploads: UploadStore
 ) -> MemberFlowFiles | None:
     """The run's files for a flow input over a link; None when the input resolves on this host."""
     path: str = wire["path"]
@@ -99,7 +91,7 @@ async def linked_flow_files(
         present or not isinstance(content, str) or not valid_canonical(os.path.normpath(path))
     ):
         return None
-    taken = _TakenUploads(named_upload_ids(wire.get("members")), uploads, tmp_dir)
+    taken = _TakenUploads(named_upload_ids(wire.get("members")), uploads)
     try:
         if not isinstance(content, str):
             raise FileInputError(MEMBERS_WITHOUT_CONTENT.format(path=path))
@@ -119,9 +111,9 @@ async def linked_flow_files(
     return MemberFlowFiles.for_root(path, canonical, spelling, data, store)
 
 
-async def linked_step_members(wire: dict[str, Any], *, uploads: UploadStore, tmp_dir: str) -> MemberStore:
+async def linked_step_members(wire: dict[str, Any], *, uploads: UploadStore) -> MemberStore:
     """The members of a recorded step (the ``project_root`` probe of flow-add-step over a link)."""
-    taken = _TakenUploads(named_upload_ids(wire.get("members")), uploads, tmp_dir)
+    taken = _TakenUploads(named_upload_ids(wire.get("members")), uploads)
     try:
         return await read_members(wire["members"], owner=wire["path"], fetch_upload=taken.fetch)
     finally:

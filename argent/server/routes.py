@@ -87,9 +87,7 @@ async def call_tool(request: web.Request) -> web.StreamResponse:
         if spec is None:
             raise _plain(404, f'Tool "{name}" not found')
         body = await _json_body(request)
-        resolved = await resolve_file_inputs(
-            spec, body, uploads=request.app[UPLOADS], tmp_dir=request.app[CONFIG].tmp_dir
-        )
+        resolved = await resolve_file_inputs(spec, body, uploads=request.app[UPLOADS])
     except _PreInvokeError as exc:
         return web.json_response({"error": exc.message}, status=exc.status)
     except ArgentError as exc:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from argent.server.app import create_app
+from argent.server.app import claim_tmp_dir, create_app
 from argent.server.config import ServerConfig
 from argent.server.keys import ACTIVITY
 from argent.tools.registry import ToolRegistry
@@ -46,6 +46,7 @@ class RunningServer:
 
 async def start_server(config: ServerConfig, registry: ToolRegistry | None = None) -> RunningServer:
     app = create_app(config, registry)
+    claim_tmp_dir(app)
     runner = web.AppRunner(
         app, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None
     )

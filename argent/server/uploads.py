@@ -1,11 +1,12 @@
 """The pending-upload store behind ``POST /upload``, and the extraction of an upload for a file input.
 
-``POST /upload`` streams its body (a gzipped tar) into ``<tmp_dir>/argent-upload-<uuid>.tar.gz``
+``POST /upload`` streams its body (a gzipped tar) into ``<tmp_dir>/argent-upload-<server id>-<uuid>.tar.gz``
 while hashing it, and answers with the id. A later tool call names the id with the SHA-256 it
 expects; ``UploadStore.take`` hands the upload over exactly once and ``extract_upload`` checks the
 hash, unpacks the archive into a fresh ``argent-tar-upload-<16 hex>-*`` directory and deletes the
-tar whatever happens. Archive validity is not checked at upload time: problems surface as a 422
-when a call uses the upload.
+tar whatever happens. ``read_member_upload`` does the same for a member of a flow, whose one file
+it reads into memory instead. Archive validity is not checked at upload time: problems surface as
+a 422 when a call uses the upload. The archive work runs in a worker thread, off the event loop.
 
 The app factory owns the lifetime: ``start_sweeper()`` on startup, ``await close()`` on cleanup.
 """
@@ -34,17 +35,24 @@ from argent.errors import ArgentError, FileInputError, UploadStorageFullError, U
 from argent.limits import (
     MAX_ARCHIVE_EXPANDED_BYTES,
     MAX_ARCHIVE_MEMBERS,
+    MAX_FILE_BYTES,
     MAX_PENDING_UPLOAD_BYTES,
     MAX_UPLOAD_BYTES,
+    MEMBER_ARCHIVE_OVERHEAD_BYTES,
     UPLOAD_EXPIRY_SECONDS,
     UPLOAD_SWEEP_INTERVAL_SECONDS,
 )
-from argent.link.archive import ArchiveError, safe_extract_tar_gz
+from argent.link.archive import (
+    ArchiveError,
+    FileTooLargeError,
+    NotOneFileError,
+    read_single_file_tar_gz,
+    safe_extract_tar_gz,
+)
+from argent.server.tmp_files import ServerFiles
 
 log = logging.getLogger(__name__)
 
-UPLOAD_FILE_PREFIX = "argent-upload-"
-UPLOAD_FILE_SUFFIX = ".tar.gz"
 EXTRACT_DIR_PREFIX = "argent-tar-upload-"
 
 UPLOAD_TOO_LARGE_DECLARED = "Upload of {size} bytes exceeds the {limit}-byte limit on one upload."
@@ -117,8 +125,11 @@ class UploadStore:
         max_pending_bytes: int = MAX_PENDING_UPLOAD_BYTES,
         expiry_seconds: float = UPLOAD_EXPIRY_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        files: ServerFiles | None = None,
     ) -> None:
         self.tmp_dir = tmp_dir
+        #: The names of this server's files (a new server id unless the app passes its own).
+        self.files = files if files is not None else ServerFiles(tmp_dir)
         self.max_upload_bytes = max_upload_bytes
         self.max_pending_bytes = max_pending_bytes
         self.expiry_seconds = expiry_seconds
@@ -165,7 +176,7 @@ class UploadStore:
             raise self._full()
 
         upload_id = str(uuid.uuid4())
-        path = os.path.join(self.tmp_dir, f"{UPLOAD_FILE_PREFIX}{upload_id}{UPLOAD_FILE_SUFFIX}")
+        path = self.files.upload_path(upload_id)
         digest = hashlib.sha256()
         size = 0
         reserved = 0
@@ -305,6 +316,18 @@ def _discard_extraction(future: asyncio.Future[str]) -> None:
         shutil.rmtree(os.path.dirname(future.result()), ignore_errors=True)
 
 
+async def _check_hash(upload: Upload, content_hash: str | None, client_path: str) -> None:
+    """Refuse (422, deleting the tar) an upload whose SHA-256 is missing or not the one named."""
+    try:
+        if not content_hash:
+            raise FileInputError(MISSING_HASH.format(path=client_path))
+        if content_hash.lower() != upload.sha256.lower():
+            raise FileInputError(HASH_MISMATCH.format(path=client_path))
+    except FileInputError:
+        await _remove(upload.tar_path)
+        raise
+
+
 async def extract_upload(
     upload: Upload,
     content_hash: str | None,
@@ -320,15 +343,7 @@ async def extract_upload(
     directory; the caller removes that directory (the parent of the result) when the call ends.
     The tar file is deleted on every path. Failures raise ``FileInputError`` (422).
     """
-    try:
-        if not content_hash:
-            raise FileInputError(MISSING_HASH.format(path=client_path))
-        if content_hash.lower() != upload.sha256.lower():
-            raise FileInputError(HASH_MISMATCH.format(path=client_path))
-    except FileInputError:
-        await _remove(upload.tar_path)
-        raise
-
+    await _check_hash(upload, content_hash, client_path)
     prefix = f"{EXTRACT_DIR_PREFIX}{upload.sha256[:16]}-"
     work = asyncio.ensure_future(
         asyncio.to_thread(
@@ -348,6 +363,45 @@ async def extract_upload(
         work.add_done_callback(_discard_extraction)
         raise
     except ArchiveError as exc:
-        raise FileInputError(EXTRACT_FAILED.format(path=client_path, msg=exc.message)) from exc
+        raise _extract_failed(client_path, exc) from exc
     except OSError as exc:
         raise FileInputError(EXTRACT_FAILED.format(path=client_path, msg=exc.strerror or exc)) from exc
+
+
+def _extract_failed(client_path: str, exc: ArchiveError) -> FileInputError:
+    return FileInputError(EXTRACT_FAILED.format(path=client_path, msg=exc.message))
+
+
+def _read_in_thread(tar_path: str, max_file_bytes: int, max_overhead_bytes: int) -> bytes:
+    try:
+        return read_single_file_tar_gz(
+            tar_path, max_file_bytes=max_file_bytes, max_overhead_bytes=max_overhead_bytes
+        )
+    finally:
+        _remove_quietly(tar_path)
+
+
+async def read_member_upload(
+    upload: Upload,
+    content_hash: str | None,
+    member_path: str,
+    *,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    max_overhead_bytes: int = MEMBER_ARCHIVE_OVERHEAD_BYTES,
+) -> bytes:
+    """Check ``content_hash`` and read the one file of the member at ``member_path`` into memory.
+
+    Nothing is written: each limit refuses the archive at the header or byte that breaks it. The
+    tar file is deleted on every path (by the worker thread, also when the call is cancelled).
+    ``NotOneFileError`` and ``FileTooLargeError`` are left to the caller, whose messages name the
+    member; any other archive failure is a ``FileInputError`` (422) as for a tar-upload input.
+    """
+    await _check_hash(upload, content_hash, member_path)
+    try:
+        return await asyncio.to_thread(_read_in_thread, upload.tar_path, max_file_bytes, max_overhead_bytes)
+    except (NotOneFileError, FileTooLargeError):
+        raise
+    except ArchiveError as exc:
+        raise _extract_failed(member_path, exc) from exc
+    except OSError as exc:
+        raise FileInputError(EXTRACT_FAILED.format(path=member_path, msg=exc.strerror or exc)) from exc

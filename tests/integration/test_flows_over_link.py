@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import base64
 import gzip
+import hashlib
 import io
 import json
 import os
 import tarfile
+import zlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -618,6 +620,76 @@ async def test_an_upload_whose_hash_does_not_match_is_a_422(link: Link) -> None:
     status, out = await post(link, "flow-execute", crafted("/nowhere", "steps: []\n", members))
     assert status == 422 and "hash mismatch" in out["error"]
     assert os.listdir(link.tmp) == []
+
+
+def member_tar(*entries: tuple[tarfile.TarInfo, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb") as gz, tarfile.open(fileobj=gz, mode="w|") as tar:
+        for info, data in entries:
+            tar.addfile(info, io.BytesIO(data) if data else None)
+    return buffer.getvalue()
+
+
+def tar_entry(name: str, data: bytes = b"", type: bytes = tarfile.REGTYPE) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.type = type
+    info.size = len(data)
+    return info, data
+
+
+def zeros_bomb(name: str, size: int) -> bytes:
+    """A gzipped tar of one file of ``size`` zero bytes, compressed a MiB at a time (about 1 KiB each)."""
+    header = tar_entry(name)[0]
+    header.size = size
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [compressor.compress(header.tobuf(tarfile.GNU_FORMAT))]
+    zeros = bytes(1024 * 1024)
+    out.extend(compressor.compress(zeros) for _ in range(size // len(zeros)))
+    out.append(compressor.compress(bytes(size % len(zeros) + 1024)) + compressor.flush())
+    return b"".join(out)
+
+
+MEMBER_PATH = "/nowhere/.argent/flows/a.yaml"
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (
+            lambda: zeros_bomb("a.yaml", 64 * 1024 * 1024),
+            f'Member "{MEMBER_PATH}" is 67108864 bytes — exceeds the 33554432-byte limit on one file.',
+        ),
+        (
+            lambda: member_tar(tar_entry("a.yaml", b"steps: []\n"), tar_entry("b.yaml", b"steps: []\n")),
+            f'The upload for member "{MEMBER_PATH}" does not hold one regular file of at most 33554432 bytes '
+            "(found more than one entry).",
+        ),
+        (
+            lambda: member_tar(tar_entry("a.yaml", type=tarfile.DIRTYPE)),
+            f'The upload for member "{MEMBER_PATH}" does not hold one regular file of at most 33554432 bytes '
+            '(found a directory "a.yaml").',
+        ),
+        (
+            lambda: member_tar(tar_entry("../a.yaml", b"x")),
+            f'Could not extract the uploaded archive for "{MEMBER_PATH}": '
+            'Archive contains an unsafe path "../a.yaml" — refusing extraction.',
+        ),
+    ],
+    ids=["bomb", "two-files", "directory", "unsafe-name"],
+)
+async def test_a_member_upload_that_is_not_one_small_file_is_a_422_and_nothing_is_written(
+    link: Link, body: Callable[[], bytes], error: str
+) -> None:
+    data = body()
+    upload_id = await upload(link, data)
+    members = [
+        flow_member(
+            "/nowhere", "a.yaml", None, uploadId=upload_id, contentHash=hashlib.sha256(data).hexdigest()
+        )
+    ]
+    status, out = await post(link, "flow-execute", crafted("/nowhere", "steps: []\n", members))
+    assert (status, out["error"]) == (422, error)
+    assert len(link.uploads) == 0 and os.listdir(link.tmp) == []
 
 
 async def test_uploads_of_a_wrapper_the_call_drops_are_deleted_too(link: Link) -> None:

@@ -18,11 +18,12 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from argent.errors import ArgentError, FileInputError
-from argent.link.archive import build_tar_gz
+from argent.link.archive import FileTooLargeError, NotOneFileError, build_tar_gz, build_tar_gz_bytes
 from argent.server.uploads import (
     Upload,
     UploadStore,
     extract_upload,
+    read_member_upload,
     upload_not_found,
     upload_not_found_message,
 )
@@ -38,6 +39,10 @@ ClientFactory = Callable[[TestServer], Awaitable[TestClient[web.Request, web.App
 
 def ours(directory: Path) -> list[str]:
     return sorted(name for name in os.listdir(directory) if name.startswith(OURS))
+
+
+def upload_name(harness: Harness, upload_id: str) -> str:
+    return f"argent-upload-{harness.store.files.server_id}-{upload_id}.tar.gz"
 
 
 @pytest.fixture
@@ -188,7 +193,9 @@ async def test_an_upload_is_stored_under_an_id_with_the_sha256_of_its_body(
     assert response.status == 200
     upload_id = (await response.json())["uploadId"]
 
-    assert ours(tmp_dir) == [f"argent-upload-{upload_id}.tar.gz"]
+    # The file carries the id of the server that stores it (see argent.server.tmp_files).
+    assert re.fullmatch(r"[0-9a-f]{12}", harness.store.files.server_id)
+    assert ours(tmp_dir) == [upload_name(harness, upload_id)]
     assert harness.store.pending_bytes == len(body)
     upload = harness.store.take(upload_id)
     assert upload is not None
@@ -292,7 +299,7 @@ async def test_pending_bytes_of_an_arriving_chunked_upload_count_toward_the_cap(
     response = await harness.client.post("/upload", data=chunks())
     assert response.status == 507
     assert "pending uploads" in (await response.json())["error"].lower()
-    assert ours(tmp_dir) == [f"argent-upload-{first}.tar.gz"]
+    assert ours(tmp_dir) == [upload_name(harness, first)]
     assert harness.store.pending_bytes == 60
 
 
@@ -319,7 +326,7 @@ async def test_the_sweep_deletes_expired_uploads_and_keeps_the_others(
     clock.now += 5
 
     assert await harness.store.sweep() == 1
-    assert ours(tmp_dir) == [f"argent-upload-{young}.tar.gz"]
+    assert ours(tmp_dir) == [upload_name(harness, young)]
     assert harness.store.take(old) is None
     assert harness.store.pending_bytes == len(b"young!")
 
@@ -478,3 +485,45 @@ async def test_a_gzip_bomb_upload_is_refused_with_the_expansion_limit(
     with pytest.raises(FileInputError, match="expands beyond the 1048576-byte limit"):
         await extract_upload(upload, upload.sha256, "/client/X", str(tmp_dir), max_total_bytes=1024 * 1024)
     assert ours(tmp_dir) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# read_member_upload: a member's one file, in memory
+
+
+async def test_a_member_upload_is_read_into_memory_and_nothing_is_written(
+    make_harness: Callable[..., Awaitable[Harness]], closing: list[Harness], tmp_dir: Path
+) -> None:
+    harness = await harness_of(make_harness, closing)
+    upload = await take_uploaded(harness, build_tar_gz_bytes("a.yaml", b"steps: []\n"))
+    before = set(os.listdir(tmp_dir)) - {os.path.basename(upload.tar_path)}
+    assert await read_member_upload(upload, upload.sha256, "/client/a.yaml") == b"steps: []\n"
+    assert not os.path.exists(upload.tar_path)
+    assert set(os.listdir(tmp_dir)) == before
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (tgz(("a.yaml", b"a"), ("b.yaml", b"b")), NotOneFileError),
+        (tgz(("a.yaml", bytes(2048))), FileTooLargeError),
+        (b"not gzip", FileInputError),
+    ],
+    ids=["two-files", "too-large", "not-gzip"],
+)
+async def test_a_member_upload_that_fails_a_check_is_deleted(
+    make_harness: Callable[..., Awaitable[Harness]],
+    closing: list[Harness],
+    tmp_dir: Path,
+    body: bytes,
+    error: type[Exception],
+) -> None:
+    harness = await harness_of(make_harness, closing)
+    upload = await take_uploaded(harness, body)
+    with pytest.raises(error):
+        await read_member_upload(upload, upload.sha256, "/client/a.yaml", max_file_bytes=1024)
+    assert not os.path.exists(upload.tar_path)
+    wrong = await take_uploaded(harness, build_tar_gz_bytes("a.yaml", b"x"))
+    with pytest.raises(FileInputError, match="hash mismatch"):
+        await read_member_upload(wrong, "0" * 64, "/client/a.yaml")
+    assert not os.path.exists(wrong.tar_path)

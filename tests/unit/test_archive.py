@@ -18,8 +18,11 @@ import pytest
 import argent.link.archive as archive_module
 from argent.link.archive import (
     ArchiveError,
+    FileTooLargeError,
+    NotOneFileError,
     build_tar_gz,
     build_tar_gz_bytes,
+    read_single_file_tar_gz,
     safe_extract_tar_gz,
 )
 
@@ -497,3 +500,256 @@ def test_every_member_is_checked_before_anything_is_written(
         tmp_path / "t.tgz", entry("X/a", b"A"), *[entry(f"X/f{i}", b"f") for i in range(3)], hostile
     )
     refused(tar, dest)
+
+
+# ---------------------------------------------------------------------------------------------
+# Header bombs: what tarfile would read into memory (or recurse on) is refused at its header
+
+
+def pax_header(records: bytes, type: bytes = tarfile.XHDTYPE) -> bytes:
+    info = tarfile.TarInfo("././@PaxHeader")
+    info.type = type
+    info.size = len(records)
+    return info.tobuf(tarfile.USTAR_FORMAT) + records + bytes(-len(records) % 512)
+
+
+def pax_record(key: str, value: str) -> bytes:
+    body = f" {key}={value}\n"
+    length = len(body) + 1
+    while len(str(length)) + len(body) != length:
+        length += 1
+    return f"{length}{body}".encode()
+
+
+def test_a_chain_of_extended_headers_is_refused_not_a_crash(tmp_path: Path, dest: Path) -> None:
+    # 3,000 pax headers in front of one file: tarfile recurses once per header (RecursionError).
+    chain = pax_header(pax_record("comment", "x")) * 3000
+    body = chain + tar_bytes(entry("X", b"x"))
+    path = tmp_path / "chain.tgz"
+    path.write_bytes(gzip.compress(body))
+    assert refused(str(path), dest) == (
+        "Archive has more than 8 extended headers in a row — refusing extraction."
+    )
+
+
+def test_many_global_headers_are_refused(tmp_path: Path, dest: Path) -> None:
+    # Global pax headers pile up: every later member copies all of them.
+    body = b"".join(
+        pax_header(pax_record(f"k{i}", "v"), tarfile.XGLTYPE)
+        + entry(f"X/{i}", b"")[0].tobuf(tarfile.USTAR_FORMAT)
+        for i in range(20)
+    )
+    path = tmp_path / "globals.tgz"
+    path.write_bytes(gzip.compress(body + bytes(1024)))
+    assert refused(str(path), dest) == "Archive has more than 8 global headers — refusing extraction."
+
+
+@pytest.mark.parametrize("kind", [tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.GNUTYPE_LONGNAME])
+def test_an_extended_header_bomb_is_refused_before_its_payload_is_read(
+    tmp_path: Path, dest: Path, kind: bytes
+) -> None:
+    header = tarfile.TarInfo("././@LongLink" if kind == tarfile.GNUTYPE_LONGNAME else "././@PaxHeader")
+    header.type = kind
+    header.size = GIB
+    # Only the first MiB of the 1 GiB payload is sent: refusing at the header never reads that far.
+    bomb = write_gzip_with_zeros(tmp_path / "bomb.tgz", header.tobuf(tarfile.GNU_FORMAT), 1)
+    started = time.monotonic()
+    message = refused(bomb, dest, max_total_bytes=8 * GIB)
+    assert message == (
+        f"Archive has an extended header of {GIB} bytes — over the {MIB}-byte limit; refusing extraction."
+    )
+    assert time.monotonic() - started < 1
+
+
+def test_gnu_sparse_members_are_refused_at_their_header(tmp_path: Path, dest: Path) -> None:
+    sparse = entry("X", b"")[0]
+    sparse.type = tarfile.GNUTYPE_SPARSE
+    block = bytearray(sparse.tobuf(tarfile.GNU_FORMAT))
+    block[482] = 1  # "isextended": tarfile would read extension blocks while this flag stays set
+    block[148:156] = b" " * 8
+    block[148:156] = b"%06o\0 " % sum(block)
+    extension = bytes(504) + b"\x01" + bytes(7)
+    path = tmp_path / "sparse.tgz"
+    path.write_bytes(gzip.compress(bytes(block) + extension * 10_000))
+    assert refused(str(path), dest) == (
+        'Archive contains an unsupported member type "S" (hardlink/device/…) — refusing extraction.'
+    )
+
+
+def test_pax_sparse_members_are_refused(tmp_path: Path, dest: Path) -> None:
+    records = pax_record("GNU.sparse.major", "1") + pax_record("GNU.sparse.minor", "0")
+    records += pax_record("GNU.sparse.name", "X") + pax_record("GNU.sparse.realsize", "10")
+    # A sparse map that claims a billion blocks: tarfile would read numbers until the stream ends.
+    body = pax_header(records) + entry("GNUSparseFile.0/X", bytes(512))[0].tobuf(tarfile.USTAR_FORMAT)
+    body += b"1000000000\n" + b"1\n" * 200_000
+    path = tmp_path / "psparse.tgz"
+    path.write_bytes(gzip.compress(body))
+    assert refused(str(path), dest) == (
+        'Archive contains an unsupported member type "S" (hardlink/device/…) — refusing extraction.'
+    )
+
+
+def test_the_expansion_limit_is_exact(tmp_path: Path, dest: Path) -> None:
+    body = tar_bytes(entry("X", b"x"))
+    over = tmp_path / "over.tgz"
+    over.write_bytes(gzip.compress(body + bytes(1)))
+    assert refused(str(over), dest, max_total_bytes=len(body)) == (
+        f"Archive expands beyond the {len(body)}-byte limit — refusing extraction."
+    )
+    exact = tmp_path / "exact.tgz"
+    exact.write_bytes(gzip.compress(body))
+    assert Path(extract(str(exact), dest, max_total_bytes=len(body))).read_bytes() == b"x"
+
+
+# ---------------------------------------------------------------------------------------------
+# One member's file, read straight from the gzip stream into memory
+
+
+MEMBER_LIMIT = 64 * 1024
+OVERHEAD = 16 * 1024
+
+
+def read_one(path: Path | str) -> bytes:
+    return read_single_file_tar_gz(str(path), max_file_bytes=MEMBER_LIMIT, max_overhead_bytes=OVERHEAD)
+
+
+def member_refused(path: Path | str) -> ArchiveError:
+    started = time.monotonic()
+    with pytest.raises(ArchiveError) as caught:
+        read_one(path)
+    assert time.monotonic() - started < 1, "a refused member archive is refused fast"
+    return caught.value
+
+
+def test_a_member_archive_gives_its_one_file_in_memory_and_writes_nothing(tmp_path: Path) -> None:
+    data = b"steps:\n  - echo: hi\n"
+    path = tmp_path / "m.tgz"
+    path.write_bytes(build_tar_gz_bytes("a.yaml", data))
+    assert read_one(path) == data
+    assert os.listdir(tmp_path) == ["m.tgz"]
+
+
+def test_a_member_file_with_a_long_name_travels_in_a_pax_header(tmp_path: Path) -> None:
+    path = tmp_path / "m.tgz"
+    path.write_bytes(build_tar_gz_bytes("n" * 200 + ".yaml", b"steps: []\n"))
+    assert read_one(path) == b"steps: []\n"
+
+
+def test_a_member_file_of_exactly_the_limit_is_read_and_one_byte_more_is_refused(tmp_path: Path) -> None:
+    exact = tmp_path / "exact.tgz"
+    exact.write_bytes(build_tar_gz_bytes("a.png", bytes(MEMBER_LIMIT)))
+    assert read_one(exact) == bytes(MEMBER_LIMIT)
+    over = tmp_path / "over.tgz"
+    over.write_bytes(build_tar_gz_bytes("a.png", bytes(MEMBER_LIMIT + 1)))
+    error = member_refused(over)
+    assert isinstance(error, FileTooLargeError)
+    assert (error.size, error.limit) == (MEMBER_LIMIT + 1, MEMBER_LIMIT)
+
+
+def test_a_gzip_bomb_member_is_refused_at_its_header(tmp_path: Path) -> None:
+    header = entry("a.yaml")[0]
+    header.size = GIB
+    # 1 GiB of zeros compressed, then cut short: reading any of the data would fail differently.
+    bomb = tmp_path / "bomb.tgz"
+    write_gzip_with_zeros(bomb, header.tobuf(tarfile.GNU_FORMAT), 1024)
+    bomb.write_bytes(bomb.read_bytes()[: os.path.getsize(bomb) // 2])
+    error = member_refused(bomb)
+    assert isinstance(error, FileTooLargeError)
+    assert error.size == GIB
+    assert os.listdir(tmp_path) == ["bomb.tgz"]
+
+
+def test_a_gzip_bomb_after_the_file_stops_at_the_first_byte_past_the_limit(tmp_path: Path) -> None:
+    small = tar_bytes(entry("a.yaml", b"steps: []\n"))
+    limit = MEMBER_LIMIT + OVERHEAD
+    fits = tmp_path / "fits.tgz"
+    fits.write_bytes(gzip.compress(small + bytes(limit - len(small))))
+    assert read_one(fits) == b"steps: []\n"
+    one_more = tmp_path / "one-more.tgz"
+    one_more.write_bytes(gzip.compress(small + bytes(limit - len(small) + 1)))
+    assert member_refused(one_more).message == (
+        f"Archive expands beyond the {limit}-byte limit — refusing extraction."
+    )
+    bomb = write_gzip_with_zeros(tmp_path / "bomb.tgz", small, 1024)
+    assert (
+        member_refused(bomb).message
+        == f"Archive expands beyond the {limit}-byte limit — refusing extraction."
+    )
+
+
+def test_a_many_entry_member_archive_is_refused_at_its_second_header(tmp_path: Path) -> None:
+    headers = b"".join(entry(f"f{i}")[0].tobuf(tarfile.USTAR_FORMAT) for i in range(2000))
+    # Garbage after the second header: reading on would fail with "Could not read archive".
+    body = headers[:1024] + b"garbage".ljust(512, b"!") + headers[1024:]
+    path = tmp_path / "many.tgz"
+    path.write_bytes(gzip.compress(body)[:-8])
+    error = member_refused(path)
+    assert isinstance(error, NotOneFileError)
+    assert error.found == "more than one entry"
+
+
+@pytest.mark.parametrize(
+    ("entries", "found"),
+    [
+        ([entry("a.yaml", b"a"), entry("b.yaml", b"b")], "more than one entry"),
+        ([entry("a.yaml", b"a"), entry("._a.yaml", b"")], "more than one entry"),
+        ([entry("d", type=tarfile.DIRTYPE)], 'a directory "d"'),
+        ([entry("d", type=tarfile.DIRTYPE), entry("d/a.yaml", b"a")], 'a directory "d"'),
+        ([entry("d/a.yaml", b"a")], 'a file below the top level "d/a.yaml"'),
+        ([entry("l", type=tarfile.SYMTYPE, linkname="a.yaml")], 'a symlink "l"'),
+        ([entry("h", type=tarfile.LNKTYPE, linkname="a.yaml")], 'a hardlink "h"'),
+        ([entry("p", type=tarfile.FIFOTYPE)], 'a fifo "p"'),
+        ([entry("c", type=tarfile.CHRTYPE)], 'a device "c"'),
+    ],
+    ids=[
+        "two-files",
+        "appledouble",
+        "directory-only",
+        "directory-and-file",
+        "nested",
+        "symlink",
+        "hardlink",
+        "fifo",
+        "device",
+    ],
+)
+def test_a_member_archive_must_hold_one_regular_file(
+    tmp_path: Path, entries: list[tuple[tarfile.TarInfo, bytes]], found: str
+) -> None:
+    path = Path(write_tgz(tmp_path / "m.tgz", *entries))
+    error = member_refused(path)
+    assert isinstance(error, NotOneFileError)
+    assert error.found == found
+    assert error.message == f"Archive holds {found} — a member is one regular file."
+    assert os.listdir(tmp_path) == ["m.tgz"]
+
+
+@pytest.mark.parametrize("name", ["../a.yaml", "/etc/a.yaml", "C:\\a.yaml", "."])
+def test_an_unsafe_member_name_is_refused(tmp_path: Path, name: str) -> None:
+    path = Path(write_tgz(tmp_path / "m.tgz", entry(name, b"a")))
+    assert member_refused(path).message == f'Archive contains an unsafe path "{name}" — refusing extraction.'
+
+
+def test_a_damaged_member_archive_cannot_be_read(tmp_path: Path) -> None:
+    whole = build_tar_gz_bytes("a.yaml", os.urandom(20_000))
+    cut = tmp_path / "cut.tgz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    assert member_refused(cut).message.startswith("Could not read archive: ")
+    plain = tmp_path / "plain.tgz"
+    plain.write_bytes(b"not gzip")
+    assert member_refused(plain).message.startswith("Could not read archive: Not a gzipped file")
+    garbage = tmp_path / "garbage.tgz"
+    first = tar_bytes(entry("a.yaml", b"x"))
+    garbage.write_bytes(gzip.compress(first[:1024] + b"junk".ljust(512, b"!") + bytes(1024)))
+    assert member_refused(garbage).message == (
+        "Could not read archive: invalid or truncated tar header at offset 1024"
+    )
+
+
+@pytest.mark.parametrize("payload", [b"", bytes(10240)], ids=["no-bytes", "end-blocks-only"])
+def test_an_empty_member_archive_is_empty(tmp_path: Path, payload: bytes) -> None:
+    path = tmp_path / "e.tgz"
+    path.write_bytes(gzip.compress(payload))
+    error = member_refused(path)
+    assert isinstance(error, NotOneFileError)
+    assert error.message == "Archive holds no entry — a member is one regular file."
