@@ -6,7 +6,13 @@ import tempfile
 
 from attrs import field, frozen
 
-from argent.limits import MIB
+from argent.limits import (
+    BODY_IDLE_TIMEOUT_SECONDS,
+    HEADER_READ_TIMEOUT_SECONDS,
+    KEEPALIVE_TIMEOUT_SECONDS,
+    MAX_OPEN_CONNECTIONS,
+    MIB,
+)
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "::0", ""})
@@ -27,6 +33,11 @@ class ServerConfig:
     max_pending_upload_bytes: int = 8 * GIB
     upload_expiry_seconds: float = 15 * 60
     sweep_interval_seconds: float = 60
+    #: Connection limits (argent.limits has the reasons); tests shorten them.
+    header_timeout_seconds: float = HEADER_READ_TIMEOUT_SECONDS
+    body_idle_timeout_seconds: float = BODY_IDLE_TIMEOUT_SECONDS
+    keepalive_timeout_seconds: float = KEEPALIVE_TIMEOUT_SECONDS
+    max_connections: int = MAX_OPEN_CONNECTIONS
 
     @property
     def allowed_hosts(self) -> frozenset[str] | None:

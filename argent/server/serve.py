@@ -11,6 +11,7 @@ from aiohttp import web
 
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
+from argent.server.connections import GuardedAppRunner
 from argent.server.keys import ACTIVITY
 from argent.tools.registry import ToolRegistry
 
@@ -46,8 +47,8 @@ class RunningServer:
 
 async def start_server(config: ServerConfig, registry: ToolRegistry | None = None) -> RunningServer:
     app = create_app(config, registry)
-    runner = web.AppRunner(
-        app, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None
+    runner = GuardedAppRunner(
+        app, config, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None
     )
     await runner.setup()
     site = web.TCPSite(runner, config.host or None, config.port)

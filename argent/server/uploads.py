@@ -32,6 +32,7 @@ from attrs import frozen
 
 from argent.errors import ArgentError, FileInputError, UploadStorageFullError, UploadTooLargeError
 from argent.limits import (
+    BODY_IDLE_TIMEOUT_SECONDS,
     MAX_ARCHIVE_EXPANDED_BYTES,
     MAX_ARCHIVE_MEMBERS,
     MAX_PENDING_UPLOAD_BYTES,
@@ -40,6 +41,7 @@ from argent.limits import (
     UPLOAD_SWEEP_INTERVAL_SECONDS,
 )
 from argent.link.archive import ArchiveError, safe_extract_tar_gz
+from argent.server.body import body_chunks
 
 log = logging.getLogger(__name__)
 
@@ -116,12 +118,14 @@ class UploadStore:
         max_upload_bytes: int = MAX_UPLOAD_BYTES,
         max_pending_bytes: int = MAX_PENDING_UPLOAD_BYTES,
         expiry_seconds: float = UPLOAD_EXPIRY_SECONDS,
+        body_idle_seconds: float = BODY_IDLE_TIMEOUT_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.tmp_dir = tmp_dir
         self.max_upload_bytes = max_upload_bytes
         self.max_pending_bytes = max_pending_bytes
         self.expiry_seconds = expiry_seconds
+        self.body_idle_seconds = body_idle_seconds
         self._clock = clock
         self._uploads: dict[str, Upload] = {}
         self._in_flight: set[str] = set()
@@ -178,7 +182,7 @@ class UploadStore:
         writing: asyncio.Future[Any] | None = None
         batch = bytearray()
         try:
-            async for chunk in stream.iter_any():
+            async for chunk in body_chunks(stream, self.body_idle_seconds):
                 if self._closed:
                     raise self._closed_error()
                 size += len(chunk)
