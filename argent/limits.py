@@ -79,6 +79,9 @@ BODY_IDLE_TIMEOUT_SECONDS = 15.0
 KEEPALIVE_TIMEOUT_SECONDS = 20.0
 #: Open connections one tool-server holds; a connection over it is answered 503 and closed at once.
 MAX_OPEN_CONNECTIONS = 4096
+#: Connections the kernel queues before the server accepts them (a burst of clients is not dropped);
+#: the kernel caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 1024
 #: File descriptors kept free beside the connections (uploads, temp files, Chromium pipes).
 FD_RESERVE = 512
 #: Request line, one header field, and headers of one request (aiohttp's defaults, named here).

@@ -55,11 +55,14 @@ async def body_chunks(stream: StreamReader, idle_seconds: float) -> AsyncIterato
         yield chunk
 
 
-async def read_body(stream: StreamReader, *, max_bytes: int, idle_seconds: float) -> bytes:
+async def read_body(request: web.BaseRequest, *, max_bytes: int, idle_seconds: float) -> bytes:
     """The whole body, at most ``max_bytes`` (else aiohttp's 413), each chunk within ``idle_seconds``."""
+    if request.content.at_eof():
+        # Read already (by a middleware, say): aiohttp keeps those bytes for request.read().
+        return await request.read()
     chunks: list[bytes] = []
     size = 0
-    async for chunk in body_chunks(stream, idle_seconds):
+    async for chunk in body_chunks(request.content, idle_seconds):
         size += len(chunk)
         if size > max_bytes:
             raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=size)

@@ -103,7 +103,7 @@ class GuardedRequestHandler(RequestHandler):
         manager = self._manager
         assert isinstance(manager, GuardedServer)
         if manager.open_connections >= manager.max_connections:
-            # Refused before aiohttp sees it: no task, no parser state, one write and a close.
+            # Refused before aiohttp takes it on: no task, not counted, one write and a close.
             self._refused = True
             manager.note_refusal()
             assert isinstance(transport, asyncio.WriteTransport)

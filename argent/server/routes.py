@@ -51,7 +51,7 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
     limit = config.max_body_bytes
     if request.content_length is not None and request.content_length > limit:
         raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)
-    raw = await read_body(request.content, max_bytes=limit, idle_seconds=config.body_idle_timeout_seconds)
+    raw = await read_body(request, max_bytes=limit, idle_seconds=config.body_idle_timeout_seconds)
     if not raw.strip():
         return {}
     try:

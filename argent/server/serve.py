@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from argent.limits import LISTEN_BACKLOG
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
 from argent.server.connections import GuardedAppRunner
@@ -51,7 +52,7 @@ async def start_server(config: ServerConfig, registry: ToolRegistry | None = Non
         app, config, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None
     )
     await runner.setup()
-    site = web.TCPSite(runner, config.host or None, config.port)
+    site = web.TCPSite(runner, config.host or None, config.port, backlog=LISTEN_BACKLOG)
     try:
         await site.start()
     except OSError:
