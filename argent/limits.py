@@ -88,3 +88,23 @@ IDLE_POLL_MS = 200
 #: Scroll increments of `scroll-to` before it gives up, and the smallest increment (fraction of the screen).
 SCROLL_TO_MAX_ATTEMPTS = 25
 SCROLL_TO_MIN_STEP = 0.05
+
+#: HTTP connections. A request's headers must arrive within this many seconds of the connection opening
+#: (or of the first byte of a later request on a kept-alive connection); else 408 and close.
+HEADER_READ_TIMEOUT_SECONDS = 10.0
+#: Longest pause between two chunks of a request body before the server answers 408 and closes.
+BODY_IDLE_TIMEOUT_SECONDS = 15.0
+#: How long an idle kept-alive connection stays open: above the 15 s an aiohttp client keeps an idle
+#: connection, so the client is the one that closes it and never reuses a connection being closed.
+KEEPALIVE_TIMEOUT_SECONDS = 20.0
+#: Open connections one tool-server holds; a connection over it is answered 503 and closed at once.
+MAX_OPEN_CONNECTIONS = 4096
+#: Connections the kernel queues before the server accepts them (a burst of clients is not dropped);
+#: the kernel caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 1024
+#: File descriptors kept free beside the connections (uploads, temp files, Chromium pipes).
+FD_RESERVE = 512
+#: Request line, one header field, and headers of one request (aiohttp's defaults, named here).
+MAX_REQUEST_LINE_BYTES = 8190
+MAX_HEADER_FIELD_BYTES = 8190
+MAX_REQUEST_HEADERS = 128

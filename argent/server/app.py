@@ -79,6 +79,7 @@ async def _uploads_ctx(app: web.Application) -> AsyncIterator[None]:
         max_pending_bytes=config.max_pending_upload_bytes,
         expiry_seconds=config.upload_expiry_seconds,
         files=app[SERVER_FILES],
+        body_idle_seconds=config.body_idle_timeout_seconds,
     )
     app[UPLOADS] = store
     sweeper = asyncio.create_task(_sweep(store, config.sweep_interval_seconds))

@@ -7,7 +7,11 @@ import tempfile
 from attrs import field, frozen
 
 from argent.limits import (
+    BODY_IDLE_TIMEOUT_SECONDS,
+    HEADER_READ_TIMEOUT_SECONDS,
+    KEEPALIVE_TIMEOUT_SECONDS,
     MAX_BODY_BYTES,
+    MAX_OPEN_CONNECTIONS,
     MAX_PENDING_UPLOAD_BYTES,
     MAX_UPLOAD_BYTES,
     UPLOAD_EXPIRY_SECONDS,
@@ -32,6 +36,11 @@ class ServerConfig:
     max_pending_upload_bytes: int = MAX_PENDING_UPLOAD_BYTES
     upload_expiry_seconds: float = UPLOAD_EXPIRY_SECONDS
     sweep_interval_seconds: float = UPLOAD_SWEEP_INTERVAL_SECONDS
+    #: Connection limits (argent.limits has the reasons); tests shorten them.
+    header_timeout_seconds: float = HEADER_READ_TIMEOUT_SECONDS
+    body_idle_timeout_seconds: float = BODY_IDLE_TIMEOUT_SECONDS
+    keepalive_timeout_seconds: float = KEEPALIVE_TIMEOUT_SECONDS
+    max_connections: int = MAX_OPEN_CONNECTIONS
 
     @property
     def allowed_hosts(self) -> frozenset[str] | None:

@@ -10,7 +10,9 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from argent.errors import ArgentError
+from argent.server.body import BodyReadInterrupted
 from argent.server.config import LOOPBACK_HOSTS, ServerConfig
+from argent.server.connections import GuardedRequestHandler
 from argent.server.keys import CONFIG
 
 log = logging.getLogger("argent.server")
@@ -36,6 +38,13 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return await handler(request)
     except ArgentError as exc:
         return web.json_response(exc.to_wire(), status=exc.status)
+    except BodyReadInterrupted as exc:
+        # A stalled body, or shutdown: answer and close now rather than wait for the rest of the body.
+        if isinstance(request.protocol, GuardedRequestHandler):
+            request.protocol.close_after_response()
+        response = json_error(exc.status, exc.message)
+        response.force_close()
+        return response
     except web.HTTPRequestEntityTooLarge:
         return json_error(
             413,
@@ -76,9 +85,10 @@ def host_guard(config: ServerConfig) -> Middleware:
             return json_error(400, "Missing Host header")
         hostname = raw[1 : raw.index("]")] if raw.startswith("[") and "]" in raw else raw.split(":", 1)[0]
         if hostname.lower() not in allowed:
+            shown = raw.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             return json_error(
                 403,
-                f'Refusing request with Host "{raw}". The tool-server accepts loopback hostnames '
+                f'Refusing request with Host "{shown}". The tool-server accepts loopback hostnames '
                 f"(127.0.0.1, localhost, ::1){bind_note} to defend against DNS-rebinding. If you are reaching "
                 "this from your own client, use one of those instead of a public hostname.",
             )
@@ -96,7 +106,12 @@ def bearer_auth(token: str | None) -> Middleware:
         if expected is None or request.path in PUBLIC_PATHS:
             return await handler(request)
         header = request.headers.get("Authorization", "")
-        given = header[len("Bearer ") :].strip().encode() if header.startswith("Bearer ") else b""
+        # aiohttp keeps undecodable header bytes as surrogates: compare the bytes the client sent.
+        given = (
+            header[len("Bearer ") :].strip().encode("utf-8", "surrogateescape")
+            if header.startswith("Bearer ")
+            else b""
+        )
         if not given or not hmac.compare_digest(given, expected):
             return json_error(401, UNAUTHORIZED)
         return await handler(request)

@@ -13,6 +13,7 @@ from argent import __version__
 from argent.errors import ArgentError, InvalidToolInputError
 from argent.limits import ABORTED_CALL_GRACE_SECONDS
 from argent.link.wire import to_wire
+from argent.server.body import read_body
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
 from argent.server.stream import NdjsonStream, wants_stream
@@ -47,10 +48,11 @@ async def upload(request: web.Request) -> web.Response:
 
 
 async def _json_body(request: web.Request) -> dict[str, Any]:
-    limit = request.app[CONFIG].max_body_bytes
+    config = request.app[CONFIG]
+    limit = config.max_body_bytes
     if request.content_length is not None and request.content_length > limit:
         raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)
-    raw = await request.read()
+    raw = await read_body(request, max_bytes=limit, idle_seconds=config.body_idle_timeout_seconds)
     if not raw.strip():
         return {}
     try:
@@ -59,6 +61,10 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
         detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
         raise _plain(
             400, f"Request body is not valid JSON ({detail}). Send a JSON object of tool arguments."
+        ) from None
+    except RecursionError:
+        raise _plain(
+            400, "Request body nests JSON arrays or objects too deeply to parse. Send a flatter JSON object."
         ) from None
     if not isinstance(body, dict):
         raise _plain(400, "Request body must be a JSON object of tool arguments.")

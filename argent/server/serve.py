@@ -9,8 +9,10 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from argent.limits import LISTEN_BACKLOG
 from argent.server.app import claim_tmp_dir, create_app
 from argent.server.config import ServerConfig
+from argent.server.connections import GuardedAppRunner
 from argent.server.keys import ACTIVITY
 from argent.tools.registry import ToolRegistry
 
@@ -47,11 +49,11 @@ class RunningServer:
 async def start_server(config: ServerConfig, registry: ToolRegistry | None = None) -> RunningServer:
     app = create_app(config, registry)
     claim_tmp_dir(app)
-    runner = web.AppRunner(
-        app, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None
+    runner = GuardedAppRunner(
+        app, config, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None
     )
     await runner.setup()
-    site = web.TCPSite(runner, config.host or None, config.port)
+    site = web.TCPSite(runner, config.host or None, config.port, backlog=LISTEN_BACKLOG)
     try:
         await site.start()
     except OSError:

@@ -33,6 +33,7 @@ from attrs import frozen
 
 from argent.errors import ArgentError, FileInputError, UploadStorageFullError, UploadTooLargeError
 from argent.limits import (
+    BODY_IDLE_TIMEOUT_SECONDS,
     MAX_ARCHIVE_EXPANDED_BYTES,
     MAX_ARCHIVE_MEMBERS,
     MAX_FILE_BYTES,
@@ -49,6 +50,7 @@ from argent.link.archive import (
     read_single_file_tar_gz,
     safe_extract_tar_gz,
 )
+from argent.server.body import body_chunks
 from argent.server.tmp_files import ServerFiles
 
 log = logging.getLogger(__name__)
@@ -124,6 +126,7 @@ class UploadStore:
         max_upload_bytes: int = MAX_UPLOAD_BYTES,
         max_pending_bytes: int = MAX_PENDING_UPLOAD_BYTES,
         expiry_seconds: float = UPLOAD_EXPIRY_SECONDS,
+        body_idle_seconds: float = BODY_IDLE_TIMEOUT_SECONDS,
         clock: Callable[[], float] = time.monotonic,
         files: ServerFiles | None = None,
     ) -> None:
@@ -133,6 +136,7 @@ class UploadStore:
         self.max_upload_bytes = max_upload_bytes
         self.max_pending_bytes = max_pending_bytes
         self.expiry_seconds = expiry_seconds
+        self.body_idle_seconds = body_idle_seconds
         self._clock = clock
         self._uploads: dict[str, Upload] = {}
         self._in_flight: set[str] = set()
@@ -189,7 +193,7 @@ class UploadStore:
         writing: asyncio.Future[Any] | None = None
         batch = bytearray()
         try:
-            async for chunk in stream.iter_any():
+            async for chunk in body_chunks(stream, self.body_idle_seconds):
                 if self._closed:
                     raise self._closed_error()
                 size += len(chunk)

@@ -1,0 +1,70 @@
+"""Reading request bodies so that a stalled client, or a server shutting down, cannot hold a handler.
+
+Every body read goes through ``body_chunks``: each chunk must arrive within the idle timeout.
+A read that ends early raises a ``BodyReadInterrupted``; the ``json_errors`` middleware answers
+it with JSON and closes the connection, since the rest of that body is not worth waiting for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from aiohttp import StreamReader, web
+
+BODY_STALLED = "The request body stalled: no bytes arrived for {seconds:g}s. Send the body without pauses."
+SERVER_STOPPING = "The tool-server is shutting down; the request body was not read. Retry once it is back."
+
+
+class BodyReadInterrupted(Exception):
+    """A request body that will not be read to its end; the connection closes after the answer."""
+
+    status = 400
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class BodyStalled(BodyReadInterrupted):
+    status = 408
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(BODY_STALLED.format(seconds=seconds))
+
+
+class ServerStopping(BodyReadInterrupted):
+    """Set on the body of a request still arriving when shutdown starts, so it cannot hold shutdown."""
+
+    status = 503
+
+    def __init__(self) -> None:
+        super().__init__(SERVER_STOPPING)
+
+
+async def body_chunks(stream: StreamReader, idle_seconds: float) -> AsyncIterator[bytes]:
+    """The body's chunks as they arrive; a pause over ``idle_seconds`` raises ``BodyStalled``."""
+    while True:
+        try:
+            async with asyncio.timeout(idle_seconds):
+                chunk = await stream.readany()
+        except TimeoutError:
+            raise BodyStalled(idle_seconds) from None
+        if not chunk:
+            return
+        yield chunk
+
+
+async def read_body(request: web.BaseRequest, *, max_bytes: int, idle_seconds: float) -> bytes:
+    """The whole body, at most ``max_bytes`` (else aiohttp's 413), each chunk within ``idle_seconds``."""
+    if request.content.at_eof():
+        # Read already (by a middleware, say): aiohttp keeps those bytes for request.read().
+        return await request.read()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in body_chunks(request.content, idle_seconds):
+        size += len(chunk)
+        if size > max_bytes:
+            raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=size)
+        chunks.append(chunk)
+    return b"".join(chunks)
