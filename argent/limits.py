@@ -54,6 +54,19 @@ MAX_YAML_NESTING = 400
 MAX_COERCED_TEXT_CHARS = 1 * MIB
 #: Nodes of all `tool:` steps' args of one file after alias expansion.
 MAX_ARGS_NODES_PER_FILE = 1_000_000
+#: Keys of one YAML mapping in a flow file (a step has a handful; tool args a tool's parameters).
+MAX_YAML_MAPPING_KEYS = 1_000
+#: Items of one YAML list in a flow file (a 5,000-step flow is already far beyond a real one).
+MAX_YAML_SEQUENCE_ITEMS = 10_000
+#: YAML values (nodes) of one flow file as written, before alias expansion; bounds the time and memory
+#: of reading one (about 0.1 ms and 1 KiB each in ruamel's round-trip composer).
+MAX_YAML_NODES = 100_000
+#: Digits of an integer in a flow file (Python's own int-conversion limit).
+MAX_INTEGER_DIGITS = 4_300
+#: Parsed flows kept by content hash, so a fragment reached many times is parsed once.
+PARSED_FLOW_CACHE_ENTRIES = 256
+#: Estimated bytes of the parsed flows kept (see ``argent.flows.load``).
+PARSED_FLOW_CACHE_BYTES = 64 * MIB
 
 #: Device directives: settle, auto-wait and polling (milliseconds).
 SETTLE_INTERVAL_MS = 250

@@ -74,10 +74,11 @@ def miscased_fragment_message(target: str, spelling: Spelling) -> str:
 
 
 async def read_flow(files: FlowFiles, ref: FlowRef) -> Flow:
-    """Read and parse one flow file (``FlowFileError`` or ``FlowParseError`` when it cannot)."""
-    from argent.flows.parse import parse_flow
+    """Read and parse one flow file (``FlowFileError`` or ``FlowParseError`` when it cannot); the
+    parse runs in a thread, through the cache of parsed flows."""
+    from argent.flows.load import parse_flow_async
 
-    return parse_flow(await files.read_text(ref))
+    return await parse_flow_async(await files.read_text(ref))
 
 
 async def exec_run_step(run: Run, step: RunStep, depth: int) -> None:
