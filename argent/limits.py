@@ -63,6 +63,9 @@ MAX_YAML_SEQUENCE_ITEMS = 10_000
 MAX_YAML_NODES = 100_000
 #: Digits of an integer in a flow file (Python's own int-conversion limit).
 MAX_INTEGER_DIGITS = 4_300
+#: Pixels of a PNG the runner decodes (a baseline or a capture); a 4K screen has 8.3M. A small PNG can
+#: claim a huge canvas, and decoding and diffing one costs ~20 bytes of memory per pixel.
+MAX_PNG_PIXELS = 20_000_000
 #: Parsed flows kept by content hash, so a fragment reached many times is parsed once.
 PARSED_FLOW_CACHE_ENTRIES = 256
 #: Estimated bytes of the parsed flows kept (see ``argent.flows.load``).
