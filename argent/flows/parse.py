@@ -11,7 +11,14 @@ keeps its line. The validator walks that graph once, building the step classes o
 * an alias bomb is counted as it expands (steps against ``MAX_STEPS_PER_FILE``, `tool:` args
   against ``MAX_ARGS_NODES``) and never materialized;
 * plain scalars are resolved with the YAML 1.2 *core* schema of the upstream library
-  (``yes``/``on`` are strings; ``1_000``, ``0b1`` and ``2001-01-01`` are strings too).
+  (``yes``/``on`` are strings; ``1_000``, ``0b1`` and ``2001-01-01`` are strings too), and an
+  integer beyond a double is ±Infinity, as JavaScript's ``Number`` reads it.
+
+The composer itself refuses, as it reads, what no flow has: a mapping, a list or a file far
+larger than any flow (``MAX_YAML_MAPPING_KEYS`` / ``MAX_YAML_SEQUENCE_ITEMS`` / ``MAX_YAML_NODES``:
+it costs about 0.1 ms per value, so the refusal must come before the rest of the file is read),
+a tag outside the YAML 1.2 core schema, and an integer of more than ``MAX_INTEGER_DIGITS`` digits.
+Callers on the event loop parse through ``argent.flows.load.parse_flow_async`` (a thread).
 
 Every failure is one ``FlowParseError``: file-level problems carry ``FLOW_FILE_INVALID``,
 problems of one step ``FLOW_ENTRY_UNRECOGNIZED`` and end in `` (step {n}, line {L})``.
