@@ -74,6 +74,23 @@ MAX_YAML_NESTING = 400
 MAX_COERCED_TEXT_CHARS = 1 * MIB
 #: Nodes of all `tool:` steps' args of one file after alias expansion.
 MAX_ARGS_NODES_PER_FILE = 1_000_000
+#: Keys of one YAML mapping in a flow file (a step has a handful; tool args a tool's parameters).
+MAX_YAML_MAPPING_KEYS = 1_000
+#: Items of one YAML list in a flow file (real flows have tens to hundreds of steps). Reading the items
+#: up to the limit is what a refused list costs: ~0.5 ms each under load, so 5,000 stay well within 5 s.
+MAX_YAML_SEQUENCE_ITEMS = 5_000
+#: YAML values (nodes) of one flow file as written, before alias expansion; bounds the time and memory
+#: of reading one (about 0.1 ms and 1 KiB each in ruamel's round-trip composer).
+MAX_YAML_NODES = 100_000
+#: Digits of an integer in a flow file (Python's own int-conversion limit).
+MAX_INTEGER_DIGITS = 4_300
+#: Pixels of a PNG the runner decodes (a baseline or a capture); a 4K screen has 8.3M. A small PNG can
+#: claim a huge canvas, and decoding and diffing one costs ~20 bytes of memory per pixel.
+MAX_PNG_PIXELS = 20_000_000
+#: Parsed flows kept by content hash, so a fragment reached many times is parsed once.
+PARSED_FLOW_CACHE_ENTRIES = 256
+#: Estimated bytes of the parsed flows kept (see ``argent.flows.load``).
+PARSED_FLOW_CACHE_BYTES = 64 * MIB
 
 #: Device directives: settle, auto-wait and polling (milliseconds).
 SETTLE_INTERVAL_MS = 250

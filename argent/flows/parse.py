@@ -11,7 +11,14 @@ keeps its line. The validator walks that graph once, building the step classes o
 * an alias bomb is counted as it expands (steps against ``MAX_STEPS_PER_FILE``, `tool:` args
   against ``MAX_ARGS_NODES``) and never materialized;
 * plain scalars are resolved with the YAML 1.2 *core* schema of the upstream library
-  (``yes``/``on`` are strings; ``1_000``, ``0b1`` and ``2001-01-01`` are strings too).
+  (``yes``/``on`` are strings; ``1_000``, ``0b1`` and ``2001-01-01`` are strings too), and an
+  integer beyond a double is ±Infinity, as JavaScript's ``Number`` reads it.
+
+The composer itself refuses, as it reads, what no flow has: a mapping, a list or a file far
+larger than any flow (``MAX_YAML_MAPPING_KEYS`` / ``MAX_YAML_SEQUENCE_ITEMS`` / ``MAX_YAML_NODES``:
+it costs about 0.1 ms per value, so the refusal must come before the rest of the file is read),
+a tag outside the YAML 1.2 core schema, and an integer of more than ``MAX_INTEGER_DIGITS`` digits.
+Callers on the event loop parse through ``argent.flows.load.parse_flow_async`` (a thread).
 
 Every failure is one ``FlowParseError``: file-level problems carry ``FLOW_FILE_INVALID``,
 problems of one step ``FLOW_ENTRY_UNRECOGNIZED`` and end in `` (step {n}, line {L})``.
@@ -26,7 +33,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TypeGuard
 
 from ruamel.yaml import YAML
+from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent, MappingStartEvent, ScalarEvent
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
@@ -225,15 +234,42 @@ _CORE_NAN_RE = re.compile(r"\.(?:nan|NaN|NAN)")
 _TAG_PREFIX = "tag:yaml.org,2002:"
 
 
+class _HugeInteger(Exception):
+    """An integer literal of more than ``MAX_INTEGER_DIGITS`` digits (``node`` once known)."""
+
+    def __init__(self, digits: int, node: Any = None) -> None:
+        super().__init__(digits)
+        self.digits = digits
+        self.node = node
+
+
+def _js_integer(value: int) -> float | int:
+    """An integer as a JavaScript number: exact while a double can hold its magnitude, else ±Infinity."""
+    if -(2**53) < value < 2**53:
+        return value
+    try:
+        float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+    return value
+
+
+def _core_int(digits: str, base: int) -> float | int:
+    count = len(digits.lstrip("+-"))
+    if count > limits.MAX_INTEGER_DIGITS:
+        raise _HugeInteger(count)
+    return _js_integer(int(digits, base))
+
+
 def _core_number(text: str) -> Any:
     if _CORE_INT_RE.fullmatch(text):
-        return int(text)
+        return _core_int(text, 10)
     if _CORE_FLOAT_RE.fullmatch(text):
         return float(text)
     if _CORE_HEX_RE.fullmatch(text):
-        return int(text[2:], 16)
+        return _core_int(text[2:], 16)
     if _CORE_OCT_RE.fullmatch(text):
-        return int(text[2:], 8)
+        return _core_int(text[2:], 8)
     if _CORE_INF_RE.fullmatch(text):
         return -math.inf if text.startswith("-") else math.inf
     if _CORE_NAN_RE.fullmatch(text):
@@ -243,6 +279,13 @@ def _core_number(text: str) -> Any:
 
 def _scalar_value(node: Any) -> Any:
     """The value of a scalar node: plain scalars resolve by the core schema, quoted ones are strings."""
+    try:
+        return _resolve_scalar(node)
+    except _HugeInteger as exc:
+        raise _HugeInteger(exc.digits, node) from None
+
+
+def _resolve_scalar(node: Any) -> Any:
     text: str = node.value
     ctag = node.ctag
     if getattr(ctag, "handle", None) is None:
@@ -272,7 +315,10 @@ def plain_scalar_keeps_text(text: str) -> bool:
     if not text:
         return False
     if text[0] in "0123456789+-.":
-        return _core_number(text) is text
+        try:
+            return _core_number(text) is text
+        except _HugeInteger:
+            return False
     return text not in _CORE_CONSTANTS
 
 
@@ -316,7 +362,7 @@ def _js_to_number_text(text: str) -> float | int:
     if radix:
         base = {"x": 16, "o": 8, "b": 2}[radix.group(1).lower()]
         try:
-            return int(radix.group(2), base)
+            return _js_integer(int(radix.group(2), base))
         except ValueError:
             return math.nan
     return math.nan
@@ -480,9 +526,84 @@ def _yaml_error(exc: YAMLError, text: str) -> FlowParseError:
     return _file_error(f"Invalid flow file: {message}")
 
 
+#: The YAML 1.2 core schema's tags, by the kind of node they may tag.
+_CORE_TAGS: dict[str, frozenset[str]] = {
+    "scalar": frozenset(_TAG_PREFIX + kind for kind in ("str", "int", "float", "bool", "null")),
+    "list": frozenset({_TAG_PREFIX + "seq"}),
+    "mapping": frozenset({_TAG_PREFIX + "map"}),
+}
+_UNSUPPORTED_TAG = (
+    "Invalid flow file: unsupported YAML tag `{tag}` on a {kind} at line {line}, column {column} — a flow takes "
+    "only the YAML 1.2 core tags: !!str, !!int, !!float, !!bool and !!null on a scalar, !!seq on a list, "
+    "!!map on a mapping; drop the tag"
+)
+_TOO_MANY_KEYS = (
+    "Invalid flow file: a mapping with more than {limit} keys at line {line}, column {column} — far more than "
+    "any flow needs; check that this is the flow file you meant"
+)
+_TOO_MANY_ITEMS = (
+    "Invalid flow file: a list with more than {limit} items at line {line}, column {column} — far more than "
+    "any flow needs; split a long flow into `run:` fragments"
+)
+_TOO_MANY_NODES = (
+    "Invalid flow file: more than {limit} YAML values in one file, the one past the limit at line {line}, "
+    "column {column} — far more than any flow needs; split a long flow into `run:` fragments"
+)
+
+
+def _at_mark(template: str, mark: Any, **fields: Any) -> FlowParseError:
+    line = mark.line + 1
+    return _file_error(template.format(line=line, column=mark.column + 1, **fields), line=line)
+
+
+def _written_tag(tag: Any) -> str:
+    """A tag as the file spells it: ``!foo``, ``!!binary``, ``!e!x`` or verbatim ``!<uri>``."""
+    if tag.handle is None:
+        return f"!<{tag.suffix}>"
+    return f"{tag.handle}{tag.suffix}"
+
+
+class _GuardedComposer(Composer):
+    """ruamel's composer, refusing while it reads what no flow has: a mapping, a list or a file far
+    larger than any flow (the composer costs about 0.1 ms per value, so a 2 MB file of 100k keys
+    would take a minute), and a tag outside the YAML 1.2 core schema (upstream would ignore it)."""
+
+    def __init__(self, loader: Any = None) -> None:
+        super().__init__(loader)
+        self.node_count = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.parser.peek_event()
+        self.node_count += 1
+        if self.node_count > limits.MAX_YAML_NODES:
+            raise _at_mark(_TOO_MANY_NODES, event.start_mark, limit=limits.MAX_YAML_NODES)
+        if isinstance(parent, MappingNode):
+            if index is None and len(parent.value) >= limits.MAX_YAML_MAPPING_KEYS:
+                raise _at_mark(_TOO_MANY_KEYS, parent.start_mark, limit=limits.MAX_YAML_MAPPING_KEYS)
+        elif isinstance(parent, SequenceNode) and index >= limits.MAX_YAML_SEQUENCE_ITEMS:
+            raise _at_mark(_TOO_MANY_ITEMS, parent.start_mark, limit=limits.MAX_YAML_SEQUENCE_ITEMS)
+        if not isinstance(event, AliasEvent) and event.ctag is not None:
+            self._check_tag(event)
+        return super().compose_node(parent, index)
+
+    @staticmethod
+    def _check_tag(event: Any) -> None:
+        tag = event.ctag
+        full = str(tag)
+        if full == "!":  # the non-specific tag: the node resolves as it would untagged
+            return
+        if isinstance(event, ScalarEvent):
+            kind = "scalar"
+        else:
+            kind = "mapping" if isinstance(event, MappingStartEvent) else "list"
+        if full not in _CORE_TAGS[kind]:
+            raise _at_mark(_UNSUPPORTED_TAG, event.start_mark, tag=_written_tag(tag), kind=kind)
+
+
 def _compose(text: str) -> Any:
     yaml = YAML(typ="rt")
     yaml.version = (1, 2)
+    yaml.Composer = _GuardedComposer
     try:
         return yaml.compose(text)
     except RecursionError:
@@ -1580,6 +1701,47 @@ def validate_flow(flow: Flow) -> None:
         raise FlowParseError(_E2E_PREREQUISITE_MESSAGE, error_code="FLOW_E2E_HAS_PREREQUISITE")
 
 
+def _steps_of(node: Any) -> Any:
+    """The list under a `steps` key of a mapping node as written, if any."""
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode) and key.value == "steps" and isinstance(value, SequenceNode):
+                return value
+    return None
+
+
+def _has_key(node: Any, name: str) -> bool:
+    return any(isinstance(key, ScalarNode) and key.value == name for key, _ in node.value)
+
+
+def _step_at(root: Any, mark: Any) -> str | None:
+    """The step (``2``, ``2.1``…) whose text holds ``mark``; None outside every step."""
+    steps = _steps_of(root)
+    path: str | None = None
+    while steps is not None:
+        for position, item in enumerate(steps.value, 1):
+            if item.start_mark.index <= mark.index < item.end_mark.index:
+                path = f"{path}.{position}" if path else str(position)
+                steps = _steps_of(item) if isinstance(item, MappingNode) and _has_key(item, "when") else None
+                break
+        else:
+            break
+    return path
+
+
+def _huge_integer_error(root: Any, exc: _HugeInteger) -> FlowParseError:
+    mark = exc.node.start_mark
+    line = mark.line + 1
+    step = _step_at(root, mark)
+    where = f" (step {step})" if step else ""
+    return FlowParseError(
+        f"Invalid flow file: an integer of {exc.digits} digits at line {line}, column {mark.column + 1}{where} — "
+        f"a flow's numbers have at most {limits.MAX_INTEGER_DIGITS} digits; quote the value to keep it as text",
+        line=line,
+        step=step,
+    )
+
+
 def parse_flow(text: str) -> Flow:
     """Parse and validate a flow file; every problem is one ``FlowParseError``."""
     if not isinstance(text, str):
@@ -1601,5 +1763,7 @@ def parse_flow(text: str) -> Flow:
         flow = validator.flow(root)
     except RecursionError:
         raise _file_error(_TOO_DEEP) from None
+    except _HugeInteger as exc:
+        raise _huge_integer_error(root, exc) from None
     validate_flow(flow)
     return flow

@@ -16,11 +16,11 @@ import base64
 import posixpath
 from typing import Any
 
+from argent.flows.load import decode_flow
 from argent.link.store import Member, MemberStore
 from argent.runner.files import LISTED, FlowFileError, FlowRef, Spelling, enoent_message
 
 NO_MEMBER = "the client sent no file for {path} with the call"
-NOT_UTF8 = "{path} is not UTF-8 text (byte {byte} is invalid) — a flow file is YAML text"
 
 
 def _ref(directory: str, target: str) -> FlowRef:
@@ -75,10 +75,7 @@ class MemberFlowFiles:
 
     async def read_text(self, ref: FlowRef) -> str:
         data = self.root_data if ref.key == self.root.key else self._member_bytes(ref)
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise FlowFileError(NOT_UTF8.format(path=ref.canonical, byte=exc.start)) from None
+        return decode_flow(data, ref.canonical)
 
     def local_path(self, ref: FlowRef, relative: str) -> str | None:
         return None

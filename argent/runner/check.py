@@ -144,10 +144,10 @@ class _Preflight:
         """Queue a reached flow member for checking (a missing or unparsable one is the step's to report)."""
         if level > MAX_RUN_DEPTH or ref.canonical in self.seen:
             return
-        from argent.flows.parse import parse_flow
+        from argent.flows.load import parse_flow_async
 
         try:
-            flow = parse_flow(await self.files.read_text(ref))
+            flow = await parse_flow_async(await self.files.read_text(ref))
         except Exception:
             return
         self.seen.add(ref.canonical)

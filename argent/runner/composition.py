@@ -74,16 +74,18 @@ def miscased_fragment_message(target: str, spelling: Spelling) -> str:
 
 
 async def read_flow(files: FlowFiles, ref: FlowRef, parsed: dict[str, Flow] | None = None) -> Flow:
-    """Read and parse one flow file (``FlowFileError`` or ``FlowParseError`` when it cannot).
+    """Read and parse one flow file (``FlowFileError`` or ``FlowParseError`` when it cannot); the
+    parse runs in a thread, through the cache of parsed flows.
 
-    ``parsed`` memoizes by text: a fragment a call reaches many times is parsed once (the file
-    is still read each time, so a file that changes during the call is seen as it is)."""
-    from argent.flows.parse import parse_flow
+    ``parsed`` memoizes by text within one call: a fragment a call reaches many times costs one
+    dict lookup per hop, not a thread hop and a hash (the file is still read each time, so a
+    file that changes during the call is seen as it is)."""
+    from argent.flows.load import parse_flow_async
 
     text = await files.read_text(ref)
     if parsed is not None and (flow := parsed.get(text)) is not None:
         return flow
-    flow = parse_flow(text)
+    flow = await parse_flow_async(text)
     if parsed is not None:
         parsed[text] = flow
     return flow

@@ -624,7 +624,11 @@ class DeviceDirectives:
                     shot_err = exc
             if rounds > 1:
                 tree_still = fp is not None and fp == prev_fp
-                motion = pixels.idle_state(prev_px, px) if px is not None and prev_px is not None else None
+                motion = (
+                    await asyncio.to_thread(pixels.idle_state, prev_px, px)
+                    if px is not None and prev_px is not None
+                    else None
+                )
                 if tree_still and motion != "moving":
                     still_intervals += 1
                     still_since = prev_at if still_since is None else still_since

@@ -244,10 +244,10 @@ async def _read_or_raise(files: FlowFiles, ref: FlowRef) -> str:
 
 
 async def load_root_flow(files: FlowFiles, ref: FlowRef) -> Flow:
-    """Read and parse a run's root flow; the read error or the parser's error as raised."""
-    from argent.flows.parse import parse_flow
+    """Read and parse a run's root flow (in a thread); the read error or the parser's error as raised."""
+    from argent.flows.load import parse_flow_async
 
-    return parse_flow(await _read_or_raise(files, ref))
+    return await parse_flow_async(await _read_or_raise(files, ref))
 
 
 # --------------------------------------------------------------------------------------------

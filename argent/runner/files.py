@@ -20,6 +20,7 @@ from typing import Literal, Protocol
 import aiofiles
 from attrs import frozen
 
+from argent.flows.load import decode_flow
 from argent.flows.names import FLOW_FILE_NAME_RE, baseline_key
 from argent.limits import MAX_FILE_BYTES
 
@@ -65,7 +66,8 @@ class FlowFiles(Protocol):
         """The saved flow ``<project_root>/.argent/flows/<name>.yaml`` of a nested flow-execute."""
 
     async def read_text(self, ref: FlowRef) -> str:
-        """The file's text; raises ``FlowFileError`` with an OS-style message."""
+        """The file's text; raises ``FlowFileError`` with an OS-style message, or ``FlowParseError``
+        (FLOW_FILE_INVALID) for bytes that are not UTF-8 text."""
 
     def local_path(self, ref: FlowRef, relative: str) -> str | None:
         """A path on this machine beside ``ref``'s real file, or None when files are not local."""
@@ -161,12 +163,7 @@ class DiskFlowFiles:
             raise FlowFileError(f"{code}: {exc.strerror or exc}, open '{path}'") from None
         if len(data) > MAX_FILE_BYTES:
             raise FlowFileError(f"{path} is larger than the 32 MiB cap on a flow file")
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise FlowFileError(
-                f"{path} is not UTF-8 text (byte {exc.start} is invalid) — a flow file is YAML text"
-            ) from None
+        return decode_flow(data, path)
 
     def local_path(self, ref: FlowRef, relative: str) -> str | None:
         return os.path.normpath(os.path.join(os.path.dirname(ref.canonical), relative))

@@ -21,6 +21,8 @@ import numpy.typing as npt
 from attrs import frozen
 from PIL import Image
 
+from argent import limits
+
 Pixels = npt.NDArray[np.uint8]
 
 #: Squared RGB distance above which a pixel counts as changed: 0.1² × 3 × 255².
@@ -82,8 +84,18 @@ def png_size(data: bytes) -> tuple[int, int]:
     return int(width), int(height)
 
 
+def _check_canvas(data: bytes) -> None:
+    """Refuse, from the header alone, a canvas larger than any screen (a few KB can claim gigapixels)."""
+    width, height = png_size(data)
+    if width * height > limits.MAX_PNG_PIXELS:
+        raise PngError(
+            f"the image is {width}x{height} pixels, more than the {limits.MAX_PNG_PIXELS} a screen capture may have"
+        )
+
+
 def decode_png(data: bytes) -> Pixels:
     """RGBA pixels, shape (H, W, 4)."""
+    _check_canvas(data)
     try:
         with Image.open(io.BytesIO(data)) as img:
             if img.format != "PNG":
@@ -415,6 +427,7 @@ def idle_state(prev: Pixels, cur: Pixels, top_rows: int = 0) -> IdleState:
 
 def idle_frame(png: bytes) -> Pixels:
     """A quarter-scale RGBA frame of a capture, for the idle wait."""
+    _check_canvas(png)
     with Image.open(io.BytesIO(png)) as img:
         rgba = img.convert("RGBA")
         w, h = rgba.size

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from attrs import frozen
 
+from argent import limits
 from argent.devices.base import Device, DeviceError, DeviceProvider, UiNode, UiTree
 from argent.devices.chromium.device import ChromiumDevice
 from argent.devices.chromium.keys import named_key, unknown_key_message
@@ -366,10 +367,16 @@ def compare_pngs(baseline: str, current: str) -> dict[str, Any]:
     def load(label: str, path: str) -> Any:
         try:
             with Image.open(path) as image:
+                width, height = image.size
+                if width * height > limits.MAX_PNG_PIXELS:  # the header alone: refused before decoding
+                    raise InvalidToolInputError(
+                        f'{label} "{path}" is {width}x{height} pixels, more than the {limits.MAX_PNG_PIXELS} a '
+                        "screen capture may have."
+                    )
                 return np.asarray(image.convert("RGB"), dtype=np.int32)
         except FileNotFoundError:
             raise InvalidToolInputError(f'{label} "{path}" does not exist.') from None
-        except (UnidentifiedImageError, OSError) as exc:
+        except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as exc:
             raise InvalidToolInputError(f'{label} "{path}" is not a readable PNG: {exc}') from None
 
     a = load("baselinePath", baseline)

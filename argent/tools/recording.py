@@ -35,6 +35,7 @@ from attrs import evolve, frozen
 
 from argent.devices.base import DeviceProvider
 from argent.errors import ArgentError, FlowError, InvalidToolInputError, ToolExecutionError
+from argent.flows.load import parse_flow_async
 from argent.flows.model import (
     ChromiumApp,
     EchoStep,
@@ -49,7 +50,6 @@ from argent.flows.model import (
     ToolStep,
 )
 from argent.flows.names import assert_safe_flow_name, is_safe_flow_name
-from argent.flows.parse import parse_flow
 from argent.flows.write import append_step, flow_to_yaml, summarize_step
 from argent.link.member_files import NO_MEMBER, MemberFlowFiles
 from argent.link.store import Member, MemberStore
@@ -389,7 +389,7 @@ class Recorder:
                 session.text = text
             else:
                 text = await asyncio.to_thread(_append_on_disk, session.flow_file, step)
-        return text, len(parse_flow(text).steps)
+        return text, len((await parse_flow_async(text)).steps)
 
     # -- flow-start-recording ----------------------------------------------------------------
 
@@ -424,7 +424,7 @@ class Recorder:
 
     async def _count_steps(self, session: RecordingSession) -> int | None:
         try:
-            return len(parse_flow(await self._text(session)).steps)
+            return len((await parse_flow_async(await self._text(session))).steps)
         except ArgentError:
             return None
 
@@ -653,7 +653,7 @@ class Recorder:
         async with self.sessions.lock(session.key):
             self._current(session, tool_ran=False)
             text = await self._text(session)
-            flow = parse_flow(text)  # a broken hand edit: its error, and the recording stays live
+            flow = await parse_flow_async(text)  # a broken hand edit: its error, and the recording stays live
             self.sessions.end(session)
         count = len(flow.steps)
         return {

@@ -15,6 +15,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from PIL import Image
 
+from argent import limits
 from argent.devices.chromium import find_chromium
 from argent.devices.chromium.launcher import processes_naming
 from argent.server.app import create_app
@@ -315,6 +316,20 @@ async def test_screenshot_diff_identical_different_and_resized(client: Client, t
     not_png.write_text("hello")
     body = await call(client, "screenshot-diff", args(white, not_png), status=400)
     assert "currentPath" in body["error"] and "not a readable PNG" in body["error"]
+
+
+async def test_screenshot_diff_refuses_an_image_larger_than_any_screen_before_decoding_it(
+    client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    white = tmp_path / "white.png"
+    white.write_bytes(png_bytes((40, 20), (255, 255, 255)))
+    monkeypatch.setattr(limits, "MAX_PNG_PIXELS", 40 * 20 - 1)
+    body = await call(
+        client, "screenshot-diff", {"baselinePath": str(white), "currentPath": str(white)}, status=400
+    )
+    assert body["error"] == (
+        f'baselinePath "{white}" is 40x20 pixels, more than the 799 a screen capture may have.'
+    )
 
 
 async def test_screenshot_diff_reads_uploaded_file_inputs(client: Client, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from argent import limits
 from argent.errors import FlowParseError
+from argent.flows.load import decode_flow
 from argent.flows.model import EchoStep, ToolStep, WhenStep, walk_steps
 from argent.flows.parse import parse_flow
 
@@ -330,3 +331,238 @@ def test_mutated_flows_only_ever_raise_flow_parse_errors() -> None:
 def test_seed_flow_itself_parses() -> None:
     flow = parse_flow(SEED_FLOW)
     assert len(flow.steps) == 8
+
+
+# --------------------------------------------------------------------------------------------
+# collections far beyond any real flow are refused while the YAML is read (issue 10, item 2)
+
+
+def test_a_mapping_of_100k_keys_is_refused_early() -> None:
+    text = "steps: []\n" + "".join(f"k{i:07d}: {i:08d}\n" for i in range(100_000))
+    assert len(text) > 1_900_000
+    err = timed_error(text)
+    assert err.error_code == "FLOW_FILE_INVALID"
+    assert err.message == (
+        f"Invalid flow file: a mapping with more than {limits.MAX_YAML_MAPPING_KEYS} keys at line 1, column 1 — "
+        "far more than any flow needs; check that this is the flow file you meant"
+    )
+    assert err.line == 1
+
+
+def test_a_flow_style_mapping_of_100k_keys_is_refused_early() -> None:
+    body = ", ".join(f"k{i}: {i}" for i in range(100_000))
+    err = timed_error(f"steps:\n  - tool: t\n    args: {{{body}}}\n")
+    assert err.message == (
+        f"Invalid flow file: a mapping with more than {limits.MAX_YAML_MAPPING_KEYS} keys at line 3, column 11 — "
+        "far more than any flow needs; check that this is the flow file you meant"
+    )
+    assert err.line == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column"),
+    [
+        ("steps: [" + "1, " * 300_000 + "1]\n", 1, 8),
+        ("steps:\n" + "  - 1\n" * 200_000, 2, 3),
+        ("steps:\n  - echo: [" + "a, " * 300_000 + "a]\n", 2, 11),
+    ],
+    ids=["flow-sequence", "block-sequence", "echo-list"],
+)
+def test_a_list_far_beyond_any_flow_is_refused_early(text: str, line: int, column: int) -> None:
+    err = timed_error(text)
+    assert err.error_code == "FLOW_FILE_INVALID"
+    assert err.message == (
+        f"Invalid flow file: a list with more than {limits.MAX_YAML_SEQUENCE_ITEMS} items at line {line}, column "
+        f"{column} — far more than any flow needs; split a long flow into `run:` fragments"
+    )
+    assert err.line == line
+
+
+def test_the_largest_collections_a_flow_may_have_still_parse() -> None:
+    keys = ", ".join(f"k{i}: {i}" for i in range(limits.MAX_YAML_MAPPING_KEYS))
+    items = ", ".join("1" for _ in range(limits.MAX_YAML_SEQUENCE_ITEMS))
+    flow = parse_flow(f"steps:\n  - tool: t\n    args: {{ map: {{{keys}}}, list: [{items}] }}\n")
+    step = flow.steps[0]
+    assert isinstance(step, ToolStep)
+    assert len(step.args["map"]) == limits.MAX_YAML_MAPPING_KEYS
+    assert len(step.args["list"]) == limits.MAX_YAML_SEQUENCE_ITEMS
+
+
+def test_a_file_of_too_many_values_is_refused_where_the_limit_is_crossed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(limits, "MAX_YAML_NODES", 1_000)
+    step = "  - tool: t\n    args: { a: 1, b: 2, c: 3, d: 4 }\n"  # 13 values: map, 2 + 1 + map + 8
+    err = timed_error("steps:\n" + step * 100)
+    assert err.error_code == "FLOW_FILE_INVALID"
+    # the root map, `steps` and its list are 3 values: 76 steps make 991, and the 1,001st is `c` of step 77
+    assert err.message == (
+        "Invalid flow file: more than 1000 YAML values in one file, the one past the limit at line 155, column 25 "
+        "— far more than any flow needs; split a long flow into `run:` fragments"
+    )
+    assert err.line == 155
+    assert len(parse_flow("steps:\n" + step * 76).steps) == 76
+
+
+# --------------------------------------------------------------------------------------------
+# integers Python cannot convert, unknown tags (issue 10, item 5)
+
+HUGE = "1" * 5000
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "step"),
+    [
+        (f"steps:\n  - echo: a\n  - wait: {HUGE}\n", 3, 11, "2"),
+        (
+            f"steps:\n  - echo: a\n  - when: {{ platform: ios }}\n    steps:\n      - echo: -{HUGE}\n",
+            5,
+            15,
+            "2.1",
+        ),
+        (f"steps:\n  - tool: t\n    args: {{ n: [1, {HUGE}] }}\n", 3, 20, "1"),
+        (f"steps:\n  - tool: t\n    args:\n      ? {HUGE}\n      : 1\n", 4, 9, "1"),
+        (f"steps:\n  - echo: !!int '{HUGE}'\n", 2, 11, "1"),
+        (f"steps:\n  - echo: 0o{'7' * 5000}\n", 2, 11, "1"),
+    ],
+    ids=["wait", "when-child", "tool-args", "key", "tagged", "octal"],
+)
+def test_an_integer_of_more_than_4300_digits_names_its_step(
+    text: str, line: int, column: int, step: str
+) -> None:
+    err = timed_error(text)
+    assert err.error_code == "FLOW_FILE_INVALID"
+    assert err.message == (
+        f"Invalid flow file: an integer of 5000 digits at line {line}, column {column} (step {step}) — a flow's "
+        f"numbers have at most {limits.MAX_INTEGER_DIGITS} digits; quote the value to keep it as text"
+    )
+    assert (err.line, err.step) == (line, step)
+
+
+def test_an_integer_of_more_than_4300_digits_outside_the_steps() -> None:
+    err = timed_error(f"executionPrerequisite: {HUGE}\nsteps: []\n")
+    assert err.message == (
+        f"Invalid flow file: an integer of 5000 digits at line 1, column 24 — a flow's numbers have at most "
+        f"{limits.MAX_INTEGER_DIGITS} digits; quote the value to keep it as text"
+    )
+    assert err.step is None
+
+
+def test_a_quoted_huge_integer_is_text() -> None:
+    assert parse_flow(f"steps:\n  - echo: '{HUGE}'\n").steps == (EchoStep(HUGE),)
+
+
+def test_an_integer_beyond_a_javascript_number_reads_as_infinity() -> None:
+    beyond = "1" * 400  # Number("111…") is Infinity in JavaScript; Python's float() of it overflows
+    assert (
+        parse_error(f"steps:\n  - wait: {beyond}\n").message
+        == parse_error("steps:\n  - wait: 1e400\n").message
+    )
+    assert parse_flow(f"steps:\n  - echo: -{beyond}\n").steps == (EchoStep("-Infinity"),)
+    flow = parse_flow(
+        f"steps:\n  - tool: t\n    args: {{ big: {beyond}, hex: 0x{'f' * 300}, fine: {2**64} }}\n"
+    )
+    step = flow.steps[0]
+    assert isinstance(step, ToolStep)
+    assert step.args == {"big": None, "hex": None, "fine": 2**64}  # JSON.stringify(Infinity) is null
+    for kind in ("tap: { on: a, times: ", "pinch: { scale: ", "await: { idle: true, timeout: "):
+        err = parse_error(f"steps:\n  - {kind}{beyond} }}\n")
+        assert err.error_code == "FLOW_ENTRY_UNRECOGNIZED"
+
+
+UNKNOWN_TAG = (
+    "Invalid flow file: unsupported YAML tag `{tag}` on a {kind} at line {line}, column {column} — a flow takes "
+    "only the YAML 1.2 core tags: !!str, !!int, !!float, !!bool and !!null on a scalar, !!seq on a list, "
+    "!!map on a mapping; drop the tag"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "tag", "kind", "line", "column"),
+    [
+        ("steps:\n  - echo: first\n  - echo: !foo bar\n", "!foo", "scalar", 3, 11),
+        ("steps:\n  - tap: !point { x: 0.5, y: 0.5 }\n", "!point", "mapping", 2, 10),
+        ("steps: !list\n  - echo: a\n", "!list", "list", 1, 8),
+        ("steps:\n  - echo: !!binary aGVsbG8=\n", "!!binary", "scalar", 2, 11),
+        ("steps:\n  - echo: !!timestamp 2001-12-14\n", "!!timestamp", "scalar", 2, 11),
+        ("steps:\n  - echo: !!set { a, b }\n", "!!set", "mapping", 2, 11),
+        ("steps:\n  - echo: !<tag:example.com,2000:x> a\n", "!<tag:example.com,2000:x>", "scalar", 2, 11),
+        ("%TAG !e! tag:example.com,2000:\n---\nsteps:\n  - echo: !e!x a\n", "!e!x", "scalar", 4, 11),
+        ("%TAG !! tag:example.com,2000:\n---\nsteps:\n  - echo: !!str a\n", "!!str", "scalar", 4, 11),
+        ("steps:\n  - echo: !!map a\n", "!!map", "scalar", 2, 11),
+        ("steps:\n  - echo: !!str [a]\n", "!!str", "list", 2, 11),
+        ("steps:\n  - echo: !!seq { a: 1 }\n", "!!seq", "mapping", 2, 11),
+        ("!foo\nsteps: []\n", "!foo", "mapping", 1, 1),
+        ("steps:\n  - tool: t\n    args: { !foo a: 1 }\n", "!foo", "scalar", 3, 13),
+    ],
+)
+def test_an_unknown_yaml_tag_is_refused_before_any_step(
+    text: str, tag: str, kind: str, line: int, column: int
+) -> None:
+    err = parse_error(text)
+    assert err.error_code == "FLOW_FILE_INVALID"
+    assert err.message == UNKNOWN_TAG.format(tag=tag, kind=kind, line=line, column=column)
+    assert err.line == line
+
+
+def test_the_yaml_core_tags_keep_working() -> None:
+    flow = parse_flow(
+        "steps: !!seq\n"
+        "  - echo: !!str 12\n"
+        "  - wait: !!int '250'\n"
+        "  - wait: !!float 2\n"
+        "  - !!map { echo: !!null '' }\n"
+        "  - echo: !!bool true\n"
+        "  - echo: ! 7\n"
+        "  - echo: !<tag:yaml.org,2002:str> verbatim\n"
+        "  - tool: t\n"
+        "    args: !!map { a: !!seq [1], b: !!str 2 }\n"
+    )
+    assert [getattr(step, "message", getattr(step, "ms", None)) for step in flow.steps[:4]] == [
+        "12",
+        250,
+        2,
+        "null",
+    ]
+    assert flow.steps[4] == EchoStep("true")
+    assert flow.steps[6] == EchoStep("verbatim")
+    step = flow.steps[7]
+    assert isinstance(step, ToolStep)
+    assert step.args == {"a": [1], "b": "2"}
+
+
+# --------------------------------------------------------------------------------------------
+# flow files are UTF-8 (issue 10, item 5)
+
+NOT_UTF8 = (
+    "Invalid flow file: /p/.argent/flows/x.yaml is not UTF-8 text ({what}) at line {line}, column {column} — a "
+    "flow file is YAML text in UTF-8; save it as UTF-8"
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "what", "line", "column"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "invalid byte 0x89", 1, 1),
+        (b"steps:\n  - echo: ok\n  - echo: caf\xe9\n", "invalid byte 0xe9", 3, 14),
+        ("steps:\n  - echo: é\n".encode() + b"  - echo: \xc3\n", "invalid byte 0xc3", 3, 11),
+        ("steps:\n  - echo: a\n".encode("utf-16"), "a UTF-16 byte order mark", 1, 1),
+        (b"\xfe\xff" + "steps:\n  - echo: a\n".encode("utf-16-be"), "a UTF-16 byte order mark", 1, 1),
+        (bytes(range(128, 256)), "invalid byte 0x80", 1, 1),
+    ],
+    ids=["png", "latin-1", "truncated", "utf-16-le", "utf-16-be", "binary"],
+)
+def test_a_flow_file_that_is_not_utf8_is_a_parse_error(
+    data: bytes, what: str, line: int, column: int
+) -> None:
+    with pytest.raises(FlowParseError) as info:
+        decode_flow(data, "/p/.argent/flows/x.yaml")
+    err = info.value
+    assert err.error_code == "FLOW_FILE_INVALID"
+    assert err.message == NOT_UTF8.format(what=what, line=line, column=column)
+    assert err.line == line
+
+
+def test_utf8_with_or_without_a_byte_order_mark_reads() -> None:
+    for data in ("steps:\n  - echo: é\n".encode(), "\ufeffsteps:\n  - echo: é\n".encode()):
+        assert parse_flow(decode_flow(data, "x.yaml")).steps == (EchoStep("é"),)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from argent import limits
 from argent.runner import pixels as P
 
 
@@ -43,6 +44,20 @@ def test_png_round_trip_and_ihdr_size() -> None:
         P.png_size(b"GIF89a" + b"\0" * 30)
     with pytest.raises(P.PngError):
         P.decode_png(b"\x89PNG\r\n\x1a\n" + b"garbage" * 4)
+
+
+def test_an_image_larger_than_any_screen_is_refused_before_it_is_decoded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = P.encode_png(solid(40, 30))
+    monkeypatch.setattr(limits, "MAX_PNG_PIXELS", 40 * 30 - 1)
+    message = f"the image is 40x30 pixels, more than the {40 * 30 - 1} a screen capture may have"
+    for decode in (P.decode_png, P.idle_frame):
+        with pytest.raises(P.PngError) as info:
+            decode(data)
+        assert str(info.value) == message
+    monkeypatch.setattr(limits, "MAX_PNG_PIXELS", 40 * 30)
+    assert P.decode_png(data).shape == (30, 40, 4)
 
 
 # --------------------------------------------------------------------------------------------
