@@ -68,3 +68,11 @@ IDLE_POLL_MS = 200
 #: Scroll increments of `scroll-to` before it gives up, and the smallest increment (fraction of the screen).
 SCROLL_TO_MAX_ATTEMPTS = 25
 SCROLL_TO_MIN_STEP = 0.05
+
+#: What the client reads from a tool-server (it trusts none): one NDJSON stream line, one buffered answer
+#: (a result or an error body, also GET /tools), and the JSON values and nesting one answer may hold. A
+#: JSON value becomes a Python object of up to ~100 bytes, so together they keep the CLI under 512 MiB.
+MAX_STREAM_LINE_BYTES = 64 * MIB
+MAX_RESULT_BYTES = 64 * MIB
+MAX_RESULT_JSON_VALUES = 1_000_000
+MAX_RESULT_JSON_DEPTH = 256
