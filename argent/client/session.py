@@ -293,7 +293,7 @@ class ToolServerClient:
                 error_code=ERROR_CODE_PROTOCOL,
                 error_kind=ERROR_KIND_TRANSPORT,
             )
-        return [tool for tool in tools if isinstance(tool, dict)]
+        return [listed for tool in tools if (listed := _listed_tool(tool)) is not None]
 
     async def _entry(self, name: str) -> dict[str, Any] | None:
         for tool in await self.list_tools():
@@ -573,6 +573,68 @@ class ToolServerClient:
 
 def _ignore_progress(step: dict[str, Any]) -> None:
     return None
+
+
+def _listed_tool(tool: Any) -> dict[str, Any] | None:
+    """A listing entry the CLI can show: a named object whose known fields have their wire types.
+
+    A field of another type is dropped (a ``disabled`` that is not an object keeps its text as
+    the reason), so no listing from any tool-server can crash the client.
+    """
+    if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+        return None
+    entry: dict[str, Any] = {
+        key: value for key, value in tool.items() if isinstance(value, _LISTING_TYPES.get(key, object))
+    }
+    disabled = tool.get("disabled")
+    if disabled is not None and not isinstance(disabled, dict):
+        entry["disabled"] = {"reason": str(disabled)}
+    schema = entry.get("inputSchema")
+    if isinstance(schema, dict):
+        entry["inputSchema"] = _listed_schema(schema)
+    specs = entry.get("fileInputs")
+    if isinstance(specs, list):
+        entry["fileInputs"] = [
+            spec
+            for spec in specs
+            if isinstance(spec, dict)
+            and all(isinstance(spec.get(k), str) for k in ("target", "path", "kind"))
+        ]
+    return entry
+
+
+def _listed_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with only object properties (their ``enum`` a non-empty list, ``items`` an object)
+    and name strings in ``required``; a field the input lacks stays absent."""
+    out = dict(schema)
+    if "properties" in schema:
+        properties = schema["properties"]
+        listed: dict[str, Any] = properties if isinstance(properties, dict) else {}
+        out["properties"] = {
+            name: _listed_property(prop) for name, prop in listed.items() if isinstance(prop, dict)
+        }
+    if "required" in schema:
+        required = schema["required"]
+        out["required"] = [n for n in required if isinstance(n, str)] if isinstance(required, list) else []
+    return out
+
+
+def _listed_property(prop: dict[str, Any]) -> dict[str, Any]:
+    out = {key: value for key, value in prop.items() if isinstance(value, _PROPERTY_TYPES.get(key, object))}
+    if not out.get("enum", True):
+        del out["enum"]  # the CLI shows the first value of an enum
+    return out
+
+
+#: The wire types of the listing fields the client reads (GET /tools).
+_LISTING_TYPES: dict[str, type] = {
+    "description": str,
+    "inputSchema": dict,
+    "fileInputs": list,
+    "disabled": dict,
+    "longRunning": bool,
+}
+_PROPERTY_TYPES: dict[str, type] = {"enum": list, "items": dict}
 
 
 def _error_text(body: Any) -> str | None:

@@ -142,7 +142,7 @@ def baseline_directive(path: str | Path, data: bytes = PNG_SIGNATURE + b"new") -
 class HostileToolServer:
     """The server: ``answers`` by tool name; a tool without one answers an empty report."""
 
-    tools: list[dict[str, Any]] = field(factory=real_listing)
+    tools: list[Any] = field(factory=real_listing)
     answers: dict[str, Answer] = field(factory=dict)
     calls: list[tuple[str, Any]] = field(factory=list)
     url: str = ""
@@ -196,7 +196,7 @@ class HostileToolServer:
 
 
 @contextlib.contextmanager
-def hostile_tool_server(tools: list[dict[str, Any]] | None = None) -> Iterator[HostileToolServer]:
+def hostile_tool_server(tools: list[Any] | None = None) -> Iterator[HostileToolServer]:
     server = HostileToolServer() if tools is None else HostileToolServer(tools=tools)
     server.start()
     try:

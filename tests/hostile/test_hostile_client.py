@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -427,3 +428,77 @@ def test_control_characters_in_a_tool_result_are_shown_escaped(cli: Cli, project
         )
     assert as_text.returncode == 0, as_text.stderr
     assert as_text.stdout == EVIL_SHOWN + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Answers of the wrong shape: a clear outcome, never a traceback
+
+MALFORMED_TOOLS: list[object] = [
+    "not an object",
+    {"description": "no name"},
+    {
+        "name": "odd",
+        "description": 5,
+        "inputSchema": {
+            "properties": {"a": 1, "b": {"enum": [], "items": 3}, "c": {"type": "integer"}},
+            "required": [3, "c"],
+        },
+        "disabled": "just text",
+        "fileInputs": ["x", {"target": "c"}],
+        "longRunning": "yes",
+    },
+    {"name": "schema-less", "inputSchema": []},
+]
+
+
+def test_a_malformed_tool_listing_never_crashes_the_cli(cli: Cli) -> None:
+    with hostile_tool_server(MALFORMED_TOOLS) as hostile:
+        listed = cli.run("tools", "list", **hostile.env())
+        shown = cli.run("tools", "show", "odd", **hostile.env())
+        missing = cli.run("run", "odd", **hostile.env())
+        called = cli.run("run", "odd", "--c", "3", **hostile.env())
+        bad_flag = cli.run("run", "schema-less", "--x", "1", **hostile.env())
+    for done in (listed, shown, missing, called, bad_flag):
+        no_traceback(done.stderr)
+    assert listed.returncode == 0 and listed.stdout.splitlines()[0] == "odd    [disabled: just text]"
+    assert shown.returncode == 0
+    assert missing.returncode == 2 and "odd requires --c" in missing.stderr
+    assert called.returncode == 0 and hostile.calls[-1] == ("odd", {"c": 3})
+    assert bad_flag.returncode == 2 and "unknown flag --x" in bad_flag.stderr
+
+
+def test_a_malformed_report_never_crashes_the_cli(cli: Cli, flows: Path, hostile: HostileToolServer) -> None:
+    bad = {
+        "ok": True,
+        "flow": ["x"],
+        "passed": "1",
+        "steps": [1, None, {"index": "one", "artifacts": ["a"], "status": "fail"}],
+        "baselineWrites": 7,
+    }
+    hostile.on("flow-execute", streamed(progress_line({"index": [], "kind": 3}), result_line(bad)))
+    done = cli.run("flow", "run", "main", "--output", "out", **hostile.env())
+    assert done.returncode == 0, done.stderr
+    no_traceback(done.stderr)
+    batch = cli.run("flow", "run", str(flows), **hostile.env())
+    assert batch.returncode == 0, batch.stderr
+    no_traceback(batch.stderr)
+
+
+async def test_the_mcp_adapter_refuses_a_planted_file_and_tells_the_agent(
+    cli: Cli, project: Path, flows: Path, hostile: HostileToolServer
+) -> None:
+    import mcp_types as types
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    planted = flows / "planted.yaml"
+    hostile.on("flow-execute", buffered({"data": report(step(), savedTo=text_directive(planted))}))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "argent", "mcp"], env=cli.env(**hostile.env()), cwd=str(cli.cwd)
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        result = await session.call_tool("flow-execute", {"name": "main", "project_root": str(project)})
+    assert not planted.exists()
+    texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+    assert texts[-1].startswith(f"✗ client file not written: {planted}: flow-execute is not a recording tool")
