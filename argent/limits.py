@@ -125,3 +125,11 @@ FD_RESERVE = 512
 MAX_REQUEST_LINE_BYTES = 8190
 MAX_HEADER_FIELD_BYTES = 8190
 MAX_REQUEST_HEADERS = 128
+
+#: What the client reads from a tool-server (it trusts none): one NDJSON stream line, one buffered answer
+#: (a result or an error body, also GET /tools), and the JSON values and nesting one answer may hold. A
+#: JSON value becomes a Python object of up to ~100 bytes, so together they keep the CLI under 512 MiB.
+MAX_STREAM_LINE_BYTES = 64 * MIB
+MAX_RESULT_BYTES = 64 * MIB
+MAX_RESULT_JSON_VALUES = 1_000_000
+MAX_RESULT_JSON_DEPTH = 256

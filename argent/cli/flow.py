@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from argent.cli.live import LiveStatus
-from argent.cli.render import is_report, step_lines, summary_line
+from argent.cli.render import echo, is_report, json_text, step_lines, summary_line, unwritten_baseline_lines
 from argent.cli.targets import (
     FlowTarget,
     UsageProblem,
@@ -25,11 +25,10 @@ from argent.cli.targets import (
     resolve_flow_ref,
 )
 from argent.client.base import ToolCallError
+from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-#: A baseline of the result that the client did not write (the run then exits 1).
-BASELINE_NOT_WRITTEN = "✗ baseline not written:"
 
 
 @click.group()
@@ -103,9 +102,9 @@ class _FlowRun:
         """A note for the user on stderr (a ``[flow-files]`` line, an upload): a JSON warning object
         with ``--json``, so stderr stays machine-readable too."""
         if self.as_json:
-            click.echo(json.dumps({"warning": text}, ensure_ascii=False), err=True)
+            echo(json_text({"warning": text}, indent=None), err=True)
         else:
-            click.echo(text, err=True)
+            echo(text, err=True)
 
     def _args(self, target: FlowTarget) -> dict[str, Any]:
         args: dict[str, Any] = {"project_root": str(self.root), **self.options}
@@ -115,8 +114,18 @@ class _FlowRun:
             args["flow_path"] = target.path
         return args
 
+    def _refused(self, refusals: list[RefusedClientFile]) -> Callable[[RefusedClientFile], None]:
+        """Print each client file the client refused to write, and keep it (the run then exits 1)."""
+
+        def refused(refusal: RefusedClientFile) -> None:
+            refusals.append(refusal)
+            self.notice(refusal.line())
+
+        return refused
+
     async def single(self, target: FlowTarget) -> int:
         printed_header = False
+        refusals: list[RefusedClientFile] = []
         root_flow = target.stem
 
         live = LiveStatus(enabled=False if self.as_json else None)
@@ -130,51 +139,54 @@ class _FlowRun:
                 printed_header = True
             for line in step_lines(step, root_flow):
                 live.line(line)
-            live.next_step = int(step.get("index", 0)) + 2
+            live.next_step = _index(step) + 2
 
         async with open_client(notice=self.notice) as client, live:
             try:
-                result = await client.call("flow-execute", self._args(target), on_progress=progress)
+                result = await client.call(
+                    "flow-execute",
+                    self._args(target),
+                    on_progress=progress,
+                    on_refused=self._refused(refusals),
+                )
             except ToolCallError as exc:
-                click.echo(f"Error: {exc.message}", err=True)
+                echo(f"Error: {exc.message}", err=True)
                 return EXIT_USAGE if exc.is_usage else EXIT_FAILED
             # Copy failed snapshots' images while the tool-server that keeps them is still up.
             exported = self._export(result, target) if is_report(result) else []
         if not is_report(result):
             if isinstance(result, dict) and result.get("notice"):
-                click.echo(f"Error: {result['notice']}", err=True)
+                echo(f"Error: {result['notice']}", err=True)
                 return EXIT_FAILED
-            click.echo(f'Error: "{target.stem}" did not produce a run report.', err=True)
+            echo(f'Error: "{target.stem}" did not produce a run report.', err=True)
             return EXIT_USAGE
         unwritten = self._unwritten_baselines(result)
         if self.as_json:
-            click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+            echo(json_text(result))
         else:
             if not printed_header:
-                click.echo(f'Flow "{result.get("flow", root_flow)}"')
+                echo(f'Flow "{result.get("flow", root_flow)}"')
                 for step in result["steps"]:
                     for line in step_lines(step, root_flow):
-                        click.echo(line)
+                        echo(line)
             else:
                 # The live lines named the tool-server's copies; say where --output put them.
                 for step in exported:
-                    click.echo(f"  {step.get('kind')} (step {int(step.get('index', 0)) + 1}):")
+                    echo(f"  {step.get('kind')} (step {_index(step) + 1}):")
                     for role, path in step["artifacts"].items():
-                        click.echo(f"       {role}: {path}")
+                        echo(f"       {role}: {path}")
             if result.get("executionPrerequisite"):
-                click.echo(f"  assumes: {result['executionPrerequisite']}")
-            click.echo("")
-            click.echo(summary_line(result))
-        return EXIT_OK if result.get("ok") and not unwritten else EXIT_FAILED
+                echo(f"  assumes: {result['executionPrerequisite']}")
+            echo("")
+            echo(summary_line(result))
+        return EXIT_OK if result.get("ok") and not unwritten and not refusals else EXIT_FAILED
 
     def _unwritten_baselines(self, result: dict[str, Any]) -> int:
         """Say why each baseline of the result was not written; how many were not."""
-        count = 0
-        for entry in result.get("baselineWrites") or []:
-            if isinstance(entry, dict) and isinstance(entry.get("error"), str):
-                count += 1
-                self.notice(f"{BASELINE_NOT_WRITTEN} {entry.get('path')}: {entry['error']}")
-        return count
+        lines = unwritten_baseline_lines(result)
+        for line in lines:
+            self.notice(line)
+        return len(lines)
 
     async def batch(self, targets: list[FlowTarget], directory: str) -> int:
         total = len(targets)
@@ -187,20 +199,23 @@ class _FlowRun:
                 entry: dict[str, Any] = {"path": target.path}
                 flows.append(entry)
                 if not self.as_json:
-                    click.echo(f"[{i}/{total}] {rel}")
+                    echo(f"[{i}/{total}] {rel}")
                 if stopped:
                     entry["status"] = "skip"
                     skipped += 1
                     if not self.as_json:
-                        click.echo("  · not run (batch stopped)")
+                        echo("  · not run (batch stopped)")
                     continue
+                refusals: list[RefusedClientFile] = []
                 try:
-                    result = await client.call("flow-execute", self._args(target))
+                    result = await client.call(
+                        "flow-execute", self._args(target), on_refused=self._refused(refusals)
+                    )
                 except ToolCallError as exc:
                     entry.update(status="fail", error=exc.message)
                     failed += 1
                     if not self.as_json:
-                        click.echo(f"  ✗ {exc.message}")
+                        echo(f"  ✗ {exc.message}")
                     if exc.error_kind != "validation":
                         stopped = True
                     continue
@@ -211,23 +226,25 @@ class _FlowRun:
                     continue
                 self._export(result, target, directory)
                 entry["report"] = result
-                ok = bool(result.get("ok")) and not self._unwritten_baselines(result)
+                ok = bool(result.get("ok")) and not self._unwritten_baselines(result) and not refusals
                 entry["status"] = "pass" if ok else "fail"
                 passed += ok
                 failed += not ok
                 if not self.as_json:
                     for step in result["steps"]:
+                        if not isinstance(step, dict):
+                            continue
                         if step.get("status") in ("fail", "error") or step.get("warning"):
                             for line in step_lines(step, result.get("flow", target.stem)):
-                                click.echo(line)
-                    click.echo(f"  {summary_line(result)}")
+                                echo(line)
+                    echo(f"  {summary_line(result)}")
         ok = failed == 0
         if self.as_json:
             summary = {"ok": ok, "total": total, "passed": passed, "failed": failed, "skipped": skipped}
-            click.echo(json.dumps({**summary, "flows": flows}, indent=2, ensure_ascii=False))
+            echo(json_text({**summary, "flows": flows}))
         else:
             plural = "s" if total != 1 else ""
-            click.echo(
+            echo(
                 f"\n{'PASS' if ok else 'FAIL'} — {total} flow{plural}: {passed} passed, {failed} failed, {skipped} skipped"
             )
         return EXIT_OK if ok else EXIT_FAILED
@@ -245,7 +262,7 @@ class _FlowRun:
                 out = out / sub
 
         def warn(text: str) -> None:
-            click.echo(json.dumps({"warning": text}, ensure_ascii=False) if self.as_json else text, err=True)
+            echo(json_text({"warning": text}, indent=None) if self.as_json else text, err=True)
 
         return export_artifacts(result, os.path.realpath(target.path), target.stem, out, warn)
 
@@ -267,6 +284,8 @@ def export_artifacts(
     jobs: list[tuple[dict[str, Any], str, str, str]] = []
     steps: list[dict[str, Any]] = []
     for step in result.get("steps", []):
+        if not isinstance(step, dict):
+            continue
         artifacts = step.get("artifacts")
         if step.get("status") != "fail" or not isinstance(artifacts, dict) or not artifacts:
             continue
@@ -346,6 +365,12 @@ def _claim(directory: Path, owned: str) -> str | None:
     return f"already holds artifacts from {owner.strip() or 'an unknown source'}"
 
 
+def _index(step: Any) -> int:
+    """A step's index from a report; anything that is not an integer counts as 0."""
+    index = step.get("index") if isinstance(step, dict) else None
+    return index if isinstance(index, int) and not isinstance(index, bool) else 0
+
+
 @flow.command("list")
 @click.option("--project-root", type=click.Path(file_okay=False), help="Project directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
@@ -354,9 +379,9 @@ def list_command(project_root: str | None, as_json: bool) -> None:
     root = _project_root(project_root)
     names = list_saved_flows(root)
     if as_json:
-        click.echo(json.dumps(names))
+        echo(json.dumps(names))
     elif not names:
-        click.echo("No flows found in .argent/flows")
+        echo("No flows found in .argent/flows")
     else:
         for name in names:
-            click.echo(name)
+            echo(name)

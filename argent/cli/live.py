@@ -2,7 +2,8 @@
 
 Step lines arrive when a step finishes; while the next one runs, the terminal shows a
 transient `… step N running (3.2s)` line that each real line replaces. Piped output
-gets the plain lines alone.
+gets the plain lines alone. Every line is made terminal-safe first (``render.terminal_safe``):
+the status line's own escape sequence is the only one that reaches the terminal.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 import sys
 import time
 from typing import TextIO
+
+from argent.cli.render import terminal_safe
 
 CLEAR_LINE = "\r\x1b[2K"
 REDRAW_SECONDS = 0.1
@@ -46,7 +49,7 @@ class LiveStatus:
     def line(self, text: str, *, next_step: int | None = None) -> None:
         """Print one report line above the status line."""
         self._clear()
-        self.stream.write(text + "\n")
+        self.stream.write(terminal_safe(text) + "\n")
         self.stream.flush()
         if next_step is not None:
             self.next_step = next_step

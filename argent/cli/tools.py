@@ -11,8 +11,10 @@ from typing import Any
 
 import click
 
+from argent.cli.render import echo, json_text, unwritten_baseline_lines
 from argent.cli.targets import UsageProblem
 from argent.client.base import ToolCallError
+from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client, resolve_route
 
 EMBEDDED_RECORDING_NOTE = (
@@ -32,7 +34,7 @@ def _fetch_tools() -> list[dict[str, Any]]:
     try:
         return asyncio.run(go())
     except ToolCallError as exc:
-        click.echo(f"Error: {exc.message}", err=True)
+        echo(f"Error: {exc.message}", err=True)
         sys.exit(1)
 
 
@@ -81,11 +83,11 @@ def _summary(tool: dict[str, Any]) -> str:
 
 
 def _print_tool_brief(tool: dict[str, Any]) -> None:
-    click.echo(_summary(tool))
+    echo(_summary(tool))
     required = tool.get("inputSchema", {}).get("required", [])
     if required:
-        click.echo(f"    required: {', '.join(required)}")
-    click.echo(f"    example: {example(tool)}")
+        echo(f"    required: {', '.join(required)}")
+    echo(f"    example: {example(tool)}")
 
 
 @click.group()
@@ -99,7 +101,7 @@ def list_tools(as_json: bool) -> None:
     """Every tool with its required arguments and a runnable example."""
     entries = _fetch_tools()
     if as_json:
-        click.echo(json.dumps(entries, indent=2))
+        echo(json.dumps(entries, indent=2))
         return
     for tool in entries:
         _print_tool_brief(tool)
@@ -131,30 +133,30 @@ def show_tool(name: str) -> None:
     tool = entries.get(name)
     if tool is None:
         raise UsageProblem(f'Tool "{name}" not found. Run `argent tools list` to see the tools.')
-    click.echo(tool["name"])
+    echo(tool["name"])
     if tool.get("disabled"):
-        click.echo(f"  [disabled: {tool['disabled'].get('reason', '')}]")
-    click.echo("")
-    click.echo(tool.get("description", ""))
+        echo(f"  [disabled: {tool['disabled'].get('reason', '')}]")
+    echo("")
+    echo(tool.get("description", ""))
     schema = tool.get("inputSchema", {})
     required = set(schema.get("required", []))
     props = schema.get("properties", {})
     if props:
-        click.echo("\nArguments:")
+        echo("\nArguments:")
         for arg_name, prop in props.items():
             kind = prop.get("type", "any")
             if "enum" in prop:
                 kind = "|".join(str(v) for v in prop["enum"])
             flag = f"{_flag(arg_name)} <value>" if prop.get("type") != "boolean" else _flag(arg_name)
             tag = " (required)" if arg_name in required else ""
-            click.echo(f"  {flag:<34} {kind}{tag}  {prop.get('description', '')}".rstrip())
+            echo(f"  {flag:<34} {kind}{tag}  {prop.get('description', '')}".rstrip())
     if tool.get("fileInputs"):
-        click.echo("\nFile inputs:")
+        echo("\nFile inputs:")
         for spec in tool["fileInputs"]:
-            click.echo(f"  {spec['target']}: {spec['kind']} {spec['path']}")
+            echo(f"  {spec['target']}: {spec['kind']} {spec['path']}")
     if tool.get("longRunning"):
-        click.echo("\nLong running: progress streams while it works.")
-    click.echo(f"\nExample:\n  {example(tool)}")
+        echo("\nLong running: progress streams while it works.")
+    echo(f"\nExample:\n  {example(tool)}")
 
 
 def _is_recorder_tool(name: str) -> bool:
@@ -198,7 +200,7 @@ def _coerce(flag: str, raw: str, schema: dict[str, Any]) -> Any:
 
 
 def _plain_warning(text: str) -> None:
-    click.echo(text, err=True)
+    echo(text, err=True)
 
 
 def parse_tool_flags(
@@ -273,7 +275,7 @@ def run_tool(ctx: click.Context, tool: str, args_json: str | None, as_json: bool
 
     def warn(text: str) -> None:
         """A note on stderr; a JSON warning object with --json, so stderr stays machine-readable."""
-        click.echo(json.dumps({"warning": text}, ensure_ascii=False) if as_json else text, err=True)
+        echo(json_text({"warning": text}, indent=None) if as_json else text, err=True)
 
     entries = {t["name"]: t for t in _fetch_tools()}
     entry = entries.get(tool)
@@ -302,16 +304,27 @@ def run_tool(ctx: click.Context, tool: str, args_json: str | None, as_json: bool
     if route.url is None and _is_recorder_tool(tool):
         warn(EMBEDDED_RECORDING_NOTE.format(tool=tool))
 
+    refusals: list[RefusedClientFile] = []
+
+    def refused(refusal: RefusedClientFile) -> None:
+        refusals.append(refusal)
+        warn(refusal.line())
+
     async def go() -> Any:
         async with open_client(route, notice=warn) as client:
-            return await client.call(tool, args)
+            return await client.call(tool, args, on_refused=refused)
 
     try:
         result = asyncio.run(go())
     except ToolCallError as exc:
-        click.echo(f"Error: {exc.message}", err=True)
+        echo(f"Error: {exc.message}", err=True)
         sys.exit(2 if exc.is_usage else 1)
     if isinstance(result, str) and not as_json:
-        click.echo(result)
+        echo(result)
     else:
-        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        echo(json_text(result))
+    unwritten = unwritten_baseline_lines(result)
+    for line in unwritten:
+        warn(line)
+    if refusals or unwritten:
+        sys.exit(1)

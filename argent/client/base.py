@@ -9,7 +9,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from argent.client.client_files import RefusedClientFile
+
 ProgressCallback = Callable[[dict[str, Any]], Awaitable[None] | None]
+#: Receives each client-file directive of a result that the client did not write.
+RefusalCallback = Callable[[RefusedClientFile], None]
 
 
 class ToolCallError(Exception):
@@ -47,6 +51,11 @@ class ToolClient(Protocol):
         args: dict[str, Any],
         *,
         on_progress: ProgressCallback | None = None,
+        on_refused: RefusalCallback | None = None,
     ) -> Any:
-        """Run one tool; returns the result's wire form (the ``data`` of the response)."""
+        """Run one tool; returns the result's wire form (the ``data`` of the response).
+
+        A text directive of the result the client refuses goes to ``on_refused``, else to the
+        client's notice as its line.
+        """
         ...

@@ -3,9 +3,11 @@
 A run over a link that updated baselines returns one client-file directive per baseline path
 (``"encoding": "base64"``). The client writes one only when its path ends in ``.png``, has no
 ``..`` segment and sits directly in the baseline directory of a run of this call that updates
-baselines (``Collection.update_dirs``), inside the roots of the client policy. An existing link
-to nothing, a link out of the directory, a ``.png`` name that links to a file that is not a PNG
-file and anything that is not a regular file are refused. The file is replaced in one rename.
+baselines (``Collection.update_dirs``), inside the roots of the client policy, and only when its
+bytes are a PNG image (``argent.link.png``). A path with control characters (a NUL byte among
+them), an existing link to nothing, a link out of the directory, a ``.png`` name that links to a
+file that is not a PNG file and anything that is not a regular file are refused. The file is
+replaced in one rename.
 
 Each directive is replaced by the path written, or by ``{"path": ..., "error": ...}``.
 Everything here blocks; async callers run it in a thread.
@@ -26,6 +28,7 @@ from attrs import define, field, frozen
 
 from argent.client.client_files import is_client_file_directive
 from argent.link.members import Collection
+from argent.link.png import is_png
 from argent.link.policy import ClientPolicy, os_error_text
 
 NOT_ALLOWED = "{path} is not a .png file directly in the baseline directory of a run of this call that updates baselines"
@@ -35,8 +38,15 @@ LINK_TO_NOTHING = "{path} is a link to nothing"
 LINK_OUT = "{path} links out of its baseline directory"
 NOT_PNG = "{path} links to a file that is not a PNG file"
 NOT_REGULAR = "{path} is not a regular file"
+CONTROL_CHARACTERS = (
+    "the name of {path} holds control characters, which no baseline name has. Check the tool-server you "
+    "are linked to."
+)
+NOT_PNG_CONTENT = "the content for {path} is not a PNG image (it lacks the PNG signature)"
 
 _SEGMENTS = re.compile(r"[/\\]")
+#: C0 and C1 controls, DEL and lone surrogates: never in a baseline path, and NUL breaks every syscall.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _DEFAULT_MODE = 0o644
 
 
@@ -90,6 +100,8 @@ def apply_baseline_writes(result: Any, scope: BaselineWriteScope) -> BaselineWri
 
 def write_baseline(path: str, content: Any, scope: BaselineWriteScope) -> str | None:
     """Write one baseline; None when written, else the reason it was not."""
+    if _CONTROL.search(path):
+        return CONTROL_CHARACTERS.format(path=path)
     directory = os.path.dirname(path)
     policy = scope.dirs.get(directory)
     if (
@@ -106,6 +118,8 @@ def write_baseline(path: str, content: Any, scope: BaselineWriteScope) -> str | 
         data = base64.b64decode(content, validate=True)
     except (binascii.Error, ValueError):
         return BAD_CONTENT.format(path=path)
+    if not is_png(data):
+        return NOT_PNG_CONTENT.format(path=path)
     try:
         real_dir = os.path.realpath(directory)
         if not policy.allows(real_dir):
@@ -119,6 +133,8 @@ def write_baseline(path: str, content: Any, scope: BaselineWriteScope) -> str | 
         return refused.reason
     except OSError as exc:
         return os_error_text(exc, path)
+    except ValueError as exc:  # what the checks above let through still never crashes the client
+        return f"{path}: {exc}"
     try:
         _replace(target, real_dir, data, mode)
     except OSError as exc:

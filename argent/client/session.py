@@ -6,7 +6,12 @@ A call is sent exactly once. With a progress callback — and always when a file
 it) and hands each progress line to the callback as it arrives; a server that answers plain JSON
 is read the buffered way. When the connection closes before the terminal line the call is not
 sent again: the tool may have run, and the error says so. Baselines in the result are written
-only once the result has arrived (``argent.client.baselines``).
+only once the result has arrived (``argent.client.baselines``), and a text directive only from a
+recording tool's result, for the call's own flow (``argent.client.client_files``).
+
+The client trusts no tool-server: every answer is read in bounded memory (``argent.client.bounded``:
+a cap on one stream line, on one body and on the JSON values of one answer) and never decompressed
+(``Accept-Encoding: identity``, no automatic decoding), so no answer can take the client's memory.
 
 The client never imports the server; both speak the wire of ``INTERFACE.md`` §2.
 """
@@ -20,17 +25,24 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote
 
 import aiohttp
 
-from argent.client.base import ProgressCallback, ToolCallError
+from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError
 from argent.client.baselines import BaselineWriteScope, apply_baseline_writes
+from argent.client.bounded import (
+    AnswerNotJson,
+    AnswerRefused,
+    NdjsonReader,
+    parse_json,
+    read_body,
+)
 from argent.client.calls import FileInputWireSpec, has_members, prepare_file_inputs
-from argent.client.client_files import apply_client_file_directives
+from argent.client.client_files import ClientFileCall, RefusedClientFile, apply_client_file_directives
 from argent.client.flow_members import (
     UploadRefusedByProxy,
     attach_members,
@@ -38,6 +50,12 @@ from argent.client.flow_members import (
     written_line,
 )
 from argent.client.step_members import attach_step_members
+from argent.limits import (
+    MAX_RESULT_BYTES,
+    MAX_RESULT_JSON_DEPTH,
+    MAX_RESULT_JSON_VALUES,
+    MAX_STREAM_LINE_BYTES,
+)
 from argent.link.archive import ArchiveError, build_tar_gz
 from argent.link.members import Collection
 
@@ -81,6 +99,11 @@ UPLOAD_TOO_LARGE = (
 )
 UPLOAD_NOTICE = "Uploading {name} to the remote tool-server..."
 PACK_FAILED = "Could not pack {path} for upload: {msg}"
+ANSWER_REFUSED = (
+    "The tool-server's answer to {name} {what}; the client stopped reading. The tool may have run; check "
+    "its effect before you run it again, and check the tool-server you are linked to."
+)
+LIST_REFUSED = "GET {url}/tools failed: the answer {what}; is this an argent tool-server?"
 
 ERROR_CODE_CLOSED = "TOOL_SERVER_CONNECTION_CLOSED"
 ERROR_CODE_UNREACHABLE = "TOOL_SERVER_UNREACHABLE"
@@ -117,8 +140,22 @@ def describe_exception(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def answer_refused(name: str, refused: AnswerRefused) -> ToolCallError:
+    return ToolCallError(
+        ANSWER_REFUSED.format(name=name, what=refused.what),
+        status=502,
+        error_code=ERROR_CODE_PROTOCOL,
+        error_kind=ERROR_KIND_TRANSPORT,
+        may_have_run=True,
+    )
+
+
 class ToolServerClient:
-    """A ``ToolClient`` over HTTP. Use it as an async context manager, or ``close()`` it."""
+    """A ``ToolClient`` over HTTP. Use it as an async context manager, or ``close()`` it.
+
+    ``max_line_bytes``, ``max_result_bytes`` and ``max_values`` bound what one answer may take
+    (defaults in ``argent.limits``).
+    """
 
     def __init__(
         self,
@@ -128,12 +165,18 @@ class ToolServerClient:
         linked: bool,
         source: str | None = None,
         notice: Callable[[str], None] | None = None,
+        max_line_bytes: int = MAX_STREAM_LINE_BYTES,
+        max_result_bytes: int = MAX_RESULT_BYTES,
+        max_values: int = MAX_RESULT_JSON_VALUES,
     ) -> None:
         self.url = url.rstrip("/")
         self.token = token or None
         self.linked = linked
         self.source = source
         self._notice = notice
+        self.max_line_bytes = max_line_bytes
+        self.max_result_bytes = max_result_bytes
+        self.max_values = max_values
         self._session: aiohttp.ClientSession | None = None
         self._tools: list[dict[str, Any]] | None = None
 
@@ -154,7 +197,10 @@ class ToolServerClient:
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT_SECONDS)
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT_SECONDS),
+                # A compressed answer could expand past every cap before the client sees a byte.
+                headers={"Accept-Encoding": "identity"},
+                auto_decompress=False,
             )
         return self._session
 
@@ -172,6 +218,21 @@ class ToolServerClient:
             error_code=ERROR_CODE_UNREACHABLE,
             error_kind=ERROR_KIND_TRANSPORT,
         )
+
+    def _parse(self, raw: bytes | bytearray) -> Any:
+        return parse_json(raw, max_values=self.max_values, max_depth=MAX_RESULT_JSON_DEPTH)
+
+    def _json_or_none(self, raw: bytes | bytearray) -> Any:
+        """An error body's JSON, or None when it is not JSON (an HTML page from a proxy)."""
+        if not raw.strip():
+            return None
+        try:
+            return self._parse(raw)
+        except AnswerNotJson:
+            return None
+
+    async def _body(self, resp: aiohttp.ClientResponse) -> bytearray:
+        return await read_body(resp.content, self.max_result_bytes, resp.content_length)
 
     def _with_token_hint(self, message: str, status: int) -> str:
         if status != 401:
@@ -201,8 +262,7 @@ class ToolServerClient:
                     total=LIST_TIMEOUT_SECONDS, sock_connect=CONNECT_TIMEOUT_SECONDS
                 ),
             ) as resp:
-                raw = await resp.read()
-                body = _json_or_none(raw)
+                body = self._json_or_none(await self._body(resp))
                 if not resp.ok:
                     message = LIST_FAILED.format(url=self.url, status=resp.status, reason=resp.reason or "")
                     error = _error_text(body)
@@ -211,6 +271,13 @@ class ToolServerClient:
                     raise ToolCallError(self._with_token_hint(message, resp.status), status=resp.status)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise self._unreachable(exc) from exc
+        except AnswerRefused as exc:
+            raise ToolCallError(
+                LIST_REFUSED.format(url=self.url, what=exc.what),
+                status=502,
+                error_code=ERROR_CODE_PROTOCOL,
+                error_kind=ERROR_KIND_TRANSPORT,
+            ) from exc
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise ToolCallError(
                 f"GET {self.url}/tools failed ({describe_exception(exc)}).",
@@ -226,7 +293,7 @@ class ToolServerClient:
                 error_code=ERROR_CODE_PROTOCOL,
                 error_kind=ERROR_KIND_TRANSPORT,
             )
-        return [tool for tool in tools if isinstance(tool, dict)]
+        return [listed for tool in tools if (listed := _listed_tool(tool)) is not None]
 
     async def _entry(self, name: str) -> dict[str, Any] | None:
         for tool in await self.list_tools():
@@ -243,10 +310,12 @@ class ToolServerClient:
         args: dict[str, Any],
         *,
         on_progress: ProgressCallback | None = None,
+        on_refused: RefusalCallback | None = None,
     ) -> Any:
         """Run one tool once; returns the result with its client-file directives applied.
 
         A tool missing from the listing is still called: the tool-server answers 404 in its words.
+        Each text directive the client refuses goes to ``on_refused`` (else its line to the notice).
         """
         entry = await self._entry(name)
         specs = entry.get("fileInputs") if entry is not None else None
@@ -290,13 +359,18 @@ class ToolServerClient:
                 data = await self._read_stream(name, resp, on_progress)
             else:
                 data = await self._read_buffered(name, resp)
+        except AnswerRefused as exc:
+            raise answer_refused(name, exc) from exc
         finally:
             # A fully read response gives its connection back; anything else drops it.
             if resp.content.at_eof():
                 resp.release()
             else:
                 resp.close()
-        applied = await asyncio.to_thread(apply_client_file_directives, data)
+        applied = await asyncio.to_thread(apply_client_file_directives, data, ClientFileCall(name, args))
+        del data
+        for refused in applied.refused:
+            self._refused(refused, on_refused)
         # Baselines only now that the result arrived: a call cut short writes none.
         baselines = await asyncio.to_thread(apply_baseline_writes, applied.result, scope)
         if baselines.written and flow_files_log_enabled():
@@ -304,12 +378,21 @@ class ToolServerClient:
                 self._flow_files_log(written_line(path))
         return baselines.result
 
+    def _refused(self, refused: RefusedClientFile, on_refused: RefusalCallback | None) -> None:
+        if on_refused is not None:
+            on_refused(refused)
+        elif self._notice is not None:
+            self._notice(refused.line())
+        else:
+            print(refused.line(), file=sys.stderr, flush=True)
+
     async def _read_buffered(self, name: str, resp: aiohttp.ClientResponse) -> Any:
         try:
-            raw = await resp.read()
+            raw = await self._body(resp)
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise connection_closed_error(name, describe_exception(exc)) from exc
-        body = _json_or_none(raw)
+        body = self._json_or_none(raw)
+        del raw
         if resp.ok:
             if not isinstance(body, dict):
                 raise ToolCallError(
@@ -335,25 +418,45 @@ class ToolServerClient:
     async def _read_stream(
         self, name: str, resp: aiohttp.ClientResponse, on_progress: ProgressCallback
     ) -> Any:
-        async with contextlib.aclosing(_ndjson_lines(name, resp)) as lines:
-            async for line in lines:
-                event = _parse_event(name, line)
-                kind = event.get("event")
-                data = event.get("data")
-                if kind == "progress" and isinstance(data, dict):
-                    outcome = on_progress(data)
-                    if inspect.isawaitable(outcome):
-                        await outcome
-                elif kind == "result":
-                    return data
-                elif kind == "error":
-                    raise ToolCallError(
-                        _str_or_none(event.get("error")) or "tool invocation failed",
-                        status=500,
-                        error_code=_str_or_none(event.get("error_code")),
-                        error_kind=_str_or_none(event.get("error_kind")),
-                    )
-        raise connection_closed_error(name, STREAM_ENDED_DETAIL)
+        reader = NdjsonReader(resp.content, self.max_line_bytes)
+        while True:
+            try:
+                line = await reader.next_line()
+            except (TimeoutError, aiohttp.ClientError) as exc:
+                raise connection_closed_error(name, describe_exception(exc)) from exc
+            if line is None:
+                raise connection_closed_error(name, STREAM_ENDED_DETAIL)
+            event = self._parse_event(name, line)
+            del line  # a line may be tens of megabytes: free it before the next one arrives
+            kind = event.get("event")
+            data = event.get("data")
+            if kind == "progress" and isinstance(data, dict):
+                outcome = on_progress(data)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            elif kind == "result":
+                return data
+            elif kind == "error":
+                raise ToolCallError(
+                    _str_or_none(event.get("error")) or "tool invocation failed",
+                    status=500,
+                    error_code=_str_or_none(event.get("error_code")),
+                    error_kind=_str_or_none(event.get("error_kind")),
+                )
+
+    def _parse_event(self, name: str, line: bytearray) -> dict[str, Any]:
+        try:
+            event = self._parse(line)
+        except AnswerNotJson as exc:
+            raise ToolCallError(
+                f"The tool-server sent a stream line that is not JSON while {name} ran ({exc}). "
+                "The tool may have run; check its effect before you run it again.",
+                status=502,
+                error_code=ERROR_CODE_PROTOCOL,
+                error_kind=ERROR_KIND_TRANSPORT,
+                may_have_run=True,
+            ) from exc
+        return event if isinstance(event, dict) else {}
 
     # ------------------------------------------------------------------------------------------
     # Members of a flow
@@ -422,10 +525,17 @@ class ToolServerClient:
             with contextlib.ExitStack() as stack:
                 data = body if isinstance(body, bytes) else stack.enter_context(open(body, "rb"))
                 async with self._http().post(f"{self.url}/upload", data=data, headers=headers) as resp:
-                    raw = await resp.read()
+                    raw = await self._body(resp)
                     status, reason = resp.status, resp.reason or ""
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise self._unreachable(exc) from exc
+        except AnswerRefused as exc:
+            raise ToolCallError(
+                f"Upload to {self.url}/upload failed: the answer {exc.what}. The call was not sent.",
+                status=502,
+                error_code=ERROR_CODE_PROTOCOL,
+                error_kind=ERROR_KIND_TRANSPORT,
+            ) from exc
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise ToolCallError(
                 f"Upload to {self.url}/upload failed ({describe_exception(exc)}). The call was not sent.",
@@ -433,7 +543,7 @@ class ToolServerClient:
                 error_code=ERROR_CODE_CLOSED,
                 error_kind=ERROR_KIND_TRANSPORT,
             ) from exc
-        body = _json_or_none(raw)
+        body = self._json_or_none(raw)
         error = _error_text(body)
         if status == 413 and error is None:
             raise UploadRefusedByProxy(
@@ -465,47 +575,66 @@ def _ignore_progress(step: dict[str, Any]) -> None:
     return None
 
 
-async def _ndjson_lines(name: str, resp: aiohttp.ClientResponse) -> AsyncGenerator[bytes, None]:
-    """Non-blank lines of the body as they arrive; a transport failure is a closed connection.
+def _listed_tool(tool: Any) -> dict[str, Any] | None:
+    """A listing entry the CLI can show: a named object whose known fields have their wire types.
 
-    Lines are split here rather than with ``readline`` because a result line (baselines as
-    base64) can be far larger than aiohttp's line limit.
+    A field of another type is dropped (a ``disabled`` that is not an object keeps its text as
+    the reason), so no listing from any tool-server can crash the client.
     """
-    buffer = bytearray()
-    try:
-        async for chunk in resp.content.iter_any():
-            buffer.extend(chunk)
-            while (newline := buffer.find(b"\n")) >= 0:
-                line = bytes(buffer[:newline])
-                del buffer[: newline + 1]
-                if line.strip():
-                    yield line
-    except (TimeoutError, aiohttp.ClientError) as exc:
-        raise connection_closed_error(name, describe_exception(exc)) from exc
-    if bytes(buffer).strip():
-        yield bytes(buffer)
-
-
-def _parse_event(name: str, line: bytes) -> dict[str, Any]:
-    try:
-        event = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ToolCallError(
-            f"The tool-server sent a stream line that is not JSON while {name} ran ({exc}). "
-            "The tool may have run; check its effect before you run it again.",
-            status=502,
-            error_code=ERROR_CODE_PROTOCOL,
-            error_kind=ERROR_KIND_TRANSPORT,
-            may_have_run=True,
-        ) from exc
-    return event if isinstance(event, dict) else {}
-
-
-def _json_or_none(raw: bytes) -> Any:
-    try:
-        return json.loads(raw) if raw.strip() else None
-    except (ValueError, UnicodeDecodeError):
+    if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
         return None
+    entry: dict[str, Any] = {
+        key: value for key, value in tool.items() if isinstance(value, _LISTING_TYPES.get(key, object))
+    }
+    disabled = tool.get("disabled")
+    if disabled is not None and not isinstance(disabled, dict):
+        entry["disabled"] = {"reason": str(disabled)}
+    schema = entry.get("inputSchema")
+    if isinstance(schema, dict):
+        entry["inputSchema"] = _listed_schema(schema)
+    specs = entry.get("fileInputs")
+    if isinstance(specs, list):
+        entry["fileInputs"] = [
+            spec
+            for spec in specs
+            if isinstance(spec, dict)
+            and all(isinstance(spec.get(k), str) for k in ("target", "path", "kind"))
+        ]
+    return entry
+
+
+def _listed_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with only object properties (their ``enum`` a non-empty list, ``items`` an object)
+    and name strings in ``required``; a field the input lacks stays absent."""
+    out = dict(schema)
+    if "properties" in schema:
+        properties = schema["properties"]
+        listed: dict[str, Any] = properties if isinstance(properties, dict) else {}
+        out["properties"] = {
+            name: _listed_property(prop) for name, prop in listed.items() if isinstance(prop, dict)
+        }
+    if "required" in schema:
+        required = schema["required"]
+        out["required"] = [n for n in required if isinstance(n, str)] if isinstance(required, list) else []
+    return out
+
+
+def _listed_property(prop: dict[str, Any]) -> dict[str, Any]:
+    out = {key: value for key, value in prop.items() if isinstance(value, _PROPERTY_TYPES.get(key, object))}
+    if not out.get("enum", True):
+        del out["enum"]  # the CLI shows the first value of an enum
+    return out
+
+
+#: The wire types of the listing fields the client reads (GET /tools).
+_LISTING_TYPES: dict[str, type] = {
+    "description": str,
+    "inputSchema": dict,
+    "fileInputs": list,
+    "disabled": dict,
+    "longRunning": bool,
+}
+_PROPERTY_TYPES: dict[str, type] = {"enum": list, "items": dict}
 
 
 def _error_text(body: Any) -> str | None:

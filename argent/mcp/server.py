@@ -19,8 +19,9 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from argent import __version__
-from argent.cli.render import is_report, step_lines, summary_line
+from argent.cli.render import is_report, step_lines, summary_line, unwritten_baseline_lines
 from argent.client.base import ToolCallError, ToolClient
+from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client
 
 INSTRUCTIONS = (
@@ -51,9 +52,7 @@ def render_report(result: dict[str, Any]) -> str:
     lines.append(f'Running flow "{result.get("flow", "")}"{device} ({len(result["steps"])} steps)')
     for step in result["steps"]:
         lines.extend(step_lines(step, str(result.get("flow", ""))))
-    for write in result.get("baselineWrites") or []:
-        if isinstance(write, dict) and write.get("error"):
-            lines.append(f"✗ baseline not written: {write.get('path')}: {write['error']}")
+    lines.extend(unwritten_baseline_lines(result))
     lines.append(summary_line(result))
     return "\n".join(lines)
 
@@ -102,11 +101,18 @@ async def _call_tool(
     state = ctx.lifespan_context
     if not state.tools:
         state.tools = {e["name"]: e for e in await state.client.list_tools()}
+    refusals: list[RefusedClientFile] = []
     try:
-        result = await state.client.call(params.name, dict(params.arguments or {}))
+        result = await state.client.call(
+            params.name, dict(params.arguments or {}), on_refused=refusals.append
+        )
     except ToolCallError as exc:
         return types.CallToolResult(content=[types.TextContent(type="text", text=exc.message)], is_error=True)
-    return types.CallToolResult(content=_content(state.tools.get(params.name), result), is_error=False)
+    content = _content(state.tools.get(params.name), result)
+    if refusals:
+        # A file the tool-server asked for and the client refused: the agent sees why.
+        content.append(types.TextContent(type="text", text="\n".join(r.line() for r in refusals)))
+    return types.CallToolResult(content=content, is_error=False)
 
 
 def build_server() -> Server[_State]:

@@ -27,6 +27,7 @@ from argent.devices.chromium.launcher import chromium_unavailable_reason
 from argent.devices.chromium.targets import LaunchTargetError, resolve_launch_target
 from argent.devices.chromium.walker import DESCRIBE_MAX_DEPTH, DESCRIBE_MAX_NODES
 from argent.errors import ArgentError, InvalidToolInputError, ToolExecutionError
+from argent.link.png import is_png
 from argent.tools.args import arg
 from argent.tools.registry import FileInputSpec, ToolContext, ToolSpec
 
@@ -37,7 +38,6 @@ MAX_AWAIT_TIMEOUT_MS = 120_000
 DIFF_THRESHOLD_SQ = 0.1**2 * 3 * 255**2
 SECRET_ENV_PREFIX = "ARGENT_SECRET_"
 _SECRET = re.compile(r"\{\{secret:([A-Za-z_][A-Za-z0-9_]*)\}\}")
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 A = TypeVar("A")
 
@@ -153,7 +153,7 @@ def _now_ms() -> int:
 
 def png_size(data: bytes) -> tuple[int, int]:
     """Width and height from a PNG's IHDR chunk."""
-    if len(data) < 24 or not data.startswith(_PNG_SIGNATURE):
+    if len(data) < 24 or not is_png(data):
         raise ValueError("not a PNG")
     width, height = struct.unpack(">II", data[16:24])
     return int(width), int(height)

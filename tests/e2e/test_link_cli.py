@@ -149,7 +149,7 @@ def canned(path: Path) -> dict[str, Any]:
     directive = {
         "__argentClientFile": True,
         "path": str(path),
-        "content": base64.b64encode(b"\x89PNG new").decode(),
+        "content": base64.b64encode(b"\x89PNG\r\n\x1a\n new").decode(),
         "encoding": "base64",
     }
     return {
@@ -178,7 +178,7 @@ def test_the_client_writes_the_baselines_of_an_updating_run(cli: Cli, project: P
             ARGENT_FLOW_FILES_LOG="1",
         )
     assert done.returncode == 0, done.stderr
-    assert target.read_bytes() == b"\x89PNG new"
+    assert target.read_bytes() == b"\x89PNG\r\n\x1a\n new"
     assert json.loads(done.stdout)["baselineWrites"] == [str(target)]
     assert [json.loads(line) for line in done.stderr.splitlines()] == [
         {"warning": f"[flow-files] baseline {target}: written"}

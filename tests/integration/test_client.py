@@ -144,7 +144,8 @@ def _registry() -> ToolRegistry:
                 _install,
                 file_inputs=(FileInputSpec(target="app", path="${app}", kind="tar-upload"),),
             ),
-            ToolSpec("record", "Return client-file directives.", RecordArgs, _record),
+            # A recording tool's name: only its result's savedTo may write a file on the client.
+            ToolSpec("flow-start-recording", "Return client-file directives.", RecordArgs, _record),
         ]
     )
 
@@ -658,7 +659,7 @@ async def test_client_file_directives_are_applied_to_results(
     progress = (lambda _: None) if streamed else None
     async with _client(tool_server) as client:
         result = await client.call(
-            "record", {"project_root": str(project), "name": "login"}, on_progress=progress
+            "flow-start-recording", {"project_root": str(project), "name": "login"}, on_progress=progress
         )
     target = project / ".argent" / "flows" / "login.yaml"
     assert result == {"savedTo": str(target), "refused": None}

@@ -9,7 +9,12 @@ from typing import Any
 
 import pytest
 
-from argent.client.baselines import BaselineWriteScope, apply_baseline_writes
+from argent.client.baselines import (
+    CONTROL_CHARACTERS,
+    NOT_PNG_CONTENT,
+    BaselineWriteScope,
+    apply_baseline_writes,
+)
 from argent.link.members import collect_flow_members
 
 PNG = b"\x89PNG\r\n\x1a\nnew bytes"
@@ -56,10 +61,10 @@ def apply(proj: Path, *directives: dict[str, Any], update: bool = True) -> Any:
 def test_a_baseline_of_an_updating_run_is_written_and_replaced_by_its_path(proj: Path) -> None:
     target = base(proj) / "home__chromium-1x1.png"
     nested = base(proj, "other") / "x__chromium-1x1.png"
-    out = apply(proj, directive(target), directive(nested, b"nested"))
+    out = apply(proj, directive(target), directive(nested, PNG + b"nested"))
     assert out.result["baselineWrites"] == [str(target), str(nested)]
     assert out.written == (str(target), str(nested)) and out.failed == ()
-    assert target.read_bytes() == PNG and nested.read_bytes() == b"nested"
+    assert target.read_bytes() == PNG and nested.read_bytes() == PNG + b"nested"
 
 
 def test_an_existing_baseline_is_replaced_in_one_rename_keeping_its_mode(proj: Path) -> None:
@@ -180,3 +185,19 @@ def test_the_mcp_report_adds_a_line_for_each_baseline_not_written(proj: Path) ->
     )
     assert [line for line in text if "baseline" in line] == [f"✗ baseline not written: {escape}: {reason}"]
     assert text[-2] == f"✗ baseline not written: {escape}: {reason}"
+
+
+@pytest.mark.parametrize("char", ["\0", "\x1b", "\n", "\x07", "\x7f", "\x85", "\x9b", "\ud800"])
+def test_a_name_with_control_characters_is_refused_without_a_crash(proj: Path, char: str) -> None:
+    path = f"{base(proj)}/ho{char}me__chromium-1x1.png"
+    out = apply(proj, directive(path))
+    assert out.failed == ((path, CONTROL_CHARACTERS.format(path=path)),)
+    assert out.written == () and not base(proj).exists()
+
+
+@pytest.mark.parametrize("data", [b"", b"GIF89a", b"\x89PNG\r\n", b"#!/bin/sh\nrm -rf ~\n", b"<svg/>"])
+def test_bytes_that_are_not_a_png_are_refused(proj: Path, data: bytes) -> None:
+    target = base(proj) / "home__chromium-1x1.png"
+    out = apply(proj, directive(target, data))
+    assert out.failed == ((str(target), NOT_PNG_CONTENT.format(path=target)),)
+    assert not base(proj).exists()
