@@ -7,6 +7,7 @@ import tempfile
 from attrs import field, frozen
 
 from argent.limits import MIB
+from argent.server.policy import ServerPolicy
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "::0", ""})
@@ -27,6 +28,8 @@ class ServerConfig:
     max_pending_upload_bytes: int = 8 * GIB
     upload_expiry_seconds: float = 15 * 60
     sweep_interval_seconds: float = 60
+    #: The --config policy (named tokens, project roots, local flows, scripts, limits).
+    policy: ServerPolicy = field(factory=ServerPolicy)
 
     @property
     def allowed_hosts(self) -> frozenset[str] | None:
