@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import os
+import re
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from attrs import field, frozen
 
@@ -102,11 +105,24 @@ class CallPolicy:
     async def check_workspace(self, project_root: str) -> None:
         await asyncio.to_thread(check_workspace, project_root, self.unsafe, self.project_roots)
 
+    @property
+    def disk_reads(self) -> bool:
+        """Whether a call may read files of this host at all: not on a link-only server (no flows
+        from its disk) that names no project roots — there is no project on its disk to read."""
+        return self.local_flows or bool(self.project_roots)
+
     async def check_read(self, path: str) -> None:
-        await asyncio.to_thread(check_read, path, self.unsafe, self.project_roots)
+        await asyncio.to_thread(check_read, path, self.unsafe, self.project_roots, disk=self.disk_reads)
 
     async def may_read(self, path: str) -> bool:
-        return await asyncio.to_thread(may_read, path, self.unsafe, self.project_roots)
+        return self.disk_reads and await asyncio.to_thread(may_read, path, self.unsafe, self.project_roots)
+
+    async def check_page(self, target: str, flow_dir: str | None = None) -> None:
+        """A page the browser would read from this host's disk obeys the rules of a file a tool reads
+        (``file:///proc/self/environ`` on a screenshot would show the server's secrets)."""
+        path = page_path(target, flow_dir)
+        if path is not None:
+            await self.check_read(path)
 
     def check_scripts_recording(self) -> None:
         if not self.scripts:
@@ -114,6 +130,24 @@ class CallPolicy:
 
     def disk_files(self) -> PolicyDiskFlowFiles:
         return PolicyDiskFlowFiles(self)
+
+
+_FILE_URL = re.compile(r"^file://", re.IGNORECASE)
+_OTHER_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|data:|about:)", re.IGNORECASE)
+
+
+def page_path(target: str, flow_dir: str | None) -> str | None:
+    """The file on this host a chromium launch target makes the browser read (a ``file://`` URL or a
+    path, relative ones beside the flow); None for a target that reads no local file."""
+    text = target.strip()
+    if _FILE_URL.match(text):
+        return unquote(urlsplit(text).path) or "/"
+    if not text or _OTHER_URL.match(text):
+        return None
+    path = os.path.expanduser(text)
+    if not os.path.isabs(path):
+        return os.path.join(flow_dir, path) if flow_dir is not None else None
+    return path
 
 
 class PolicyDiskFlowFiles(DiskFlowFiles):

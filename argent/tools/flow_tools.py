@@ -149,6 +149,12 @@ def disk_files(ctx: ToolContext) -> DiskFlowFiles:
     return ctx.policy.disk_files() if ctx.policy is not None else DiskFlowFiles()
 
 
+def directives_for(ctx: ToolContext, artifacts_dir: str | None) -> DeviceDirectives:
+    """The device directives of a run; its launches open only pages the call may read here."""
+    gate = ctx.policy.check_page if ctx.policy is not None else None
+    return DeviceDirectives(scratch_dir=artifacts_dir, page_gate=gate)
+
+
 def _prerequisite_sent(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> bool:
     """The client sent the flow file with the call (flow-read-prerequisite reads no disk then)."""
     meta = ctx.file_inputs.get("flow_file")
@@ -198,7 +204,7 @@ def flow_tools(
                 request,
                 files=disk_files(ctx),
                 tools=RegistryInvoker(registry, ctx.policy),
-                directives=DeviceDirectives(scratch_dir=artifacts_dir),
+                directives=directives_for(ctx, artifacts_dir),
                 devices=devices,
                 on_progress=ctx.emit_progress,
                 abort=ctx.abort,
@@ -213,7 +219,7 @@ def flow_tools(
             request,
             files=linked,
             tools=MemberToolInvoker(registry, linked, policy=ctx.policy),
-            directives=DeviceDirectives(scratch_dir=artifacts_dir),
+            directives=directives_for(ctx, artifacts_dir),
             devices=devices,
             on_progress=ctx.emit_progress,
             abort=ctx.abort,

@@ -5,9 +5,13 @@ filesystem root, the home directory of the server's user (``$HOME`` and its pass
 system directory — each as the directory itself: a project in a subdirectory of the home
 directory is fine. With ``project_roots`` configured it must also lie under one of them.
 
-A file a tool reads on this host obeys the same rules through the directory that holds it, and a
-refused file gets one answer whatever is (or is not) there, so a refusal tells nothing about the
-server's disk.
+The kernel's views (``/proc``, ``/sys``, ``/dev``) are refused with everything under them: no
+project lives there, and ``/proc/self/environ`` holds the server's tokens.
+
+A file a tool reads on this host (a PNG to compare, a page the browser opens) obeys the same rules
+through the directory that holds it; with project roots it must lie under one, and a server that
+serves no flow from its disk and names no project roots reads no file of its own at all. A refused
+file gets one answer whatever is (or is not) there, so a refusal tells nothing about the disk.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ SYSTEM_DIRS = ("/etc", "/usr", "/bin", "/sbin", "/proc", "/sys", "/dev", "/boot"
 ROOT_WHY = "the filesystem root"
 HOME_WHY = "the home directory of the tool-server's user"
 SYSTEM_WHY = "a system directory"
+#: Refused with everything under them.
+KERNEL_TREES = ("/proc", "/sys", "/dev")
+KERNEL_WHY = SYSTEM_WHY
 
 WORKSPACE_REFUSED = (
     'project_root "{root}" resolves to {why}, which the tool-server never works in. Pass the '
@@ -38,8 +45,13 @@ OUTSIDE_ROOTS = (
 )
 READ_REFUSED = (
     'The tool-server does not read "{path}": a tool reads files on the tool-server only inside a project{roots}, '
-    "never directly in the filesystem root, the home directory or a system directory. Pass a file of the "
-    "project, or send the file from the client (over a link it travels with the call)."
+    "never directly in the filesystem root, the home directory or a system directory, nor under /proc, /sys "
+    "or /dev. Pass a file of the project, or send the file from the client (over a link it travels with the "
+    "call)."
+)
+NO_DISK_READS = (
+    'The tool-server does not read "{path}": it reads no file of its own disk for a call (local_flows: false '
+    "and no project_roots in its config). Send the file from the client: over a link it travels with the call."
 )
 
 
@@ -79,6 +91,8 @@ def _lib_dir(path: str) -> bool:
 
 def _unsafe_why(unsafe: Mapping[str, str], *paths: str) -> str | None:
     for path in paths:
+        if any(within(path, tree) for tree in KERNEL_TREES):
+            return KERNEL_WHY
         why = unsafe.get(path)
         if why is not None:
             return why
@@ -118,8 +132,12 @@ def may_read(path: str, unsafe: Mapping[str, str], roots: tuple[str, ...]) -> bo
     return not roots or any(within(real, root) for root in roots)
 
 
-def check_read(path: str, unsafe: Mapping[str, str], roots: tuple[str, ...]) -> None:
-    """Refuse (403 ``WORKSPACE_UNSAFE``) a file a tool must not read; the same answer whether it exists."""
+def check_read(path: str, unsafe: Mapping[str, str], roots: tuple[str, ...], *, disk: bool = True) -> None:
+    """Refuse (403 ``WORKSPACE_UNSAFE``) a file a tool must not read; the same answer whether it exists.
+
+    ``disk`` False: the server reads no file of its own for a call (link-only, no project roots)."""
+    if not disk:
+        raise PolicyRefusal(NO_DISK_READS.format(path=path), error_code=WORKSPACE_UNSAFE)
     if not may_read(path, unsafe, roots):
         shown = f" (under {', '.join(roots)})" if roots else ""
         raise PolicyRefusal(READ_REFUSED.format(path=path, roots=shown), error_code=WORKSPACE_UNSAFE)

@@ -460,6 +460,8 @@ def _unsafe_roots(home: Path) -> list[tuple[str, str]]:
         (d, "a system directory")
         for d in ("/etc", "/usr", "/bin", "/lib", "/proc", "/sys", "/dev", "/var", "/boot")
     ]
+    # The kernel's views are refused with everything under them.
+    roots += [(d, "a system directory") for d in ("/proc/self", "/sys/kernel", "/dev/shm/project")]
     return roots
 
 
@@ -726,3 +728,54 @@ async def test_a_script_step_that_escaped_the_scan_still_does_not_run(proj: Proj
         "this tool-server runs no script: step (scripts: false in its config)",
     )
     assert not proj.marker.exists()
+
+
+@pytest.mark.parametrize("tool", ["open-url", "boot-device"])
+async def test_a_page_the_browser_would_read_from_the_servers_disk_obeys_the_rules(
+    make: Make, tool: str
+) -> None:
+    client = await make()
+    answers = set()
+    for target in (
+        "file:///etc/passwd",
+        "file:///etc/argent-none.html",
+        "/etc/passwd",
+        "/etc/argent-none.html",
+    ):
+        args = {"udid": "chromium-cdp-1", "url": target} if tool == "open-url" else {"url": target}
+        status, body = await post(client, tool, args)
+        assert (status, body["error_code"]) == (403, "WORKSPACE_UNSAFE")
+        answers.add(body["error"].replace(target.removeprefix("file://"), "<path>"))
+    assert len(answers) == 1
+
+
+async def test_a_launch_over_a_link_does_not_open_a_page_of_the_servers_disk(make: Make) -> None:
+    client = await make()
+    main = "steps:\n  - launch: { chromium: 'file:///proc/self/environ' }\n  - echo: after\n"
+    status, body = await post(client, "flow-execute", crafted_link_call("/client/proj", main), LINKED)
+    assert status == 200
+    launch = body["data"]["steps"][0]
+    assert launch["status"] == "error"
+    assert launch["reason"].startswith('The tool-server does not read "/proc/self/environ"')
+
+
+async def test_a_link_only_server_without_project_roots_reads_no_file_of_its_own(
+    make: Make, tmp_path: Path
+) -> None:
+    png = tmp_path / "a.png"
+    png.write_bytes(PNG_1x1)
+    client = await make(local_flows=False)
+    status, body = await post(client, "screenshot-diff", {"baselinePath": str(png), "currentPath": str(png)})
+    assert (status, body["error_code"]) == (403, "WORKSPACE_UNSAFE")
+    assert "it reads no file of its own disk for a call" in body["error"]
+    status, body = await post(client, "open-url", {"udid": "chromium-cdp-1", "url": png.as_uri()})
+    assert (status, body["error_code"]) == (403, "WORKSPACE_UNSAFE")
+    # The client's bytes, sent with the call, are compared.
+    wire = {
+        "__argentFileInput": True,
+        "path": str(png),
+        "content": base64.b64encode(PNG_1x1).decode(),
+        "size": len(PNG_1x1),
+    }
+    status, body = await post(client, "screenshot-diff", {"baselinePath": wire, "currentPath": wire})
+    assert status == 200 and body["data"]["mismatchPercentage"] == 0
