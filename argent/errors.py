@@ -100,3 +100,19 @@ class UploadStorageFullError(ArgentError):
     status = 507
     default_code = "UPLOAD_STORAGE_FULL"
     default_kind = "unavailable"
+
+
+class PolicyRefusal(ArgentError):
+    """A call the tool-server's policy refuses before anything runs (HTTP 403, or 429 for a limit).
+
+    The wire form is ``{"error", "error_code"}``: the code says which rule refused."""
+
+    status = 403
+    default_kind = "forbidden"
+
+    def __init__(self, message: str, *, error_code: str, status: int = 403) -> None:
+        super().__init__(message, error_code=error_code)
+        self.status = status
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"error": self.message, "error_code": self.error_code}

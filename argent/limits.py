@@ -22,6 +22,12 @@ MAX_FILE_BYTES = 32 * MIB
 MAX_FLOW_MEMBERS_BYTES = 32 * MIB
 #: Members sent inside the call body before the rest go through POST /upload.
 INLINE_MEMBERS_BUDGET = 256 * KIB
+#: Calls one token may run at once on a tool-server whose config sets no limit (over it: 429).
+DEFAULT_CONCURRENT_CALLS_PER_TOKEN = 64
+#: Seconds a 429 asks the caller to wait before calling again (Retry-After).
+RETRY_AFTER_SECONDS = 1
+#: Shortest token a --config file may name: a shared server's token guards every tool.
+MIN_TOKEN_CHARS = 16
 #: Lifetime of an unused upload.
 UPLOAD_EXPIRY_SECONDS = 15 * 60
 #: Lines (steps run or skipped, across all `run:` fragments and nested runs) one call may report;

@@ -64,10 +64,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_argent(tmp: str) -> tuple[subprocess.Popen[str], str]:
+def start_argent(tmp: str, concurrent: int | None = None) -> tuple[subprocess.Popen[str], str]:
+    """``concurrent``: the calls the one token may run at once (a --config limit over the default)."""
     env = {**os.environ, "TMPDIR": tmp}
+    extra: list[str] = []
+    if concurrent is not None:
+        config = Path(tmp) / "argent-server.yaml"
+        config.write_text(f"limits:\n  concurrent_calls_per_token: {concurrent}\n")
+        extra = ["--config", str(config)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "argent", "server", "start", "--port", "0", "--no-auth"],
+        [sys.executable, "-m", "argent", "server", "start", "--port", "0", "--no-auth", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -148,7 +154,7 @@ async def bench_concurrent(calls: int) -> dict[str, float]:
         flows = Path(tmp) / "proj" / ".argent" / "flows"
         flows.mkdir(parents=True)
         (flows / "echo20.yaml").write_text("steps:\n" + "".join(f"  - echo: step {i}\n" for i in range(20)))
-        proc, url = start_argent(tmp)
+        proc, url = start_argent(tmp, concurrent=calls)
         args = {"name": "echo20", "project_root": str(Path(tmp) / "proj")}
         try:
             conn = aiohttp.TCPConnector(limit=0)

@@ -22,7 +22,7 @@ import re
 import shutil
 import tempfile
 import weakref
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 from attrs import define, field, frozen
@@ -237,10 +237,13 @@ class DeviceDirectives:
         timings: Timings | None = None,
         env: Mapping[str, str] | None = None,
         scratch_dir: str | None = None,
+        page_gate: Callable[[str, str | None], Awaitable[None]] | None = None,
     ) -> None:
         self.t = timings or Timings()
         self._env = env
         self._scratch_dir = scratch_dir
+        #: Refuses (raises) a launch target whose page the call may not read from this host.
+        self._page_gate = page_gate
         self._runs: weakref.WeakKeyDictionary[Run, _RunState] = weakref.WeakKeyDictionary()
 
     # -- the protocol ---------------------------------------------------------------------
@@ -716,6 +719,11 @@ class DeviceDirectives:
         flow_dir = os.path.normpath(probe) if probe is not None else None
         from argent.devices.chromium.targets import LaunchTargetError, resolve_launch_target
 
+        if self._page_gate is not None:
+            try:
+                await self._page_gate(target, flow_dir)
+            except Exception as exc:
+                return DirectiveOutcome("error", error_message(exc))
         try:
             url = resolve_launch_target(target, flow_dir)
         except LaunchTargetError as exc:

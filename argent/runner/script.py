@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+from typing import Protocol, runtime_checkable
 
 from argent.flows.model import ScriptStep
 from argent.limits import DEFAULT_SCRIPT_TIMEOUT_MS, MAX_SCRIPT_STDERR_TAIL
@@ -31,6 +32,14 @@ _INTERPRETERS: dict[str, tuple[str, ...]] = {
     ".cjs": ("node",),
     ".sh": ("sh",),
 }
+
+
+@runtime_checkable
+class ScriptGate(Protocol):
+    """Files whose owner may switch `script:` steps off (a tool-server's ``scripts: false``)."""
+
+    @property
+    def script_refusal(self) -> str | None: ...
 
 
 def script_command(path: str) -> list[str]:
@@ -89,6 +98,8 @@ def _environment(run: Run) -> dict[str, str]:
 
 async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[StepStatus, str | None]:
     """Run one `script:` step; its status and reason."""
+    if isinstance(run.files, ScriptGate) and run.files.script_refusal is not None:
+        return "error", run.files.script_refusal
     path = run.files.local_path(containing, step.path)
     if path is None:
         return "error", SCRIPT_NOT_LOCAL

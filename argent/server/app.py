@@ -13,7 +13,7 @@ from aiohttp import web
 
 from argent.devices.chromium.provider import ChromiumDeviceProvider
 from argent.server.config import ServerConfig
-from argent.server.guards import Handler, bearer_auth, host_guard, json_errors
+from argent.server.guards import Handler, host_guard, json_errors
 from argent.server.keys import (
     ACTIVITY,
     ARTIFACTS_DIR,
@@ -25,6 +25,7 @@ from argent.server.keys import (
     UPLOADS,
     Activity,
 )
+from argent.server.policy_guard import policy_middlewares
 from argent.server.routes import routes
 from argent.server.tmp_files import ServerFiles, TmpClaim, reclaim_stopped_servers
 from argent.server.uploads import UploadStore
@@ -53,7 +54,7 @@ def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> we
 
         registry = build_registry(devices=devices, artifacts_dir=artifacts_dir)
     app = web.Application(
-        middlewares=[json_errors, host_guard(config), bearer_auth(config.token), track_activity],
+        middlewares=[json_errors, host_guard(config), *policy_middlewares(config), track_activity],
         client_max_size=config.max_body_bytes,
     )
     app[CONFIG] = config

@@ -17,6 +17,7 @@ from argent.limits import (
     UPLOAD_EXPIRY_SECONDS,
     UPLOAD_SWEEP_INTERVAL_SECONDS,
 )
+from argent.server.policy import ServerPolicy
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "::0", ""})
@@ -41,6 +42,8 @@ class ServerConfig:
     body_idle_timeout_seconds: float = BODY_IDLE_TIMEOUT_SECONDS
     keepalive_timeout_seconds: float = KEEPALIVE_TIMEOUT_SECONDS
     max_connections: int = MAX_OPEN_CONNECTIONS
+    #: The --config policy (named tokens, project roots, local flows, scripts, limits).
+    policy: ServerPolicy = field(factory=ServerPolicy)
 
     @property
     def allowed_hosts(self) -> frozenset[str] | None:

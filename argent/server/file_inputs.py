@@ -24,6 +24,7 @@ from argent.server.inline import decode_content
 from argent.server.member_inputs import discard_member_uploads, linked_flow_files, linked_step_members
 from argent.server.tmp_files import ServerFiles
 from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
+from argent.tools.call_policy import CallPolicy
 from argent.tools.registry import FileInputSpec, ResolvedFileInput, ToolSpec
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
@@ -59,13 +60,22 @@ def is_wrapper(value: Any) -> bool:
 
 
 async def resolve_file_inputs(
-    spec: ToolSpec[Any], body: dict[str, Any], *, uploads: UploadStore
+    spec: ToolSpec[Any],
+    body: dict[str, Any],
+    *,
+    uploads: UploadStore,
+    policy: CallPolicy | None = None,
+    linked: bool = False,
 ) -> ResolvedInputs:
-    """Replace each declared wrapper in ``body`` by a path on this host (raises FileInputError, 422)."""
+    """Replace each declared wrapper in ``body`` by a path on this host (raises FileInputError, 422).
+
+    With a ``policy`` a wrapper is used in place only where the call may work and read: a project
+    this host must not work in is refused (403) before anything is looked at, and a file the call
+    may not read counts as absent, unlooked at, so the answer is the same whether it exists."""
     out = ResolvedInputs(args=dict(body))
     try:
         for input_spec in spec.file_inputs:
-            await _resolve_one(input_spec, out, uploads=uploads)
+            await _resolve_one(input_spec, out, uploads=uploads, policy=policy, linked=linked)
     except BaseException:
         await out.cleanup()
         # A failed call still uses up every upload its members name, also those of the
@@ -77,7 +87,30 @@ async def resolve_file_inputs(
     return out
 
 
-async def _resolve_one(spec: FileInputSpec, out: ResolvedInputs, *, uploads: UploadStore) -> None:
+async def _in_place_allowed(
+    spec: FileInputSpec, wire: dict[str, Any], args: dict[str, Any], policy: CallPolicy, linked: bool
+) -> bool:
+    """Whether this host may look at the wrapper's path; raises for an unsafe project."""
+    if "members" in wire:
+        return True  # over a link: the members win and project_root is only a key
+    if spec.kind == "probe":
+        if not linked:
+            await policy.check_workspace(wire["path"])
+        return True
+    root = args.get("project_root")
+    if spec.path.startswith("${project_root}") and isinstance(root, str):
+        await policy.check_workspace(root)
+    return await policy.may_read(wire["path"])
+
+
+async def _resolve_one(
+    spec: FileInputSpec,
+    out: ResolvedInputs,
+    *,
+    uploads: UploadStore,
+    policy: CallPolicy | None = None,
+    linked: bool = False,
+) -> None:
     wire = out.args.get(spec.target)
     if not is_wrapper(wire):
         return
@@ -91,7 +124,10 @@ async def _resolve_one(spec: FileInputSpec, out: ResolvedInputs, *, uploads: Upl
         del out.args[spec.target]
         return
     path: str = wire["path"]
-    present, verified = await asyncio.to_thread(_probe, spec.kind, wire)
+    if policy is not None and not await _in_place_allowed(spec, wire, out.args, policy, linked):
+        present, verified = False, False
+    else:
+        present, verified = await asyncio.to_thread(_probe, spec.kind, wire)
     if spec.collect == "flow" and spec.kind == "file":
         files = await linked_flow_files(wire, present, uploads=uploads)
         if files is not None:

@@ -10,12 +10,13 @@ from typing import Any
 from aiohttp import web
 
 from argent import __version__
-from argent.errors import ArgentError, InvalidToolInputError
+from argent.errors import ArgentError, InvalidToolInputError, PolicyRefusal
 from argent.limits import ABORTED_CALL_GRACE_SECONDS
 from argent.link.wire import to_wire
 from argent.server.body import read_body
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
+from argent.server.policy_guard import call_policy, listed_tools
 from argent.server.stream import NdjsonStream, wants_stream
 from argent.tools.registry import ToolContext
 
@@ -32,7 +33,7 @@ async def healthz(request: web.Request) -> web.Response:
 
 @routes.get("/tools")
 async def list_tools(request: web.Request) -> web.Response:
-    return web.json_response({"tools": request.app[REGISTRY].entries()})
+    return web.json_response({"tools": listed_tools(request)})
 
 
 @routes.post("/upload")
@@ -93,9 +94,17 @@ async def call_tool(request: web.Request) -> web.StreamResponse:
         if spec is None:
             raise _plain(404, f'Tool "{name}" not found')
         body = await _json_body(request)
-        resolved = await resolve_file_inputs(spec, body, uploads=request.app[UPLOADS])
+        resolved = await resolve_file_inputs(
+            spec,
+            body,
+            uploads=request.app[UPLOADS],
+            policy=call_policy(request),
+            linked=request.headers.get("x-argent-linked") == "1",
+        )
     except _PreInvokeError as exc:
         return web.json_response({"error": exc.message}, status=exc.status)
+    except PolicyRefusal as exc:
+        return web.json_response(exc.to_wire(), status=exc.status)
     except ArgentError as exc:
         return web.json_response({"error": exc.message}, status=exc.status)
     try:
@@ -126,12 +135,19 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
         linked=request.headers.get("x-argent-linked") == "1",
         flow_files=resolved.flow_files,
         step_members=resolved.step_members,
+        policy=call_policy(request),
     )
+    try:
+        await registry.precheck(
+            spec, args, ctx
+        )  # a refusal answers plain JSON, also when streaming was asked
+    except ArgentError as exc:
+        return web.json_response(exc.to_wire(), status=exc.status)
     if stream is not None:
         await stream.open()
     inflight = request.app[INFLIGHT]
     inflight.add(abort)
-    task = asyncio.create_task(registry.run(spec, args, ctx))
+    task = asyncio.create_task(registry.run(spec, args, ctx, checked=True))
     watcher = asyncio.create_task(_watch_disconnect(request, abort, task))
     try:
         result = await asyncio.shield(task)

@@ -545,6 +545,11 @@ def device_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             except TimeoutError:
                 pass
 
+    async def page_readable(args: BootDeviceArgs | OpenUrlArgs, ctx: ToolContext) -> None:
+        """A page the browser would read from this host's disk obeys the call's policy."""
+        if ctx.policy is not None and args.url is not None:
+            await ctx.policy.check_page(args.url)
+
     async def screenshot_diff(args: ScreenshotDiffArgs, ctx: ToolContext) -> Any:
         return await asyncio.to_thread(compare_pngs, args.baseline_path, args.current_path)
 
@@ -579,6 +584,7 @@ def device_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             "Boot a headless Chromium device (1000x800) and optionally open a page in it. Returns its id (udid).",
             BootDeviceArgs,
             boot_device,
+            precheck=page_readable,
         ),
         spec(
             "stop-device",
@@ -592,6 +598,7 @@ def device_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             "Open a URL (or a local HTML file) on a device and wait for it to load.",
             OpenUrlArgs,
             open_url,
+            precheck=page_readable,
         ),
         spec(
             "screenshot",

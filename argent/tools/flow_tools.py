@@ -11,7 +11,7 @@ import attrs
 from attrs import frozen
 
 from argent.devices.base import DeviceProvider
-from argent.errors import FlowError, InvalidToolInputError
+from argent.errors import FlowError, InvalidToolInputError, PolicyRefusal
 from argent.link.member_files import MemberFlowFiles
 from argent.runner.check import check_linked_flow
 from argent.runner.directives import DeviceDirectives
@@ -27,6 +27,7 @@ from argent.runner.execute import (
 from argent.runner.files import LISTED, DiskFlowFiles
 from argent.runner.report import FlowRunResult
 from argent.tools.args import arg
+from argent.tools.call_policy import CallPolicy, refuse_script_steps
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
 
 Platform = Literal["ios", "android", "chromium", "vega"]
@@ -143,6 +144,43 @@ def linked_flow_files(args: FlowExecuteArgs, ctx: ToolContext) -> MemberFlowFile
     return ctx.flow_files.get(target)
 
 
+def disk_files(ctx: ToolContext) -> DiskFlowFiles:
+    """This host's flow files, as the call's policy lets it reach them."""
+    return ctx.policy.disk_files() if ctx.policy is not None else DiskFlowFiles()
+
+
+def directives_for(ctx: ToolContext, artifacts_dir: str | None) -> DeviceDirectives:
+    """The device directives of a run; its launches open only pages the call may read here."""
+    gate = ctx.policy.check_page if ctx.policy is not None else None
+    return DeviceDirectives(scratch_dir=artifacts_dir, page_gate=gate)
+
+
+def _prerequisite_sent(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> bool:
+    """The client sent the flow file with the call (flow-read-prerequisite reads no disk then)."""
+    meta = ctx.file_inputs.get("flow_file")
+    return args.name is not None and meta is not None and meta.via_upload
+
+
+async def check_disk_run(
+    args: FlowExecuteArgs | FlowReadPrerequisiteArgs, policy: CallPolicy, tool: str, *, scripts: bool
+) -> None:
+    """Before a call reads a flow from this host's disk: flows from disk are allowed, the project
+    is a safe workspace, and (``scripts``, with scripts off) no reachable flow has a `script:` step."""
+    policy.check_local_flows(tool)
+    await policy.check_workspace(args.project_root)
+    if not scripts or policy.scripts:
+        return
+    files = policy.disk_files()
+    try:
+        ref, _ = await resolve_source(_request(args), files)
+        flow = await load_root_flow(files, ref)
+    except PolicyRefusal:
+        raise
+    except Exception:
+        return  # the run reports a source it cannot resolve or read with its own words
+    await refuse_script_steps(files, ref, flow)
+
+
 def flow_tools(
     registry: ToolRegistry, devices: DeviceProvider | None = None, artifacts_dir: str | None = None
 ) -> list[ToolSpec[Any]]:
@@ -152,8 +190,6 @@ def flow_tools(
     it stops); None puts them in the system temp directory."""
     from argent.tools.invoker import RegistryInvoker
     from argent.tools.member_invoker import MemberToolInvoker
-
-    invoker = RegistryInvoker(registry)
 
     def inputs_of(tool: str) -> list[dict[str, Any]] | None:
         spec = registry.find(tool)
@@ -166,9 +202,9 @@ def flow_tools(
             check_flow_path_boundary(args, ctx)
             return await execute_flow(
                 request,
-                files=DiskFlowFiles(),
-                tools=invoker,
-                directives=DeviceDirectives(scratch_dir=artifacts_dir),
+                files=disk_files(ctx),
+                tools=RegistryInvoker(registry, ctx.policy),
+                directives=directives_for(ctx, artifacts_dir),
                 devices=devices,
                 on_progress=ctx.emit_progress,
                 abort=ctx.abort,
@@ -183,8 +219,8 @@ def flow_tools(
         result = await execute_flow(
             request,
             files=linked,
-            tools=MemberToolInvoker(registry, linked),
-            directives=DeviceDirectives(scratch_dir=artifacts_dir),
+            tools=MemberToolInvoker(registry, linked, policy=ctx.policy),
+            directives=directives_for(ctx, artifacts_dir),
             devices=devices,
             on_progress=ctx.emit_progress,
             abort=ctx.abort,
@@ -198,14 +234,22 @@ def flow_tools(
     async def read_prereq(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> Any:
         check_flow_path_boundary(args, ctx)
         meta = ctx.file_inputs.get("flow_file")
-        if args.name is not None and meta is not None and meta.via_upload and args.flow_file is not None:
+        if _prerequisite_sent(args, ctx) and meta is not None and args.flow_file is not None:
             # The client sent the flow file with the call: read it from there, under its client path.
             data = await asyncio.to_thread(Path(args.flow_file).read_bytes)
             client = meta.client_path
             files = MemberFlowFiles.for_root(client, os.path.normpath(client), LISTED, data, None)
             request = attrs.evolve(_request(args), flow_file=client)
             return await read_prerequisite(request, files=files)
-        return await read_prerequisite(_request(args), files=DiskFlowFiles())
+        return await read_prerequisite(_request(args), files=disk_files(ctx))
+
+    async def precheck_run(args: FlowExecuteArgs, ctx: ToolContext) -> None:
+        if ctx.policy is not None and linked_flow_files(args, ctx) is None:
+            await check_disk_run(args, ctx.policy, "flow-execute", scripts=True)
+
+    async def precheck_prereq(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> None:
+        if ctx.policy is not None and not _prerequisite_sent(args, ctx):
+            await check_disk_run(args, ctx.policy, "flow-read-prerequisite", scripts=False)
 
     return [
         ToolSpec(
@@ -216,6 +260,7 @@ def flow_tools(
             ),
             args_type=FlowExecuteArgs,
             execute=run_flow,
+            precheck=precheck_run,
             file_inputs=(FLOW_PATH_INPUT, FLOW_FILE_INPUT),
             long_running=True,
         ),
@@ -224,6 +269,7 @@ def flow_tools(
             description="Read a flow's executionPrerequisite (the start state it assumes) without running it.",
             args_type=FlowReadPrerequisiteArgs,
             execute=read_prereq,
+            precheck=precheck_prereq,
             file_inputs=(
                 FileInputSpec(
                     target="flow_path",

@@ -21,6 +21,7 @@ from argent.errors import ToolExecutionError
 from argent.link.member_files import MemberFlowFiles
 from argent.runner.engine import ToolCallContext, ToolOutcome
 from argent.runner.link_rules import classify_file_inputs
+from argent.tools.call_policy import CallPolicy
 from argent.tools.registry import ResolvedFileInput, ToolContext, ToolRegistry
 
 NO_CLIENT_FILE = 'the client has no file at "{path}" (argument {name} of {tool})'
@@ -41,10 +42,18 @@ def _write_temp(directory: str, path: str, data: bytes) -> str:
 class MemberToolInvoker:
     """The registry as the runner's ``ToolInvoker``, with file arguments read from the call."""
 
-    def __init__(self, registry: ToolRegistry, files: MemberFlowFiles, tmp_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        files: MemberFlowFiles,
+        tmp_dir: str | None = None,
+        policy: CallPolicy | None = None,
+    ) -> None:
         self.registry = registry
         self.files = files
         self.tmp_dir = tmp_dir
+        #: The rules of the call whose run this is; its `tool:` steps obey them too.
+        self.policy = policy
 
     def params(self, tool: str) -> frozenset[str] | None:
         spec = self.registry.find(tool)
@@ -71,7 +80,9 @@ class MemberToolInvoker:
                     call_args[argument.name] = await asyncio.to_thread(_write_temp, sub, argument.path, data)
                     resolved[argument.name] = ResolvedFileInput(argument.path, False, via_upload=True)
             result = await self.registry.invoke(
-                tool, call_args, ToolContext(abort=ctx.abort, file_inputs=resolved, linked=True)
+                tool,
+                call_args,
+                ToolContext(abort=ctx.abort, file_inputs=resolved, linked=True, policy=self.policy),
             )
         finally:
             if directory is not None:

@@ -391,6 +391,28 @@ class Recorder:
                 text = await asyncio.to_thread(_append_on_disk, session.flow_file, step)
         return text, len((await parse_flow_async(text)).steps)
 
+    # -- the policy of a call, before it starts ------------------------------------------------
+
+    @staticmethod
+    async def _precheck_start(args: StartRecordingArgs, ctx: ToolContext) -> None:
+        """A recording this host keeps works in a safe project and reads flows from this disk."""
+        policy = ctx.policy
+        if policy is None or ctx.linked:
+            return  # over a link the recording is client-kept: project_root is only a key
+        await policy.check_workspace(args.project_root)
+        if await _present_on_host(args.project_root, ctx):
+            policy.check_local_flows(START_RECORDING)
+
+    @staticmethod
+    async def _precheck_step(args: AddStepArgs, ctx: ToolContext) -> None:
+        if ctx.policy is not None:
+            ctx.policy.check_tool(args.command)
+
+    @staticmethod
+    async def _precheck_script(args: AddScriptArgs, ctx: ToolContext) -> None:
+        if ctx.policy is not None:
+            ctx.policy.check_scripts_recording()
+
     # -- flow-start-recording ----------------------------------------------------------------
 
     async def start(self, args: StartRecordingArgs, ctx: ToolContext) -> dict[str, Any]:
@@ -500,12 +522,18 @@ class Recorder:
     async def _run_step(self, session: RecordingSession, plan: StepPlan, ctx: ToolContext) -> tuple[Any, Any]:
         """Run the step's tool; its result and, for a flow run over a link, the baselines it wrote."""
         if plan.members is None:
-            sub_ctx = ToolContext(abort=ctx.abort, emit_progress=ctx.emit_progress, linked=ctx.linked)
+            sub_ctx = ToolContext(
+                abort=ctx.abort, emit_progress=ctx.emit_progress, linked=ctx.linked, policy=ctx.policy
+            )
             return await self.registry.invoke(plan.command, plan.args, sub_ctx), None
         if plan.command == FLOW_EXECUTE:
             files = nested_run_files(plan.args, plan.members)
             sub_ctx = ToolContext(
-                abort=ctx.abort, emit_progress=ctx.emit_progress, linked=True, flow_files={"flow_file": files}
+                abort=ctx.abort,
+                emit_progress=ctx.emit_progress,
+                linked=True,
+                flow_files={"flow_file": files},
+                policy=ctx.policy,
             )
             result = await self.registry.invoke(plan.command, plan.args, sub_ctx)
             writes = None
@@ -513,7 +541,9 @@ class Recorder:
                 # The step's result carries them, as a run's does; the client writes them once.
                 writes, result.baseline_writes = result.baseline_writes, None
             return result, writes
-        invoker = MemberToolInvoker(self.registry, MemberFlowFiles(_NO_ROOT, b"", plan.members))
+        invoker = MemberToolInvoker(
+            self.registry, MemberFlowFiles(_NO_ROOT, b"", plan.members), policy=ctx.policy
+        )
         call = ToolCallContext(
             device=None, platform=None, abort=ctx.abort, project_root=None, flow=session.name
         )
@@ -626,7 +656,7 @@ class Recorder:
         from argent.runner.script import exec_script
         from argent.tools.invoker import RegistryInvoker
 
-        files = DiskFlowFiles()
+        files = ctx.policy.disk_files() if ctx.policy is not None else DiskFlowFiles()
         ref = await files.locate(session.flow_file)
         device = None
         if device_id:
@@ -635,7 +665,7 @@ class Recorder:
             device = await self.devices.get(device_id)
         run = Run(
             files=files,
-            tools=RegistryInvoker(self.registry),
+            tools=RegistryInvoker(self.registry, ctx.policy),
             root=ref,
             name=session.name,
             device=device,
@@ -679,6 +709,7 @@ class Recorder:
                 ),
                 args_type=StartRecordingArgs,
                 execute=self.start,
+                precheck=self._precheck_start,
                 file_inputs=(PROJECT_ROOT_PROBE,),
             ),
             ToolSpec(
@@ -690,6 +721,7 @@ class Recorder:
                 ),
                 args_type=AddStepArgs,
                 execute=self.add_step,
+                precheck=self._precheck_step,
                 file_inputs=(PROJECT_ROOT_STEP_PROBE,),
                 long_running=True,
             ),
@@ -707,6 +739,7 @@ class Recorder:
                 ),
                 args_type=AddScriptArgs,
                 execute=self.add_script,
+                precheck=self._precheck_script,
                 long_running=True,
             ),
             ToolSpec(

@@ -22,6 +22,7 @@ from argent.tools.args import json_schema, structure_args, wire_name
 if TYPE_CHECKING:
     from argent.link.member_files import MemberFlowFiles
     from argent.link.store import MemberStore
+    from argent.tools.call_policy import CallPolicy
 
 A = TypeVar("A")
 
@@ -80,6 +81,8 @@ class ToolContext:
     step_members: Mapping[str, MemberStore] = field(factory=dict)
     #: Lines a flow run of this call may report (the server's steps-per-call limit).
     max_steps: int = MAX_STEPS_PER_CALL
+    #: The tool-server's rules for this call (its token's tools, where it may work); None: no rules.
+    policy: CallPolicy | None = None
 
 
 @frozen
@@ -93,6 +96,8 @@ class ToolSpec(Generic[A]):
     output_hint: str | None = None
     #: Returns None when the tool can run here, else why not.
     availability: Callable[[], str | None] | None = None
+    #: The tool's own policy checks, run before it starts (a refusal answers with its real status).
+    precheck: Callable[[A, ToolContext], Awaitable[None]] | None = None
 
     @property
     def disabled_reason(self) -> str | None:
@@ -161,8 +166,33 @@ class ToolRegistry:
         spec = self.get(name)
         return await self.run(spec, structure_args(name, raw_args, spec.args_type), ctx or ToolContext())
 
-    async def run(self, spec: ToolSpec[Any], args: Any, ctx: ToolContext) -> Any:
-        """Run a tool on validated args; anticipated failures stay ArgentErrors, others are wrapped."""
+    async def precheck(self, spec: ToolSpec[Any], args: Any, ctx: ToolContext) -> None:
+        """The call's policy before the tool starts: its token may call the tool, the tool's own
+        checks pass, and every file input it would read on this host is one it may read."""
+        policy = ctx.policy
+        if policy is None:
+            return
+        policy.check_tool(spec.name)
+        if spec.precheck is not None:
+            await spec.precheck(args, ctx)
+        attr_of = {wire_name(f): f.name for f in attrs.fields(spec.args_type)}
+        for file_input in spec.file_inputs:
+            meta = ctx.file_inputs.get(file_input.target)
+            if file_input.kind == "probe" or (meta is not None and meta.via_upload):
+                continue
+            unwrapped_by = file_input.unwrap_when_set
+            if unwrapped_by and getattr(args, attr_of.get(unwrapped_by, ""), None) is not None:
+                continue  # kept as text: the tool does not read it
+            value = getattr(args, attr_of.get(file_input.target, ""), None)
+            if isinstance(value, str):
+                await policy.check_read(value)
+
+    async def run(self, spec: ToolSpec[Any], args: Any, ctx: ToolContext, *, checked: bool = False) -> Any:
+        """Run a tool on validated args; anticipated failures stay ArgentErrors, others are wrapped.
+
+        ``checked``: the caller ran ``precheck`` already (the HTTP route does, before it streams)."""
+        if not checked:
+            await self.precheck(spec, args, ctx)
         reason = spec.disabled_reason
         if reason:
             raise ToolExecutionError(f"Tool {spec.name} cannot run on this tool-server: {reason}")

@@ -1,0 +1,156 @@
+"""The middlewares of the server's policy, in the order a request meets them:
+
+1. ``origin_guard``: a request from a foreign web origin is refused (403), in every mode;
+2. auth: the server's one bearer token, or with named tokens the token the caller sent (it names
+   the call's guard ``token:<name>``);
+3. ``call_guard``: a tool call's body must be ``application/json`` (415: a web page cannot send
+   that cross-site without the browser asking first, so no page drives the tool-server, also
+   without auth); a tool the caller's token may not call is refused with the guard's fixed
+   sentence before the body is read (403 ``TOOL_NOT_ALLOWED``); a token over its concurrent calls
+   gets 429 with ``Retry-After``, and other tokens are not affected.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+from yarl import URL
+
+from argent.limits import RETRY_AFTER_SECONDS
+from argent.server.config import ServerConfig
+from argent.server.guards import UNAUTHORIZED, Handler, bearer_auth, json_error
+from argent.server.keys import CONFIG, REGISTRY
+from argent.server.policy import TokenRule
+from argent.tools.call_policy import CallPolicy
+
+#: The named token a request came with (absent: the server's one token, or no auth).
+TOKEN_RULE = web.RequestKey("argent_token_rule", TokenRule)
+
+ORIGIN_REFUSED = "ORIGIN_REFUSED"
+BODY_NOT_JSON = "BODY_NOT_JSON"
+TOO_MANY_CALLS = "TOO_MANY_CALLS"
+
+FOREIGN_ORIGIN = (
+    'Refusing a request from the web origin "{origin}": a page in a browser may not drive the tool-server. '
+    "Call it from the argent CLI, an MCP adapter or a script (they send no Origin header)."
+)
+NOT_JSON = (
+    "POST {path} takes a JSON object of tool arguments: send it with Content-Type: application/json "
+    '(got "{got}").'
+)
+OVER_LIMIT = (
+    "{who} already runs {limit} call{s} at once, the most this tool-server allows "
+    "(limits.concurrent_calls_per_token). Retry when one of them has finished."
+)
+
+TOOL_CALL_PREFIX = "/tools/"
+
+
+def call_policy(request: web.Request) -> CallPolicy:
+    """The rules of this request's calls: the server's policy for the token it came with."""
+    return request.app[CONFIG].policy.for_token(request.get(TOKEN_RULE))
+
+
+def listed_tools(request: web.Request) -> list[dict[str, Any]]:
+    """GET /tools for this caller: a tool its token may not call stays listed, disabled with what it needs."""
+    policy = call_policy(request)
+    entries = request.app[REGISTRY].entries()
+    for entry in entries:
+        reason = policy.disabled_reason(entry["name"])
+        if reason and "disabled" not in entry:
+            entry["disabled"] = {"reason": reason}
+    return entries
+
+
+def _hostname(raw: str) -> str:
+    return (raw[1 : raw.index("]")] if raw.startswith("[") and "]" in raw else raw.split(":", 1)[0]).lower()
+
+
+def origin_guard(config: ServerConfig) -> Middleware:
+    """Refuse a request from a foreign web origin (403 JSON), in every mode.
+
+    An Origin is foreign unless its host is one the server accepts as Host: loopback and the bind
+    host, or (bound to a wildcard) the host the request itself names. ``Origin: null`` is foreign."""
+    allowed = config.allowed_hosts
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        origin = request.headers.get("Origin")
+        if origin is not None:
+            try:
+                host = (URL(origin).host or "").lower() if origin.strip() != "null" else ""
+            except ValueError:
+                host = ""
+            accepted = allowed if allowed is not None else {_hostname(request.headers.get("Host", ""))}
+            if not host or host not in accepted:
+                return json_error(403, FOREIGN_ORIGIN.format(origin=origin[:200]), error_code=ORIGIN_REFUSED)
+        return await handler(request)
+
+    return guard
+
+
+def named_token_auth(config: ServerConfig) -> Middleware:
+    """``Authorization: Bearer <token>`` of one of the named tokens; the request carries its rule."""
+    policy = config.policy
+
+    @web.middleware
+    async def auth(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path == "/healthz":
+            return await handler(request)
+        header = request.headers.get("Authorization", "")
+        given = header[len("Bearer ") :].strip() if header.startswith("Bearer ") else ""
+        rule = policy.match(given) if given else None
+        if rule is None:
+            return json_error(401, UNAUTHORIZED)
+        request[TOKEN_RULE] = rule
+        return await handler(request)
+
+    return auth
+
+
+def call_guard(config: ServerConfig) -> Middleware:
+    """A tool call: a JSON body, the guard of the caller's token, then its concurrent calls; nothing
+    runs when one refuses."""
+    limit = config.policy.concurrent_calls_per_token
+    running: dict[str, int] = {}
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.method != "POST" or not request.path.startswith(TOOL_CALL_PREFIX):
+            return await handler(request)
+        if request.content_type != "application/json":
+            got = request.headers.get("Content-Type", "none")[:100]
+            return json_error(415, NOT_JSON.format(path=request.path, got=got), error_code=BODY_NOT_JSON)
+        name = request.match_info.get("name")
+        if name is not None and request.app[REGISTRY].find(name) is not None:
+            refusal = call_policy(request).tool_refusal(name)
+            if refusal is not None:
+                return web.json_response(refusal.to_wire(), status=refusal.status)
+        rule = request.get(TOKEN_RULE)
+        key = rule.name if rule is not None else ""
+        if running.get(key, 0) >= limit:
+            who = f'Token "{rule.name}"' if rule is not None else "This token"
+            response = json_error(
+                429,
+                OVER_LIMIT.format(who=who, limit=limit, s="" if limit == 1 else "s"),
+                error_code=TOO_MANY_CALLS,
+            )
+            response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            return response
+        running[key] = running.get(key, 0) + 1
+        try:
+            return await handler(request)
+        finally:
+            running[key] -= 1
+            if not running[key]:
+                del running[key]
+
+    return guard
+
+
+def policy_middlewares(config: ServerConfig) -> list[Middleware]:
+    """The policy's middlewares, between the Host check and the handlers."""
+    auth = named_token_auth(config) if config.policy.tokens else bearer_auth(config.token)
+    return [origin_guard(config), auth, call_guard(config)]

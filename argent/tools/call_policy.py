@@ -1,0 +1,245 @@
+"""The policy one call runs under: which tools its token may call, where it may work and read,
+whether flows come from this host's disk, whether `script:` steps run.
+
+The tool-server builds one ``CallPolicy`` per call (from its ``--config``, for the caller's token)
+and hands it to the tools in ``ToolContext.policy``; every path by which a call reaches a tool or
+this host's files consults it: ``ToolRegistry.precheck`` before a tool starts, the `tool:` steps of
+a run (through the invokers), and ``PolicyDiskFlowFiles`` for every flow, fragment, nested flow and
+baseline a run on this host's disk touches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import re
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from attrs import field, frozen
+
+from argent.errors import PolicyRefusal
+from argent.flows.model import Flow, RunStep, ScriptStep, ToolStep, walk_steps
+from argent.limits import MAX_RUN_DEPTH
+from argent.runner.check import STEP_LINE, render_step
+from argent.runner.files import DiskFlowFiles, FlowFileError, FlowRef
+from argent.runner.link_rules import FLOW_EXECUTE, nested_flow_ref
+from argent.tools.workspace import check_read, check_workspace, may_read, unsafe_directories
+
+TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
+LOCAL_FLOWS_DISABLED = "LOCAL_FLOWS_DISABLED"
+SCRIPTS_DISABLED = "SCRIPTS_DISABLED"
+
+NOT_ALLOWED = 'tool "{tool}" is not allowed: guard "{guard}" did not pass'
+NEEDS_TOKEN = (
+    'needs a token whose tools include "{tool}" (guard "{guard}" did not pass; this token may call: {tools})'
+)
+NEEDS_SCRIPTS = "needs scripts: true in the tool-server's config (this tool-server runs no scripts)"
+NO_LOCAL_FLOWS = (
+    "{tool} would read a flow from the tool-server's disk, and this tool-server serves flows only from "
+    "the files a client sends (local_flows: false in its config). Link to it (argent link <url>) and "
+    "call it with project_root and name: the client sends the flow with the call."
+)
+NO_SCRIPTS = (
+    "This tool-server runs no script: step (scripts: false in its config), and this flow has:\n{lines}\n"
+    "Remove the script: steps, or run the flow on a tool-server that allows scripts."
+)
+NO_SCRIPT_RECORDING = (
+    "flow-add-script is refused: this tool-server runs no script (scripts: false in its config). "
+    "Record the other steps here, and add the script: step to the flow file by hand."
+)
+SCRIPT_STEP_REFUSED = "this tool-server runs no script: step (scripts: false in its config)"
+SCRIPT_REASON = "scripts are off on this tool-server"
+
+
+@frozen
+class CallPolicy:
+    """The rules of one call. The defaults are a server without ``--config``: every tool, anywhere
+    safe, flows from disk and scripts allowed; the unsafe directories are refused always."""
+
+    unsafe: Mapping[str, str] = field(factory=unsafe_directories)
+    #: Real paths a co-located ``project_root`` (and a file read on this host) must lie under.
+    project_roots: tuple[str, ...] = ()
+    local_flows: bool = True
+    scripts: bool = True
+    #: The guard of the caller's token (``token:<name>``) and the tool names or globs it allows.
+    guard: str | None = None
+    tools: tuple[str, ...] | None = None
+
+    # -- tools --------------------------------------------------------------------------------
+
+    def allows(self, tool: str) -> bool:
+        return self.tools is None or any(fnmatch.fnmatchcase(tool, glob) for glob in self.tools)
+
+    def tool_refusal(self, tool: str) -> PolicyRefusal | None:
+        """403 ``TOOL_NOT_ALLOWED`` with the guard's fixed sentence when the token may not call ``tool``."""
+        if self.allows(tool):
+            return None
+        return PolicyRefusal(NOT_ALLOWED.format(tool=tool, guard=self.guard), error_code=TOOL_NOT_ALLOWED)
+
+    def check_tool(self, tool: str) -> None:
+        """Raise the refusal of ``tool``; nothing runs."""
+        refusal = self.tool_refusal(tool)
+        if refusal is not None:
+            raise refusal
+
+    def disabled_reason(self, tool: str) -> str | None:
+        """Why ``GET /tools`` lists ``tool`` as disabled for this caller: what it needs."""
+        if not self.allows(tool):
+            return NEEDS_TOKEN.format(
+                tool=tool, guard=self.guard, tools=", ".join(self.tools or ()) or "none"
+            )
+        if tool == "flow-add-script" and not self.scripts:
+            return NEEDS_SCRIPTS
+        return None
+
+    # -- this host's disk ---------------------------------------------------------------------
+
+    def check_local_flows(self, tool: str) -> None:
+        if not self.local_flows:
+            raise PolicyRefusal(NO_LOCAL_FLOWS.format(tool=tool), error_code=LOCAL_FLOWS_DISABLED)
+
+    async def check_workspace(self, project_root: str) -> None:
+        await asyncio.to_thread(check_workspace, project_root, self.unsafe, self.project_roots)
+
+    @property
+    def disk_reads(self) -> bool:
+        """Whether a call may read files of this host at all: not on a link-only server (no flows
+        from its disk) that names no project roots — there is no project on its disk to read."""
+        return self.local_flows or bool(self.project_roots)
+
+    async def check_read(self, path: str) -> None:
+        await asyncio.to_thread(check_read, path, self.unsafe, self.project_roots, disk=self.disk_reads)
+
+    async def may_read(self, path: str) -> bool:
+        return self.disk_reads and await asyncio.to_thread(may_read, path, self.unsafe, self.project_roots)
+
+    async def check_page(self, target: str, flow_dir: str | None = None) -> None:
+        """A page the browser would read from this host's disk obeys the rules of a file a tool reads
+        (``file:///proc/self/environ`` on a screenshot would show the server's secrets)."""
+        path = page_path(target, flow_dir)
+        if path is not None:
+            await self.check_read(path)
+
+    def check_scripts_recording(self) -> None:
+        if not self.scripts:
+            raise PolicyRefusal(NO_SCRIPT_RECORDING, error_code=SCRIPTS_DISABLED)
+
+    def disk_files(self) -> PolicyDiskFlowFiles:
+        return PolicyDiskFlowFiles(self)
+
+
+_FILE_URL = re.compile(r"^file://", re.IGNORECASE)
+_OTHER_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|data:|about:)", re.IGNORECASE)
+
+
+def page_path(target: str, flow_dir: str | None) -> str | None:
+    """The file on this host a chromium launch target makes the browser read (a ``file://`` URL or a
+    path, relative ones beside the flow); None for a target that reads no local file."""
+    text = target.strip()
+    if _FILE_URL.match(text):
+        return unquote(urlsplit(text).path) or "/"
+    if not text or _OTHER_URL.match(text):
+        return None
+    path = os.path.expanduser(text)
+    if not os.path.isabs(path):
+        return os.path.join(flow_dir, path) if flow_dir is not None else None
+    return path
+
+
+class PolicyDiskFlowFiles(DiskFlowFiles):
+    """This host's flow files, as a call's policy lets it reach them: every flow, fragment, nested
+    flow and baseline is checked before it is touched, and `script:` steps may be switched off."""
+
+    def __init__(self, policy: CallPolicy) -> None:
+        self.policy = policy
+
+    @property
+    def script_refusal(self) -> str | None:
+        """Why a `script:` step of this run must not run (None: it may)."""
+        return None if self.policy.scripts else SCRIPT_STEP_REFUSED
+
+    async def _readable(self, path: str) -> None:
+        """A refused file fails like one the system cannot read: its step reports the refusal."""
+        try:
+            await self.policy.check_read(path)
+        except PolicyRefusal as exc:
+            raise FlowFileError(exc.message) from None
+
+    async def locate(self, path: str) -> FlowRef:
+        await self.policy.check_read(path)
+        return await super().locate(path)
+
+    async def named_flow(self, project_root: str, name: str) -> FlowRef:
+        await self.policy.check_workspace(project_root)
+        return await super().named_flow(project_root, name)
+
+    async def read_text(self, ref: FlowRef) -> str:
+        await self._readable(ref.canonical)
+        return await super().read_text(ref)
+
+    async def read_baseline(self, path: str) -> bytes | None:
+        await self._readable(path)
+        return await super().read_baseline(path)
+
+    async def write_baseline(self, path: str, data: bytes) -> bool:
+        await self._readable(path)
+        return await super().write_baseline(path, data)
+
+
+async def _parse(files: DiskFlowFiles, ref: FlowRef) -> Flow | None:
+    from argent.flows.parse import parse_flow
+
+    try:
+        text = await files.read_text(ref)
+        return await asyncio.to_thread(parse_flow, text)
+    except Exception:
+        return None  # a flow that cannot be read or parsed: its step reports that when it runs
+
+
+async def _reached(files: DiskFlowFiles, ref: FlowRef, step: Any) -> FlowRef | None:
+    try:
+        if isinstance(step, RunStep):
+            return await files.fragment(ref, step.target)
+        nested = nested_flow_ref(step.args)
+        if nested is not None:
+            return await files.named_flow(nested.project_root, nested.name)
+        flow_path = step.args.get("flow_path") if isinstance(step.args, Mapping) else None
+        if isinstance(flow_path, str):
+            return await files.locate(flow_path)
+    except Exception:
+        return None  # refused or unresolvable: the step reports it when it runs
+    return None
+
+
+async def refuse_script_steps(files: DiskFlowFiles, ref: FlowRef, flow: Flow) -> None:
+    """Before a run on this host's disk starts: 403 ``SCRIPTS_DISABLED`` when the flow, or a flow it
+    reaches through `run:` or a nested flow-execute (to the depth of a run), has a `script:` step."""
+    lines: list[str] = []
+    seen = {ref.canonical}
+    queue: deque[tuple[FlowRef, Flow, int]] = deque([(ref, flow, 1)])
+    while queue:
+        current, current_flow, level = queue.popleft()
+        for n, step in enumerate(walk_steps(current_flow.steps), start=1):
+            if isinstance(step, ScriptStep):
+                lines.append(
+                    STEP_LINE.format(
+                        n=n, path=current.canonical, step=render_step(step), reason=SCRIPT_REASON
+                    )
+                )
+                continue
+            followed = isinstance(step, RunStep) or (isinstance(step, ToolStep) and step.tool == FLOW_EXECUTE)
+            if not followed or level >= MAX_RUN_DEPTH:
+                continue
+            target = await _reached(files, current, step)
+            if target is None or target.canonical in seen:
+                continue
+            seen.add(target.canonical)
+            reached = await _parse(files, target)
+            if reached is not None:
+                queue.append((target, reached, level + 1))
+    if lines:
+        raise PolicyRefusal(NO_SCRIPTS.format(lines="\n".join(lines)), error_code=SCRIPTS_DISABLED)
