@@ -11,6 +11,7 @@ The file (YAML, every part optional)::
     scripts: false                   # no script: step, no flow-add-script
     limits:
       concurrent_calls_per_token: 4  # over it: 429 with Retry-After
+      steps_per_call: 20000          # lines one call may report (see runner/budget.py)
 
 A file that does not fit is a usage error naming the file, the key and what is allowed. Without
 ``--config`` the server runs with ``ServerPolicy()``: one token, every tool, the unsafe
@@ -32,7 +33,7 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, Iterabl
 from cattrs.gen import make_dict_structure_fn
 
 from argent.errors import PolicyRefusal
-from argent.limits import DEFAULT_CONCURRENT_CALLS_PER_TOKEN, MIN_TOKEN_CHARS
+from argent.limits import DEFAULT_CONCURRENT_CALLS_PER_TOKEN, MAX_STEPS_PER_CALL, MIN_TOKEN_CHARS
 from argent.tools.call_policy import CallPolicy
 from argent.tools.workspace import check_workspace, unsafe_directories
 
@@ -58,6 +59,7 @@ class TokenEntry:
 @frozen
 class LimitsEntry:
     concurrent_calls_per_token: int = DEFAULT_CONCURRENT_CALLS_PER_TOKEN
+    steps_per_call: int = MAX_STEPS_PER_CALL
 
 
 @frozen
@@ -200,6 +202,8 @@ class ServerPolicy:
     local_flows: bool = True
     scripts: bool = True
     concurrent_calls_per_token: int = DEFAULT_CONCURRENT_CALLS_PER_TOKEN
+    #: Lines one flow-execute call may report, its fragments and nested runs included.
+    steps_per_call: int = MAX_STEPS_PER_CALL
     #: The unsafe directories, fixed when the server starts (``$HOME`` as it was then).
     unsafe: Mapping[str, str] = field(factory=unsafe_directories, repr=False)
 
@@ -316,15 +320,17 @@ def load_policy(path: str, environ: Mapping[str, str] | None = None) -> ServerPo
     except Exception as exc:
         problems = list(_problems(exc, []))
         raise PolicyFileError(f"{path}: " + f"\n{path}: ".join(problems)) from None
-    limit = parsed.limits.concurrent_calls_per_token
-    if limit < 1:
-        raise PolicyFileError(f"{path}: limits.concurrent_calls_per_token: must be at least 1, got {limit}")
+    for key in ("concurrent_calls_per_token", "steps_per_call"):
+        value = getattr(parsed.limits, key)
+        if value < 1:
+            raise PolicyFileError(f"{path}: limits.{key}: must be at least 1, got {value}")
     unsafe = unsafe_directories()
     return ServerPolicy(
         tokens=_tokens(path, parsed.tokens, env) if parsed.tokens is not None else (),
         project_roots=_project_roots(path, parsed.project_roots, unsafe),
         local_flows=parsed.local_flows,
         scripts=parsed.scripts,
-        concurrent_calls_per_token=limit,
+        concurrent_calls_per_token=parsed.limits.concurrent_calls_per_token,
+        steps_per_call=parsed.limits.steps_per_call,
         unsafe=unsafe,
     )

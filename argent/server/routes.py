@@ -136,6 +136,7 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
         flow_files=resolved.flow_files,
         step_members=resolved.step_members,
         policy=call_policy(request),
+        max_steps=request.app[CONFIG].policy.steps_per_call,
     )
     try:
         await registry.precheck(

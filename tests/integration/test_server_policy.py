@@ -20,6 +20,7 @@ import attrs
 import pytest
 from aiohttp.test_utils import TestClient
 
+from argent.runner.budget import STEP_BUDGET_EXCEEDED
 from argent.runner.engine import Run
 from argent.runner.script import exec_script
 from argent.server.app import create_app
@@ -442,6 +443,32 @@ async def test_the_one_token_of_a_server_without_named_tokens_has_the_limit_too(
     assert body["error"].startswith("This token already runs 2 calls at once")
     ran.release.set()
     assert [(await c)[0] for c in calls] == [200, 200]
+
+
+async def test_steps_per_call_bounds_every_line_of_a_call_fragments_included(make: Make) -> None:
+    client = await make(steps_per_call=5)
+    main = "steps:\n  - echo: one\n  - run: part.yaml\n  - echo: never\n"
+    args = crafted_link_call("/client/proj", main)
+    part = "steps:\n" + "  - echo: in the fragment\n" * 10
+    path = "/client/proj/.argent/flows/part.yaml"
+    args["flow_file"]["members"] = [
+        {
+            "role": "flow",
+            "key": "/client/proj/.argent/flows\0part.yaml",
+            "path": path,
+            "canonical": path,
+            "spelling": {"state": "listed"},
+            "content": base64.b64encode(part.encode()).decode(),
+        }
+    ]
+    status, body = await post(client, "flow-execute", args)
+    assert status == 200, body
+    steps = body["data"]["steps"]
+    assert [(s["kind"], s["status"]) for s in steps] == [("echo", "pass"), ("run", "pass")] + [
+        ("echo", "pass")
+    ] * 3 + [("echo", "error")]
+    assert steps[-1]["reason"] == STEP_BUDGET_EXCEEDED.format(limit=5)
+    assert body["data"]["ok"] is False and body["data"]["errored"] == 1
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from argent.limits import DEFAULT_CONCURRENT_CALLS_PER_TOKEN
+from argent.limits import DEFAULT_CONCURRENT_CALLS_PER_TOKEN, MAX_STEPS_PER_CALL
 from argent.server.policy import PolicyFileError, ServerPolicy, load_policy
 
 CI = "c" * 32
@@ -48,6 +48,7 @@ local_flows: false
 scripts: false
 limits:
   concurrent_calls_per_token: 3
+  steps_per_call: 500
 """,
     )
     policy = load_policy(path, ENV)
@@ -57,6 +58,7 @@ limits:
     ]
     assert policy.project_roots == (os.path.realpath(projects),)
     assert (policy.local_flows, policy.scripts, policy.concurrent_calls_per_token) == (False, False, 3)
+    assert policy.steps_per_call == 500
     assert CI not in repr(policy)
     ci = policy.for_token(policy.tokens[0])
     assert ci.allows("flow-execute") and not ci.allows("flow-start-recording")
@@ -72,6 +74,7 @@ def test_an_empty_file_is_the_default_policy(tmp_path: Path) -> None:
         == default.concurrent_calls_per_token
         == DEFAULT_CONCURRENT_CALLS_PER_TOKEN
     )
+    assert policy.steps_per_call == default.steps_per_call == MAX_STEPS_PER_CALL
 
 
 @pytest.mark.parametrize(
@@ -85,15 +88,20 @@ def test_an_empty_file_is_the_default_policy(tmp_path: Path) -> None:
         ('local_flows: "false"\n', "local_flows: must be true or false, got text"),
         ("project_roots: /srv\n", "project_roots: must be a list, got text"),
         ("project_roots: [3]\n", "project_roots[0]: must be text, got a number"),
-        ("limits: 3\n", "limits: must be a mapping of concurrent_calls_per_token; got a number"),
+        (
+            "limits: 3\n",
+            "limits: must be a mapping of concurrent_calls_per_token, steps_per_call; got a number",
+        ),
         (
             "limits:\n  concurrent_calls: 3\n",
-            "limits: unknown key concurrent_calls (allowed: concurrent_calls_per_token)",
+            "limits: unknown key concurrent_calls (allowed: concurrent_calls_per_token, steps_per_call)",
         ),
         (
             "limits:\n  concurrent_calls_per_token: 0\n",
             "limits.concurrent_calls_per_token: must be at least 1, got 0",
         ),
+        ("limits:\n  steps_per_call: 0\n", "limits.steps_per_call: must be at least 1, got 0"),
+        ("limits:\n  steps_per_call: many\n", "limits.steps_per_call: must be a whole number, got text"),
         (
             "limits:\n  concurrent_calls_per_token: true\n",
             "limits.concurrent_calls_per_token: must be a whole number, got true/false",
