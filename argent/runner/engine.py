@@ -37,7 +37,7 @@ from argent.flows.model import (
     WhenStep,
 )
 from argent.flows.names import condition_label, fragment_display_name, step_target_label
-from argent.limits import DEFAULT_ASSERT_GRACE_MS, MAX_STEPS_PER_CALL
+from argent.limits import DEFAULT_ASSERT_GRACE_MS
 from argent.runner.budget import StepBudget
 from argent.runner.files import FlowFiles, FlowRef
 from argent.runner.report import FlowRunResult, StepReport, StepStatus
@@ -72,6 +72,8 @@ class ToolCallContext:
     abort: asyncio.Event
     project_root: str | None
     flow: str
+    #: The call's step budget: a tool that runs flows (a nested recording step) spends it too.
+    budget: StepBudget = field(factory=StepBudget)
 
 
 @frozen
@@ -217,10 +219,10 @@ async def run_flow(
     project_root: str | None = None,
     abort: asyncio.Event | None = None,
     on_progress: ProgressCallback | None = None,
-    max_steps: int = MAX_STEPS_PER_CALL,
+    budget: StepBudget | None = None,
 ) -> FlowRunResult:
     """Run ``flow`` (read from ``root``, reported as ``name``) to its end and summarize it;
-    the call reports at most ``max_steps`` lines (see ``StepBudget``)."""
+    ``budget`` is the call's (see ``StepBudget``), shared with the tools its steps call."""
     run = Run(
         files=files,
         tools=tools,
@@ -234,7 +236,7 @@ async def run_flow(
         project_root=project_root,
         abort=abort if abort is not None else asyncio.Event(),
         on_progress=on_progress,
-        budget=StepBudget(limit=max_steps),
+        budget=budget if budget is not None else StepBudget(),
     )
     return await execute_run(run, flow)
 
@@ -379,7 +381,12 @@ async def exec_steps(run: Run, steps: Sequence[Step], depth: int) -> None:
             await exec_when(run, step, depth, top)  # type: ignore[arg-type]
             continue
         report = await exec_leaf(run, step, depth, top)
-        await push(run, report, closing=report.tool == FLOW_EXECUTE_TOOL)
+        if budget.exhausted and report.status != "fail" and report.status != "error":
+            # The step spent the rest of the call's budget (a tool that ran flows): it fails on it.
+            report = budget_exceeded_line(report, budget)
+        # Past the budget the loop ends above, so a leaf reported now is the one that spent it:
+        # its line closes the step (a nested run carries the failure up to the root).
+        await push(run, report, closing=True)
         if report.status == "fail" or report.status == "error":
             run.stopped = True
 
@@ -557,6 +564,7 @@ async def exec_tool(run: Run, step: ToolStep, depth: int, top: StackEntry) -> St
         abort=run.abort,
         project_root=run.project_root,
         flow=flow,
+        budget=run.budget,
     )
     try:
         outcome = await run.tools.invoke(name, args, ctx)

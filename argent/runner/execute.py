@@ -31,7 +31,8 @@ from argent.devices.base import Device, DeviceError, DeviceProvider, platform_of
 from argent.errors import DeviceResolutionError, FlowError, InvalidToolInputError, ToolExecutionError
 from argent.flows.model import EchoStep, Flow, LaunchStep, RunStep, ToolStep, walk_steps
 from argent.flows.names import assert_safe_flow_name, fragment_display_name
-from argent.limits import MAX_RUN_DEPTH, MAX_STEPS_PER_CALL
+from argent.limits import MAX_RUN_DEPTH
+from argent.runner.budget import StepBudget
 from argent.runner.composition import read_flow
 from argent.runner.engine import (
     DEVICE_LIST_KEY,
@@ -78,7 +79,7 @@ async def execute_flow(
     devices: DeviceProvider | None,
     on_progress: ProgressCallback | None = None,
     abort: asyncio.Event | None = None,
-    max_steps: int = MAX_STEPS_PER_CALL,
+    budget: StepBudget | None = None,
 ) -> FlowRunResult | PrerequisiteNotice:
     """Run one flow as the flow-execute tool does; raises ``ArgentError``s for refused calls."""
     ref, name = await resolve_source(req, files)
@@ -104,7 +105,7 @@ async def execute_flow(
             project_root=req.project_root,
             abort=abort,
             on_progress=on_progress,
-            max_steps=max_steps,
+            budget=budget,
         )
     finally:
         if booted is not None and devices is not None:

@@ -113,8 +113,8 @@ async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[
     root = run.project_root
     cwd = root if root and os.path.isdir(root) else os.path.dirname(path)
     loop = asyncio.get_running_loop()
-    try:
-        transport, protocol = await loop.subprocess_exec(
+    spawn = asyncio.ensure_future(
+        loop.subprocess_exec(
             lambda: _ScriptProtocol(MAX_SCRIPT_STDERR_TAIL),
             *argv,
             stdin=subprocess.DEVNULL,
@@ -124,6 +124,17 @@ async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[
             cwd=cwd,
             start_new_session=True,
         )
+    )
+    try:
+        transport, protocol = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # Cancelled while the script was starting: it may run already, with children of its own
+        # holding its stderr open. Let the start finish, then end its whole group, as below.
+        with contextlib.suppress(BaseException):
+            started, started_protocol = await spawn
+            _kill_group(started.get_pid())
+            await _settle(started, started_protocol)
+        raise
     except FileNotFoundError:
         return "fail", f"script {shown} could not start: {argv[0]} was not found"
     except PermissionError:

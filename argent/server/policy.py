@@ -211,7 +211,8 @@ class ServerPolicy:
         """The named token ``given`` is (every token compared in constant time)."""
         found = None
         for rule in self.tokens:
-            if hmac.compare_digest(given.encode(), rule.token.encode()):
+            # surrogateescape: a header of non-UTF-8 bytes compares (and fails) like any other.
+            if hmac.compare_digest(given.encode("utf-8", "surrogateescape"), rule.token.encode()):
                 found = rule
         return found
 

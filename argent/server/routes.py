@@ -13,11 +13,12 @@ from argent import __version__
 from argent.errors import ArgentError, InvalidToolInputError, PolicyRefusal
 from argent.limits import ABORTED_CALL_GRACE_SECONDS
 from argent.link.wire import to_wire
+from argent.runner.budget import StepBudget
 from argent.server.body import read_body
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
 from argent.server.policy_guard import call_policy, listed_tools
-from argent.server.stream import NdjsonStream, wants_stream
+from argent.server.stream import NdjsonStream, dumps_in_parts, wants_stream
 from argent.tools.registry import ToolContext
 
 routes = web.RouteTableDef()
@@ -136,7 +137,7 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
         flow_files=resolved.flow_files,
         step_members=resolved.step_members,
         policy=call_policy(request),
-        max_steps=request.app[CONFIG].policy.steps_per_call,
+        budget=StepBudget(limit=request.app[CONFIG].policy.steps_per_call),
     )
     try:
         await registry.precheck(
@@ -163,9 +164,15 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     finally:
         inflight.discard(abort)
         watcher.cancel()
+    # A result can hold 100k step reports: converting and encoding it runs off the event loop,
+    # in parts, so the thread never holds the GIL for long (see ``dumps_in_parts``).
     if stream is None:
-        return web.json_response({"data": to_wire(result)})
-    await stream.send({"event": "result", "data": to_wire(result)})
+        body = await asyncio.to_thread(lambda: dumps_in_parts({"data": to_wire(result)}, compact=False))
+        return web.Response(body=body.encode(), content_type="application/json")
+    line = await asyncio.to_thread(
+        lambda: dumps_in_parts({"event": "result", "data": to_wire(result)}, compact=True) + "\n"
+    )
+    await stream.send_encoded(line.encode())
     await stream.close()
     return stream.response
 

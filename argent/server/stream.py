@@ -23,6 +23,42 @@ def encode_line(payload: Any) -> bytes:
     return (json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
+#: A list longer than this is encoded item by item (see ``dumps_in_parts``).
+_PART_ITEMS = 256
+_COMPACT = {"ensure_ascii": False, "separators": (",", ":")}
+
+
+def is_large(value: Any) -> bool:
+    """A value holding a long list (a run's 100k step reports, nested results included)."""
+    if isinstance(value, list):
+        return len(value) > _PART_ITEMS or any(isinstance(v, dict) and is_large(v) for v in value)
+    if isinstance(value, dict):
+        return any(isinstance(v, list | dict) and is_large(v) for v in value.values())
+    return False
+
+
+def dumps_in_parts(value: Any, *, compact: bool) -> str:
+    """``json.dumps(value)`` (``compact``: the NDJSON spelling) in many small calls.
+
+    The C encoder holds the GIL for a whole call: one call over a 12 MB result stalls the event
+    loop for as long as it takes, even from a thread. Encoding each item of a long list on its
+    own lets the loop run between items; small values go to ``json.dumps`` whole."""
+    options: dict[str, Any] = _COMPACT if compact else {}
+    item_sep, key_sep = (",", ":") if compact else (", ", ": ")
+    if isinstance(value, dict) and is_large(value):
+        return (
+            "{"
+            + item_sep.join(
+                json.dumps(str(k), **options) + key_sep + dumps_in_parts(v, compact=compact)
+                for k, v in value.items()
+            )
+            + "}"
+        )
+    if isinstance(value, list) and is_large(value):
+        return "[" + item_sep.join(dumps_in_parts(v, compact=compact) for v in value) + "]"
+    return json.dumps(value, **options)
+
+
 class NdjsonStream:
     """A 200 response that carries progress lines and exactly one terminal line."""
 
@@ -36,10 +72,14 @@ class NdjsonStream:
 
     async def send(self, payload: Any) -> None:
         """Write one line and wait until it is handed to the socket; a gone client marks the stream broken."""
+        await self.send_encoded(encode_line(payload))
+
+    async def send_encoded(self, line: bytes) -> None:
+        """Write one line already encoded by ``encode_line`` (a large one is encoded off the loop)."""
         if self.broken:
             return
         try:
-            await self.response.write(encode_line(payload))
+            await self.response.write(line)
         except (ConnectionError, RuntimeError):
             self.broken = True
 

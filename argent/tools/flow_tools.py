@@ -208,7 +208,7 @@ def flow_tools(
                 devices=devices,
                 on_progress=ctx.emit_progress,
                 abort=ctx.abort,
-                max_steps=ctx.max_steps,
+                budget=ctx.budget,
             )
         if args.flow_path is not None and args.name is None and not linked.sent_members:
             check_project_root(args.project_root)
@@ -224,7 +224,7 @@ def flow_tools(
             devices=devices,
             on_progress=ctx.emit_progress,
             abort=ctx.abort,
-            max_steps=ctx.max_steps,
+            budget=ctx.budget,
         )
         if isinstance(result, FlowRunResult) and linked.written:
             # The client writes these when the result arrives (its nested runs' baselines included).

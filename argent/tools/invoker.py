@@ -22,5 +22,7 @@ class RegistryInvoker:
 
     async def invoke(self, tool: str, args: dict[str, Any], ctx: ToolCallContext) -> ToolOutcome:
         spec = self.registry.get(tool)
-        result = await self.registry.invoke(tool, args, ToolContext(abort=ctx.abort, policy=self.policy))
+        result = await self.registry.invoke(
+            tool, args, ToolContext(abort=ctx.abort, policy=self.policy, budget=ctx.budget)
+        )
         return ToolOutcome(result=result, output_hint=spec.output_hint)

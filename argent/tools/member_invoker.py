@@ -82,7 +82,9 @@ class MemberToolInvoker:
             result = await self.registry.invoke(
                 tool,
                 call_args,
-                ToolContext(abort=ctx.abort, file_inputs=resolved, linked=True, policy=self.policy),
+                ToolContext(
+                    abort=ctx.abort, file_inputs=resolved, linked=True, policy=self.policy, budget=ctx.budget
+                ),
             )
         finally:
             if directory is not None:

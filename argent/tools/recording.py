@@ -523,7 +523,11 @@ class Recorder:
         """Run the step's tool; its result and, for a flow run over a link, the baselines it wrote."""
         if plan.members is None:
             sub_ctx = ToolContext(
-                abort=ctx.abort, emit_progress=ctx.emit_progress, linked=ctx.linked, policy=ctx.policy
+                abort=ctx.abort,
+                emit_progress=ctx.emit_progress,
+                linked=ctx.linked,
+                policy=ctx.policy,
+                budget=ctx.budget,
             )
             return await self.registry.invoke(plan.command, plan.args, sub_ctx), None
         if plan.command == FLOW_EXECUTE:
@@ -534,6 +538,7 @@ class Recorder:
                 linked=True,
                 flow_files={"flow_file": files},
                 policy=ctx.policy,
+                budget=ctx.budget,
             )
             result = await self.registry.invoke(plan.command, plan.args, sub_ctx)
             writes = None

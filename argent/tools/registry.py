@@ -16,7 +16,7 @@ import attrs
 from attrs import field, frozen
 
 from argent.errors import ArgentError, ToolExecutionError, ToolNotFoundError
-from argent.limits import MAX_STEPS_PER_CALL
+from argent.runner.budget import StepBudget
 from argent.tools.args import json_schema, structure_args, wire_name
 
 if TYPE_CHECKING:
@@ -79,8 +79,9 @@ class ToolContext:
     flow_files: Mapping[str, MemberFlowFiles] = field(factory=dict)
     #: The members of a recorded step (a ``collect: "step"`` probe over a link), by target.
     step_members: Mapping[str, MemberStore] = field(factory=dict)
-    #: Lines a flow run of this call may report (the server's steps-per-call limit).
-    max_steps: int = MAX_STEPS_PER_CALL
+    #: Lines the flow runs of this call may report (the server's steps-per-call limit), shared
+    #: by the tools it reaches (a flow's tool: steps, a recorded step that runs a flow).
+    budget: StepBudget = field(factory=StepBudget)
     #: The tool-server's rules for this call (its token's tools, where it may work); None: no rules.
     policy: CallPolicy | None = None
 

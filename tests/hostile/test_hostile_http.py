@@ -28,7 +28,8 @@ from argent.limits import (
 )
 from argent.server.config import ServerConfig
 from argent.server.serve import RunningServer, start_server
-from tests.hostile.conftest import Probe
+from tests.e2e.conftest import Cli
+from tests.hostile.conftest import Probe, start_probe
 
 pytestmark = pytest.mark.e2e
 
@@ -310,6 +311,29 @@ async def test_a_non_utf8_authorization_header_is_401_json(hostile_server: Probe
     assert answer.status == 403
     assert 'Host "\\xff"' in answer.json()["error"]
     await asyncio.to_thread(probe.assert_still_fine)
+
+
+async def test_a_non_utf8_authorization_header_is_401_json_with_named_tokens_too(
+    cli: Cli, project: Path, tmp_path: Path
+) -> None:
+    token = "n" * 40
+    config = tmp_path / "server.yaml"
+    config.write_text("tokens:\n  - name: ci\n    token_env: ARGENT_TOKEN_CI\n    tools: ['*']\n")
+    probe = start_probe(cli, project, tmp_path, "--config", str(config), ARGENT_TOKEN_CI=token)
+    try:
+        for value in (b"Bearer \xff\xfe\xc3", b"Bearer " + token.encode() + b"\xff", "Bearer café".encode()):
+            answer = await exchange(
+                probe.url, request("GET", "/tools", raw_headers=b"Authorization: " + value + b"\r\n")
+            )
+            assert answer.status == 401, (value, answer)
+            assert "Authorization" in answer.json()["error"]
+        answer = await exchange(
+            probe.url, request("GET", "/tools", raw_headers=f"Authorization: Bearer {token}\r\n".encode())
+        )
+        assert answer.status == 200
+        await asyncio.to_thread(probe.assert_healthy)
+    finally:
+        probe.server.stop(signal.SIGKILL)
 
 
 async def test_a_100k_deep_json_body_is_400_json(hostile_server: Probe) -> None:

@@ -398,6 +398,20 @@ async def test_flow_add_step_cannot_call_a_tool_the_token_may_not(
     assert "note" not in (proj.flows / "r.yaml").read_text()
 
 
+async def test_a_recorded_flow_execute_step_spends_the_calls_step_budget(make: Make, proj: Project) -> None:
+    client = await make(steps_per_call=10)
+    root = str(proj.root)
+    proj.flow("many", *["echo: again"] * 30)
+    assert (await post(client, "flow-start-recording", {"name": "r", "project_root": root}))[0] == 200
+    args = {"name": "many", "project_root": root}
+    step = {"name": "r", "project_root": root, "command": "flow-execute", "args": json.dumps(args)}
+    status, body = await post(client, "flow-add-step", step)
+    assert status == 200, body
+    text = json.dumps(body, ensure_ascii=False)
+    assert text.count('"kind": "echo"') == 11
+    assert STEP_BUDGET_EXCEEDED.format(limit=10) in text
+
+
 # --------------------------------------------------------------------------------------------
 # 6. Concurrent calls per token
 

@@ -9,8 +9,8 @@ import time
 from argent.flows.model import EchoStep, Flow
 from argent.flows.parse import parse_flow
 from argent.limits import MAX_STEPS_PER_CALL
-from argent.runner.budget import STEP_BUDGET_EXCEEDED
-from argent.runner.engine import run_flow
+from argent.runner.budget import STEP_BUDGET_EXCEEDED, StepBudget
+from argent.runner.engine import ToolCallContext, ToolOutcome, run_flow
 from argent.runner.report import FlowRunResult
 from tests.unit.test_runner_composition import FLOWS, MemberFiles, NoteTools
 
@@ -35,7 +35,7 @@ async def run_main(files: MemberFiles, max_steps: int, **kwargs: object) -> Flow
         files=files,
         tools=NoteTools(),
         project_root="/client/proj",
-        max_steps=max_steps,
+        budget=StepBudget(limit=max_steps),
         **kwargs,  # type: ignore[arg-type]
     )
 
@@ -113,3 +113,33 @@ async def test_the_engine_gives_the_loop_back_while_a_long_run_runs() -> None:
     result = await runs
     assert len(result.steps) == 60_000 and result.ok
     assert seen_while_running > 1
+
+
+class FlowRunningTools(NoteTools):
+    """A `runner` tool that runs a 50-echo flow itself, as a recorded flow-execute step does."""
+
+    def params(self, tool: str) -> frozenset[str] | None:
+        return frozenset() if tool in ("note", "runner") else None
+
+    async def invoke(self, tool: str, args: dict[str, object], ctx: ToolCallContext) -> ToolOutcome:
+        if tool != "runner":
+            return ToolOutcome()
+        files = MemberFiles({})
+        root = await files.named_flow("/client/proj", "inner")
+        inner = Flow(steps=tuple(EchoStep("inner") for _ in range(50)))
+        result = await run_flow(inner, root, "inner", files=files, tools=self, budget=ctx.budget)
+        return ToolOutcome(result=result)
+
+
+async def test_a_tool_that_runs_flows_spends_the_calls_budget_and_its_step_fails_on_it() -> None:
+    files = MemberFiles(
+        {f"{FLOWS}/main.yaml": "steps:\n  - echo: first\n  - tool: runner\n  - echo: after\n"}
+    )
+    root = await files.named_flow("/client/proj", "main")
+    flow = parse_flow(await files.read_text(root))
+    budget = StepBudget(limit=20)
+    result = await run_flow(flow, root, "main", files=files, tools=FlowRunningTools(), budget=budget)
+    assert budget.exhausted
+    assert [(s.kind, s.status) for s in result.steps] == [("echo", "pass"), ("tool", "error")]
+    assert result.steps[-1].reason == STEP_BUDGET_EXCEEDED.format(limit=20)
+    assert not result.ok
