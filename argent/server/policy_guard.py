@@ -68,24 +68,39 @@ def _hostname(raw: str) -> str:
     return (raw[1 : raw.index("]")] if raw.startswith("[") and "]" in raw else raw.split(":", 1)[0]).lower()
 
 
+def _same_origin(origin: str, request: web.Request, allowed: frozenset[str] | None) -> bool:
+    if origin.strip() == "null":
+        return False
+    try:
+        url = URL(origin)
+        host, port = (url.host or "").lower(), url.explicit_port
+    except ValueError:
+        return False
+    raw_host = request.headers.get("Host", "")
+    accepted = allowed if allowed is not None else {_hostname(raw_host)}
+    if not host or host not in accepted:
+        return False
+    if port is None:
+        return True  # a default-port page: the front (nginx) the request came through
+    tail = raw_host.rsplit("]", 1)[-1]
+    return ":" in tail and tail.rsplit(":", 1)[1] == str(port)
+
+
 def origin_guard(config: ServerConfig) -> Middleware:
     """Refuse a request from a foreign web origin (403 JSON), in every mode.
 
-    An Origin is foreign unless its host is one the server accepts as Host: loopback and the bind
-    host, or (bound to a wildcard) the host the request itself names. ``Origin: null`` is foreign."""
+    An Origin is foreign unless its host is one the server accepts as Host (loopback and the bind
+    host, or, bound to a wildcard, the host the request itself names) and an explicit port in it is
+    the port the request was sent to: a page on another port of this machine is another origin.
+    ``Origin: null`` is foreign, and so is a request with two Origin headers."""
     allowed = config.allowed_hosts
 
     @web.middleware
     async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-        origin = request.headers.get("Origin")
-        if origin is not None:
-            try:
-                host = (URL(origin).host or "").lower() if origin.strip() != "null" else ""
-            except ValueError:
-                host = ""
-            accepted = allowed if allowed is not None else {_hostname(request.headers.get("Host", ""))}
-            if not host or host not in accepted:
-                return json_error(403, FOREIGN_ORIGIN.format(origin=origin[:200]), error_code=ORIGIN_REFUSED)
+        origins = request.headers.getall("Origin", [])
+        if origins and (len(origins) > 1 or not _same_origin(origins[0], request, allowed)):
+            shown = ", ".join(origins)[:200]
+            return json_error(403, FOREIGN_ORIGIN.format(origin=shown), error_code=ORIGIN_REFUSED)
         return await handler(request)
 
     return guard

@@ -221,10 +221,28 @@ async def test_a_foreign_origin_is_refused_in_every_mode_and_runs_nothing(
     assert not proj.marker.exists()
 
 
-@pytest.mark.parametrize("origin", ["http://127.0.0.1:3001", "http://localhost", "http://[::1]:9"])
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:{port}", "http://localhost", "http://[::1]:{port}"])
 async def test_an_origin_whose_host_the_server_accepts_as_host_passes(make: Make, origin: str) -> None:
     client = await make()
-    assert (await client.get("/tools", headers={"Origin": origin})).status == 200
+    port = client.server.port
+    assert (await client.get("/tools", headers={"Origin": origin.format(port=port)})).status == 200
+
+
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:{other}", "http://localhost:{other}", "http://[::1]:9"])
+async def test_a_page_on_another_port_of_this_machine_is_a_foreign_origin(make: Make, origin: str) -> None:
+    client = await make()
+    other = client.server.port + 1
+    resp = await client.get("/tools", headers={"Origin": origin.format(other=other)})
+    assert resp.status == 403
+    assert (await resp.json())["error_code"] == "ORIGIN_REFUSED"
+
+
+async def test_two_origin_headers_are_refused(make: Make) -> None:
+    client = await make()
+    port = client.server.port
+    headers = [("Origin", f"http://127.0.0.1:{port}"), ("Origin", "http://evil.example")]
+    resp = await client.get("/tools", headers=headers)
+    assert resp.status == 403
 
 
 async def test_a_wildcard_bind_accepts_only_the_origin_of_the_host_the_request_names(
