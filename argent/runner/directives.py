@@ -66,7 +66,8 @@ from argent.limits import (
     TYPE_FOCUS_POLL_MS,
 )
 from argent.runner import pixels
-from argent.runner.engine import (
+from argent.runner.files import FlowFileError, baseline_dir
+from argent.runner.run import (
     RUN_ABORTED,
     DirectiveContext,
     DirectiveOutcome,
@@ -75,7 +76,6 @@ from argent.runner.engine import (
     error_message,
     sleep_or_abort,
 )
-from argent.runner.files import FlowFileError, baseline_dir
 from argent.runner.selectors import Leaf, Screen, best_match, evaluate, flatten
 
 T = TypeVar("T")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from argent.runner.engine import ToolCallContext, ToolOutcome
+from argent.runner.run import ToolCallContext, ToolOutcome
 from argent.tools.call_policy import CallPolicy
 from argent.tools.registry import ToolContext, ToolRegistry
 
@@ -23,4 +23,4 @@ class RegistryInvoker:
     async def invoke(self, tool: str, args: dict[str, Any], ctx: ToolCallContext) -> ToolOutcome:
         spec = self.registry.get(tool)
         result = await self.registry.invoke(tool, args, ToolContext(abort=ctx.abort, policy=self.policy))
-        return ToolOutcome(result=result, output_hint=spec.output_hint)
+        return spec.outcome(result)

@@ -54,8 +54,6 @@ from argent.flows.write import append_step, flow_to_yaml, summarize_step
 from argent.link.member_files import NO_MEMBER, MemberFlowFiles
 from argent.link.store import Member, MemberStore
 from argent.runner.check import NESTED_REASON
-from argent.runner.engine import DEVICE_ARG_KEYS, RUN_ABORTED, Run, ToolCallContext, sleep_or_abort
-from argent.runner.execute import check_project_root
 from argent.runner.files import DiskFlowFiles, FlowRef, enoent_message, spelling_of
 from argent.runner.link_rules import (
     FLOW_EXECUTE,
@@ -64,7 +62,9 @@ from argent.runner.link_rules import (
     has_dotdot,
     nested_flow_ref,
 )
+from argent.runner.load import check_project_root
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
+from argent.runner.run import DEVICE_ARG_KEYS, RUN_ABORTED, Run, ToolCallContext, sleep_or_abort
 from argent.tools.args import arg
 from argent.tools.member_invoker import MemberToolInvoker
 from argent.tools.recording_sessions import (
