@@ -44,7 +44,18 @@ def _graph(*packages: str) -> dict[str, set[str]]:
     for package in packages:
         for path in sorted((PACKAGE / package).rglob("*.py")):
             modules[_module_name(path)] = path
-    return {name: {dep for dep in _imports(path) if dep in modules} for name, path in modules.items()}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps = set()
+        for dep in _imports(path):
+            # Importing ``a.b.c`` runs the package ``a.b`` first, unless the importer is inside it.
+            parts = dep.split(".")
+            for end in range(2, len(parts) + 1):
+                prefix = ".".join(parts[:end])
+                if prefix in modules and not name.startswith(prefix + ".") and prefix != name:
+                    deps.add(prefix)
+        graph[name] = deps
+    return graph
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
