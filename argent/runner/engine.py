@@ -23,7 +23,7 @@ from argent.flows.model import Flow, Step
 from argent.limits import MAX_STEPS_PER_CALL
 from argent.runner.budget import StepBudget
 from argent.runner.files import FlowFiles, FlowRef
-from argent.runner.handlers import STEP_HANDLERS
+from argent.runner.handlers import STEP_HANDLERS, handler_for
 from argent.runner.report import FlowRunResult
 from argent.runner.run import (
     DEVICE_ARG_KEYS,
@@ -152,7 +152,7 @@ async def exec_steps(run: Run, steps: Sequence[Step], depth: int) -> None:
         if run.stopped:
             await skip_step(run, step, depth, flow, run.stop_reason)
             continue
-        handler = handlers[type(step)]
+        handler = handlers.get(type(step)) or handler_for(step)
         if run.device is None and handler.needs_device(step, run.tools, run.current_platform is not None):
             run.stopped = True
             await refuse_step(run, step, depth, flow, NEEDS_DEVICE)
