@@ -82,6 +82,7 @@ __all__ = [
     "WaitStep",
     "WhenStep",
     "evolve",
+    "leading_step",
     "walk_steps",
 ]
 
@@ -94,11 +95,15 @@ class Flow:
     @property
     def is_e2e(self) -> bool:
         """An e2e flow's first non-echo step is a `launch`."""
-        for step in self.steps:
-            if isinstance(step, EchoStep):
-                continue
-            return isinstance(step, LaunchStep)
-        return False
+        return isinstance(leading_step(self.steps), LaunchStep)
+
+
+def leading_step(steps: tuple[Step, ...]) -> Step | None:
+    """The first step that is not an `echo` (what decides whether a flow launches its own app)."""
+    for step in steps:
+        if not isinstance(step, EchoStep):
+            return step
+    return None
 
 
 def walk_steps(steps: tuple[Step, ...]) -> list[Step]:

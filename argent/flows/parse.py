@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from attrs import frozen
 from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -76,11 +77,15 @@ from argent.flows.values import Condition, Point, Selector, Target
 __all__ = [
     "DIRECTIVE_KEYS",
     "SELECTOR_KEYS",
+    "ParseStats",
     "did_you_mean",
     "edit_distance",
     "has_visible_text",
     "js_to_number",
+    "nests_compactly",
+    "nests_too_deeply",
     "parse_flow",
+    "parse_flow_counted",
     "plain_scalar_keeps_text",
     "regex_problem",
     "validate_flow",
@@ -402,12 +407,13 @@ class _GuardedComposer(Composer):
             raise _at_mark(_UNSUPPORTED_TAG, event.start_mark, tag=_written_tag(tag), kind=kind)
 
 
-def _compose(text: str) -> Any:
+def _compose(text: str) -> tuple[Any, int]:
+    """The node graph of ``text`` and how many YAML values the composer read."""
     yaml = YAML(typ="rt")
     yaml.version = (1, 2)
     yaml.Composer = _GuardedComposer
     try:
-        return yaml.compose(text)
+        return yaml.compose(text), yaml.composer.node_count
     except RecursionError:
         raise _file_error(_TOO_DEEP) from None
     except YAMLError as exc:
@@ -1076,12 +1082,35 @@ def _huge_integer_error(root: Any, exc: _HugeInteger) -> FlowParseError:
     )
 
 
+@frozen
+class ParseStats:
+    """What a valid flow text spends of the file-level limits, so a document that grows by one
+    step (``argent.flows.write.FlowDocument``) can check them without reading the text again."""
+
+    #: YAML values the composer read (``MAX_YAML_NODES``).
+    nodes: int = 0
+    #: Entries of the top-level `steps` list (``MAX_YAML_SEQUENCE_ITEMS``).
+    items: int = 0
+    #: Steps counting `when:` children (``MAX_STEPS_PER_FILE``).
+    steps: int = 0
+    #: Values of `tool:` args (``MAX_ARGS_NODES_PER_FILE``).
+    args: int = 0
+    #: ``[`` and ``{`` characters, and ``- `` / ``? `` pairs: the cheap first tests of the nesting guard.
+    brackets: int = 0
+    dashes: int = 0
+
+
 def parse_flow(text: str) -> Flow:
     """Parse and validate a flow file; every problem is one ``FlowParseError``."""
+    return parse_flow_counted(text)[0]
+
+
+def parse_flow_counted(text: str) -> tuple[Flow, ParseStats]:
+    """``parse_flow``, and what the text spends of the file-level limits."""
     if not isinstance(text, str):
         raise _file_error("Invalid flow file: expected text")
     if not text.strip(JS_WS):
-        return Flow()
+        return Flow(), ParseStats()
     if (
         len(text) > limits.MAX_FILE_BYTES
         and len(text.encode("utf-8", "surrogatepass")) > limits.MAX_FILE_BYTES
@@ -1090,7 +1119,7 @@ def parse_flow(text: str) -> Flow:
     text = _leading_trim(text)
     if _nests_too_deeply(text):
         raise _file_error(_TOO_DEEP)
-    root = _compose(text)
+    root, nodes = _compose(text)
     validator = _Validator()
     try:
         validator.index(root)
@@ -1100,4 +1129,22 @@ def parse_flow(text: str) -> Flow:
     except _HugeInteger as exc:
         raise _huge_integer_error(root, exc) from None
     validate_flow(flow)
-    return flow
+    stats = ParseStats(
+        nodes=nodes,
+        items=len(flow.steps),
+        steps=validator.step_count,
+        args=validator.args_total,
+        brackets=text.count("[") + text.count("{"),
+        dashes=text.count("- ") + text.count("? "),
+    )
+    return flow, stats
+
+
+def nests_too_deeply(text: str) -> bool:
+    """The nesting guard of ``parse_flow`` (see ``_nests_too_deeply``)."""
+    return _nests_too_deeply(text)
+
+
+def nests_compactly(lines: str) -> bool:
+    """The compact-nesting part of the guard, which is line-local (a run of ``- ``/``? `` on one line)."""
+    return _COMPACT_NESTING_RE.search(lines) is not None
