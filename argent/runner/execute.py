@@ -14,7 +14,8 @@
    booted device that matches;
 6. run the steps and summarize.
 
-Nested flow-execute steps reuse steps 1–4 (see ``argent.runner.composition``).
+Steps 1–3 live in ``argent.runner.load``; nested flow-execute steps reuse steps 1–4 (see
+``argent.runner.composition``). The names callers import from here stay importable.
 """
 
 from __future__ import annotations
