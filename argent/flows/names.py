@@ -1,38 +1,38 @@
-"""Flow names, baseline keys and the display labels of steps, selectors and conditions.
+"""Flow names, baseline keys, fragment display names, and the labels of steps.
 
-Also the few JavaScript formatting rules the flow language inherits from upstream
-(``String(number)``, ``JSON.stringify``), because labels, messages and summaries must
-read exactly like the original's.
+The JavaScript formatting rules (``argent.flows.js``) and the selector/condition labels
+(``argent.flows.labels``) are re-exported here, where callers have always found them.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
-from typing import Any
+from typing import Protocol
 
 from argent.errors import FlowError
-from argent.flows.model import (
-    AssertStep,
-    AwaitStep,
-    Condition,
-    LongPressStep,
-    PinchStep,
-    PlatformGuard,
-    Point,
-    RotateStep,
-    RunStep,
-    ScriptStep,
-    ScrollToStep,
-    Selector,
-    SnapshotStep,
-    Step,
-    TapStep,
-    TypeStep,
-    WhenStep,
-)
+from argent.flows.js import js_json, js_json_string, js_number, js_string
+from argent.flows.labels import condition_label, describe_selector, selector_label, target_label
+
+__all__ = [
+    "FLOW_FILE_NAME_PATTERN_TEXT",
+    "FLOW_FILE_NAME_RE",
+    "FLOW_NAME_PATTERN_TEXT",
+    "FLOW_NAME_RE",
+    "assert_safe_flow_name",
+    "baseline_key",
+    "condition_label",
+    "describe_selector",
+    "fragment_display_name",
+    "is_safe_flow_name",
+    "js_json",
+    "js_json_string",
+    "js_number",
+    "js_string",
+    "selector_label",
+    "step_target_label",
+    "target_label",
+]
 
 # `\Z`, not `$`: Python's `$` also matches before a trailing newline, JavaScript's does not.
 #: A flow name (also a snapshot name): letters, digits, underscore, hyphen.
@@ -95,210 +95,13 @@ def fragment_display_name(target: str, root_name: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# JavaScript formatting
-
-
-def js_number(value: float | int) -> str:
-    """``String(n)`` of a JavaScript number (shortest round-trip digits, JS exponent rules)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        if -(2**53) < value < 2**53:
-            return str(value)
-        try:
-            value = float(value)
-        except OverflowError:
-            return "Infinity" if value > 0 else "-Infinity"
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    text = repr(abs(value))
-    mantissa, _, exp_text = text.partition("e")
-    exp = int(exp_text) if exp_text else 0
-    int_part, _, frac = mantissa.partition(".")
-    digits = int_part + frac
-    exp -= len(frac)
-    stripped = digits.lstrip("0")
-    trimmed = stripped.rstrip("0")
-    exp += len(stripped) - len(trimmed)
-    k = len(trimmed)
-    n = exp + k
-    if k <= n <= 21:
-        body = trimmed + "0" * (n - k)
-    elif 0 < n <= 21:
-        body = trimmed[:n] + "." + trimmed[n:]
-    elif -6 < n <= 0:
-        body = "0." + "0" * (-n) + trimmed
-    else:
-        e = n - 1
-        e_text = ("+" if e >= 0 else "-") + str(abs(e))
-        body = trimmed + "e" + e_text if k == 1 else trimmed[0] + "." + trimmed[1:] + "e" + e_text
-    return sign + body
-
-
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
-def js_json_string(text: str) -> str:
-    """``JSON.stringify`` of a string (non-ASCII kept, lone surrogates escaped)."""
-    out = json.dumps(text, ensure_ascii=False)
-    if _SURROGATE_RE.search(out):
-        out = _SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
-    return out
-
-
-def js_json(value: Any) -> str:
-    """Compact ``JSON.stringify`` of plain data (dict/list/str/number/bool/None)."""
-    parts: list[str] = []
-    _js_json_into(value, parts)
-    return "".join(parts)
-
-
-def _js_json_into(value: Any, out: list[str]) -> None:
-    if value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, str):
-        out.append(js_json_string(value))
-    elif isinstance(value, int | float):
-        out.append(js_number(value) if math.isfinite(value) else "null")
-    elif isinstance(value, dict):
-        out.append("{")
-        for i, (key, item) in enumerate(value.items()):
-            if i:
-                out.append(",")
-            out.append(js_json_string(str(key)))
-            out.append(":")
-            _js_json_into(item, out)
-        out.append("}")
-    elif isinstance(value, list | tuple):
-        out.append("[")
-        for i, item in enumerate(value):
-            if i:
-                out.append(",")
-            _js_json_into(item, out)
-        out.append("]")
-    else:
-        out.append(js_json_string(str(value)))
-
-
-def js_string(value: Any) -> str:
-    """``String(value)`` of plain data (arrays join with `,`, objects are `[object Object]`)."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float):
-        return js_number(value)
-    if isinstance(value, dict):
-        return "[object Object]"
-    if isinstance(value, list | tuple):
-        return ",".join("" if item is None else js_string(item) for item in value)
-    return str(value)
-
-
-# --------------------------------------------------------------------------------------------
 # Labels
 
 
-def selector_label(sel: Selector) -> str:
-    """The report `target` spelling of a selector: `*`, `"text"`, `/re/`, `id=…`, `role=…`, scopes."""
-    parts: list[str] = []
-    if sel.any:
-        parts.append("*")
-    if sel.text is not None:
-        parts.append(js_json_string(sel.text))
-    if sel.text_matches is not None:
-        parts.append(f"/{sel.text_matches}/")
-    if sel.identifier is not None:
-        parts.append(f"id={sel.identifier}")
-    if sel.role is not None:
-        parts.append(f"role={sel.role}")
-    for relation, scope in (("within", sel.within), ("after", sel.after), ("next", sel.next)):
-        if scope is not None:
-            parts.append(f"{relation} ({selector_label(scope)})")
-    return " ".join(parts)
+class _Labelled(Protocol):
+    def label(self) -> str | None: ...
 
 
-def describe_selector(sel: Selector) -> str:
-    """The runtime-reason spelling: `text="…"`, `id="…"`, `role="…"`, `text=/…/`, `*`, scopes."""
-    parts: list[str] = []
-    if sel.any:
-        parts.append("*")
-    if sel.text is not None:
-        parts.append(f"text={js_json_string(sel.text)}")
-    if sel.text_matches is not None:
-        parts.append(f"text=/{sel.text_matches}/")
-    if sel.identifier is not None:
-        parts.append(f"id={js_json_string(sel.identifier)}")
-    if sel.role is not None:
-        parts.append(f"role={js_json_string(sel.role)}")
-    for relation, scope in (("within", sel.within), ("after", sel.after), ("next", sel.next)):
-        if scope is not None:
-            parts.append(f"{relation} ({describe_selector(scope)})")
-    return " ".join(parts)
-
-
-def _condition_text(cond: Condition, describe: Any) -> str:
-    sel = describe(cond.selector)
-    if cond.kind != "text":
-        return f"{cond.kind} {sel}"
-    if cond.mode == "matches":
-        return f"{sel} matches /{cond.expected}/"
-    return f"{sel} {cond.mode} {js_json_string(cond.expected or '')}"
-
-
-def condition_label(cond: Condition | PlatformGuard) -> str:
-    """A guard or condition as runtime reasons spell it: `visible text="What's new"`, `platform ios`."""
-    if isinstance(cond, PlatformGuard):
-        return f"platform {cond.platform}"
-    return _condition_text(cond, describe_selector)
-
-
-def target_label(target: Selector | Point) -> str:
-    """A gesture target: a selector label or `(x, y)`."""
-    if isinstance(target, Point):
-        return f"({js_number(target.x)}, {js_number(target.y)})"
-    return selector_label(target)
-
-
-def step_target_label(step: Step) -> str | None:
-    """The `target` of a step report (none for echo, tool, launch, wait and idle)."""
-    if isinstance(step, TapStep | LongPressStep):
-        return target_label(step.target)
-    if isinstance(step, TypeStep):
-        return f"into {selector_label(step.into)}"
-    if isinstance(step, AwaitStep | AssertStep):
-        return _condition_text(step.condition, selector_label)
-    if isinstance(step, WhenStep):
-        if isinstance(step.guard, PlatformGuard):
-            return f"platform {step.guard.platform}"
-        return _condition_text(step.guard, selector_label)
-    if isinstance(step, ScrollToStep):
-        label = selector_label(step.target)
-        return label if step.direction == "down" else f"{label} ({step.direction})"
-    if isinstance(step, PinchStep):
-        scale = f"scale {js_number(step.scale)}"
-        return f"{selector_label(step.on)} ({scale})" if step.on is not None else scale
-    if isinstance(step, RotateStep):
-        by = f"by {js_number(step.by)}°"
-        return f"{selector_label(step.on)} ({by})" if step.on is not None else by
-    if isinstance(step, SnapshotStep):
-        name = js_json_string(step.name)
-        return f"{name} cropOn {selector_label(step.crop_on)}" if step.crop_on is not None else name
-    if isinstance(step, RunStep):
-        return step.target
-    if isinstance(step, ScriptStep):
-        return step.path
-    return None
+def step_target_label(step: _Labelled) -> str | None:
+    """The `target` of a step report (none for echo, tool, launch, wait and idle): the step's own label."""
+    return step.label()

@@ -20,6 +20,10 @@ it costs about 0.1 ms per value, so the refusal must come before the rest of the
 a tag outside the YAML 1.2 core schema, and an integer of more than ``MAX_INTEGER_DIGITS`` digits.
 Callers on the event loop parse through ``argent.flows.load.parse_flow_async`` (a thread).
 
+The step grammar comes from the directive table (``argent.flows.directives``): the validator
+finds the entry's one directive key and hands the value to that directive's grammar, which builds
+the step through the validator's node access and shared pieces (selectors, targets, conditions).
+
 Every failure is one ``FlowParseError``: file-level problems carry ``FLOW_FILE_INVALID``,
 problems of one step ``FLOW_ENTRY_UNRECOGNIZED`` and end in `` (step {n}, line {L})``.
 """
@@ -28,10 +32,10 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Iterator, Sequence
-from typing import Any, TypeGuard
+from typing import Any
 
+from attrs import frozen
 from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -41,84 +45,54 @@ from ruamel.yaml.reader import ReaderError
 
 from argent import limits
 from argent.errors import FlowParseError
-from argent.flows.model import (
-    DIRECTIONS,
-    PLATFORMS,
-    AssertStep,
-    AwaitStep,
-    ChromiumApp,
-    Condition,
-    EchoStep,
-    Flow,
-    IdleStep,
-    LaunchStep,
-    LongPressStep,
-    PinchStep,
-    PlatformGuard,
-    Point,
-    RotateStep,
-    RunStep,
-    ScriptStep,
-    ScrollToStep,
-    Selector,
-    SnapshotStep,
-    Step,
-    TapStep,
-    Target,
-    ToolStep,
-    TypeStep,
-    WaitStep,
-    WhenStep,
+from argent.flows.directives import BY_KEY, DIRECTIVE_KEYS, EntryAt
+from argent.flows.grammar import (
+    CONDITION_KEYS,
+    MISSING,
+    SELECTOR_FIELDS,
+    SELECTOR_KEYS,
+    TEXT_MODES,
+    Reject,
+    Wrap,
+    did_you_mean,
+    edit_distance,
+    only_keys,
+    regex_problem,
+    unknown_keys,
+    unknown_with_allowed,
 )
-from argent.flows.names import (
-    FLOW_FILE_NAME_PATTERN_TEXT,
-    FLOW_FILE_NAME_RE,
-    FLOW_NAME_PATTERN_TEXT,
-    FLOW_NAME_RE,
-    js_json,
-    js_json_string,
-    js_number,
+from argent.flows.js import (
+    JS_WS,
+    has_visible_text,
+    is_number,
+    js_integer,
+    js_to_number,
+    js_to_number_text,
+    tidy,
 )
+from argent.flows.model import Flow, Step
+from argent.flows.names import js_json, js_json_string, js_number
+from argent.flows.values import Condition, Point, Selector, Target
 
 __all__ = [
     "DIRECTIVE_KEYS",
     "SELECTOR_KEYS",
+    "ParseStats",
     "did_you_mean",
     "edit_distance",
     "has_visible_text",
     "js_to_number",
+    "nests_compactly",
+    "nests_too_deeply",
     "parse_flow",
+    "parse_flow_counted",
     "plain_scalar_keeps_text",
+    "regex_problem",
     "validate_flow",
 ]
 
-#: The directive keys in registry order (the order of "found `x`, `y`").
-DIRECTIVE_KEYS: tuple[str, ...] = (
-    "echo",
-    "launch",
-    "run",
-    "when",
-    "tool",
-    "script",
-    "tap",
-    "long-press",
-    "type",
-    "await",
-    "assert",
-    "wait",
-    "scroll-to",
-    "pinch",
-    "rotate",
-    "snapshot",
-)
-#: Keys of a selector map.
-SELECTOR_KEYS: tuple[str, ...] = ("text", "id", "identifier", "role", "any", "within", "after", "next")
 _SCOPES: tuple[str, ...] = ("within", "after", "next")
-_SELECTOR_FIELDS: tuple[str, ...] = ("text", "id", "identifier", "role")
 _TOP_LEVEL_KEYS: tuple[str, ...] = ("executionPrerequisite", "steps")
-_LAUNCH_KEYS: tuple[str, ...] = ("native", "ios", "android", "chromium", "vega")
-_CONDITION_KEYS: tuple[str, ...] = ("exists", "visible", "hidden", "text")
-_TEXT_MODES: tuple[str, ...] = ("contains", "equals", "matches")
 
 _E2E_PREREQUISITE_MESSAGE = (
     "A flow that starts with a launch step must not declare executionPrerequisite — it launches its own "
@@ -130,85 +104,6 @@ _TOO_DEEP = (
     "Invalid flow file: the YAML nests too deeply — a flow needs only a few levels of nesting; "
     "check for runaway brackets or an ever-growing indentation"
 )
-_IDLE_FEASIBILITY = (
-    "idle needs a timeout of at least {needed}ms to hold still for {default}{stable}ms: a settle is 3 reads "
-    "spanning 2 200ms polls, and the hold is counted across those polls rather than after them — so the "
-    "wait has to contain whichever of the two is longer, plus the 200ms of budget the closing round has "
-    "to have left to be allowed to start. Raise `timeout`{lower}"
-)
-_SECRET_IN_WHEN = (
-    "when takes no {{secret:…}} placeholder — secrets resolve only in text-entry steps (`type:`), never in "
-    "condition evaluation, so the guard tests literal placeholder text that is never on screen: permanently "
-    "false (for `hidden`, vacuously true); use the literal on-screen text instead"
-)
-_IDLE_POLL_MS = 200
-_IDLE_MIN_SETTLE_MS = 2 * _IDLE_POLL_MS
-_MAX_STABLE_FOR_MS = 600_000
-_MAX_ROTATE_DEGREES = 3000
-
-
-# --------------------------------------------------------------------------------------------
-# "did you mean" hints
-
-
-def edit_distance(a: str, b: str) -> int:
-    """Optimal-string-alignment distance (Levenshtein plus adjacent transposition)."""
-    if a == b:
-        return 0
-    la, lb = len(a), len(b)
-    prev2: list[int] = []
-    prev = list(range(lb + 1))
-    for i in range(1, la + 1):
-        cur = [i] + [0] * lb
-        ca = a[i - 1]
-        for j in range(1, lb + 1):
-            cb = b[j - 1]
-            cost = 0 if ca == cb else 1
-            best = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                best = min(best, prev2[j - 2] + 1)
-            cur[j] = best
-        prev2, prev = prev, cur
-    return prev[lb]
-
-
-def did_you_mean(key: str, candidates: Sequence[str]) -> str | None:
-    """The closest candidate within max(1, len(candidate) // 3) edits (lowercase), if any."""
-    lowered = key.lower()
-    best: str | None = None
-    best_distance = 0
-    for candidate in candidates:
-        if abs(len(candidate) - len(lowered)) > max(1, len(candidate) // 3):
-            continue
-        distance = edit_distance(lowered, candidate.lower())
-        if distance <= max(1, len(candidate) // 3) and (best is None or distance < best_distance):
-            best, best_distance = candidate, distance
-    return best
-
-
-_MAX_LISTED_KEYS = 20
-
-
-def _unknown_keys(keys: Sequence[str], allowed: Sequence[str], *, hints: bool = True) -> str:
-    parts = []
-    for key in keys[:_MAX_LISTED_KEYS]:
-        hint = did_you_mean(key, allowed) if hints else None
-        parts.append(f"`{key}` (did you mean `{hint}`?)" if hint else f"`{key}`")
-    if len(keys) > _MAX_LISTED_KEYS:
-        parts.append(f"… (+{len(keys) - _MAX_LISTED_KEYS} more)")
-    return ("unknown key " if len(parts) == 1 else "unknown keys ") + ", ".join(parts)
-
-
-def _unknown_with_allowed(subject: str, keys: Sequence[str], allowed: Sequence[str]) -> str:
-    return f"{subject} has {_unknown_keys(keys, allowed)} — allowed keys: {', '.join(allowed)}"
-
-
-def _only_keys(subject: str, mapping: Any, allowed: Sequence[str]) -> None:
-    """Refuse keys of ``mapping`` outside ``allowed``, naming them (and the allowed ones)."""
-    unknown = [key for key in mapping if key not in allowed]
-    if unknown:
-        raise _Reject(_unknown_with_allowed(subject, unknown, allowed))
-
 
 # --------------------------------------------------------------------------------------------
 # Scalars: the YAML 1.2 core schema of the upstream library
@@ -243,22 +138,11 @@ class _HugeInteger(Exception):
         self.node = node
 
 
-def _js_integer(value: int) -> float | int:
-    """An integer as a JavaScript number: exact while a double can hold its magnitude, else ±Infinity."""
-    if -(2**53) < value < 2**53:
-        return value
-    try:
-        float(value)
-    except OverflowError:
-        return math.inf if value > 0 else -math.inf
-    return value
-
-
 def _core_int(digits: str, base: int) -> float | int:
     count = len(digits.lstrip("+-"))
     if count > limits.MAX_INTEGER_DIGITS:
         raise _HugeInteger(count)
-    return _js_integer(int(digits, base))
+    return js_integer(int(digits, base))
 
 
 def _core_number(text: str) -> Any:
@@ -320,83 +204,6 @@ def plain_scalar_keeps_text(text: str) -> bool:
         except _HugeInteger:
             return False
     return text not in _CORE_CONSTANTS
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _is_integer(value: Any) -> TypeGuard[float | int]:
-    """``Number.isInteger(value)``."""
-    return _is_number(value) and math.isfinite(value) and value == int(value)
-
-
-def _tidy(value: float | int) -> float | int:
-    """An integral float as an int (JavaScript has one number type; this keeps `1.0` writing as `1`)."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    return value
-
-
-#: JavaScript's whitespace (what `trim()` and `Number()` strip).
-_JS_WS = (
-    " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-_JS_DECIMAL_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_JS_RADIX_RE = re.compile(r"0([xXoObB])([0-9a-fA-F]+)")
-
-
-def _js_to_number_text(text: str) -> float | int:
-    """``Number(string)``."""
-    text = text.strip(_JS_WS)
-    if not text:
-        return 0
-    if text in ("Infinity", "+Infinity"):
-        return math.inf
-    if text == "-Infinity":
-        return -math.inf
-    if _JS_DECIMAL_RE.fullmatch(text):
-        return _tidy(float(text))
-    radix = _JS_RADIX_RE.fullmatch(text)
-    if radix:
-        base = {"x": 16, "o": 8, "b": 2}[radix.group(1).lower()]
-        try:
-            return _js_integer(int(radix.group(2), base))
-        except ValueError:
-            return math.nan
-    return math.nan
-
-
-def js_to_number(value: Any) -> float | int:
-    """``Number(value)`` of plain data."""
-    if value is None:
-        return 0
-    if value is True or value is False:
-        return 1 if value else 0
-    if isinstance(value, str):
-        return _js_to_number_text(value)
-    if _is_number(value):
-        return value  # type: ignore[no-any-return]
-    if isinstance(value, list):
-        if not value:
-            return 0
-        if len(value) == 1 and not isinstance(value[0], list | dict):
-            return js_to_number("" if value[0] is None else value[0])
-    return math.nan
-
-
-def has_visible_text(text: str) -> bool:
-    """True when ``text`` has a character that renders (not whitespace, format, private-use or control)."""
-    for char in text:
-        if char.isalnum():
-            return True
-        if char.isspace() or char in _JS_WS:
-            continue
-        if unicodedata.category(char) in ("Cf", "Co", "Cc"):
-            continue
-        return True
-    return False
 
 
 # --------------------------------------------------------------------------------------------
@@ -600,12 +407,13 @@ class _GuardedComposer(Composer):
             raise _at_mark(_UNSUPPORTED_TAG, event.start_mark, tag=_written_tag(tag), kind=kind)
 
 
-def _compose(text: str) -> Any:
+def _compose(text: str) -> tuple[Any, int]:
+    """The node graph of ``text`` and how many YAML values the composer read."""
     yaml = YAML(typ="rt")
     yaml.version = (1, 2)
     yaml.Composer = _GuardedComposer
     try:
-        return yaml.compose(text)
+        return yaml.compose(text), yaml.composer.node_count
     except RecursionError:
         raise _file_error(_TOO_DEEP) from None
     except YAMLError as exc:
@@ -618,7 +426,7 @@ def _compose(text: str) -> Any:
 
 def _leading_trim(text: str) -> str:
     """Upstream trims the text before parsing; trim the first line but keep the line count."""
-    body = text.lstrip(_JS_WS)
+    body = text.lstrip(JS_WS)
     removed = text[: len(text) - len(body)]
     return "\n" * removed.count("\n") + body
 
@@ -627,30 +435,8 @@ def _leading_trim(text: str) -> str:
 # The validator
 
 
-class _Reject(Exception):
-    """A step-level problem: ``detail`` goes inside "Unrecognized flow entry (…)"."""
-
-    def __init__(self, detail: str, entry: Any = None) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.entry = entry
-
-
 class _Cyclic(Exception):
     pass
-
-
-class _Wrap:
-    """A synthetic entry ``{key: node}`` shown in a message instead of the whole step."""
-
-    __slots__ = ("key", "node")
-
-    def __init__(self, key: str, node: Any) -> None:
-        self.key = key
-        self.node = node
-
-
-_MISSING: Any = object()
 
 
 class _Validator:
@@ -716,10 +502,10 @@ class _Validator:
     # -- node access --
 
     def scalar(self, node: Any) -> Any:
-        """The scalar value of a node, or ``_MISSING`` for a collection."""
+        """The scalar value of a node, or ``MISSING`` for a collection."""
         if isinstance(node, ScalarNode):
             return self.values[id(node)]
-        return _MISSING
+        return MISSING
 
     def mapping(self, node: Any) -> dict[str, Any] | None:
         if isinstance(node, MappingNode):
@@ -737,25 +523,25 @@ class _Validator:
         """The value when it is a JavaScript number (``typeof value === "number"``), else None."""
         if isinstance(node, ScalarNode):
             value = self.values[id(node)]
-            if _is_number(value):
+            if is_number(value):
                 return value  # type: ignore[no-any-return]
         return None
 
     def to_number(self, node: Any) -> float | int:
         """``Number(value)``."""
-        if node is _MISSING:
+        if node is MISSING:
             return math.nan
         if isinstance(node, MappingNode):
             return math.nan
         if isinstance(node, SequenceNode):
-            return _js_to_number_text(self.js_string(node))
+            return js_to_number_text(self.js_string(node))
         value = self.values[id(node)]
         if value is None:
             return 0
         if value is True or value is False:
             return 1 if value else 0
         if isinstance(value, str):
-            return _js_to_number_text(value)
+            return js_to_number_text(value)
         return value  # type: ignore[no-any-return]
 
     # -- JavaScript renderings of a node --
@@ -792,7 +578,7 @@ class _Validator:
                     part = render(item, active)
                 size += len(part) + 1
                 if size > budget:
-                    raise _Reject(
+                    raise Reject(
                         f"the value joins to more than {budget} characters — check for a YAML alias that "
                         "repeats a large block"
                     )
@@ -846,11 +632,11 @@ class _Validator:
 
     def render_json(self, entry: Any, *, limit: int) -> tuple[str, int]:
         """``JSON.stringify(entry)`` cut to ``limit`` characters, and its full length (raises ``_Cyclic``)."""
-        if isinstance(entry, _Wrap):
+        if isinstance(entry, Wrap):
             head = "{" + js_json_string(entry.key) + ":"
             total = len(head) + self.json_length(entry.node, set()) + 1
             chunks: Iterator[str] = _chain(head, self.json_chunks(entry.node), "}")
-        elif entry is _MISSING:
+        elif entry is MISSING:
             return "undefined", len("undefined")
         else:
             total = self.json_length(entry, set())
@@ -883,7 +669,7 @@ class _Validator:
         def convert(current: Any) -> Any:
             counter[0] += 1
             if counter[0] > limits.MAX_ARGS_NODES:
-                raise _Reject(
+                raise Reject(
                     f"tool args expand to more than {limits.MAX_ARGS_NODES} values — check for a YAML "
                     "alias that repeats a large block inside `args:`"
                 )
@@ -894,7 +680,7 @@ class _Validator:
                 return value
             nid = id(current)
             if nid in active:
-                raise _Reject(
+                raise Reject(
                     "tool args contain a cyclic YAML alias (an anchor `&a` used as `*a` inside itself) — "
                     "tool arguments must be plain JSON data"
                 )
@@ -920,7 +706,7 @@ class _Validator:
                 (k for k, _ in root.value if isinstance(k, ScalarNode) and self._key(k) == unknown[0]), root
             )
             raise _file_error(
-                f"Invalid flow file: {_unknown_keys(unknown, _TOP_LEVEL_KEYS)} — allowed top-level keys: "
+                f"Invalid flow file: {unknown_keys(unknown, _TOP_LEVEL_KEYS)} — allowed top-level keys: "
                 f"{', '.join(_TOP_LEVEL_KEYS)}",
                 line=first.start_mark.line + 1,
             )
@@ -934,7 +720,7 @@ class _Validator:
             elif value is not None:
                 try:
                     prerequisite = self.js_string(pre_node)
-                except _Reject as exc:
+                except Reject as exc:
                     raise _file_error(f"Invalid flow file: executionPrerequisite {exc.detail}") from None
         return Flow(steps=steps, execution_prerequisite=prerequisite)
 
@@ -946,13 +732,13 @@ class _Validator:
             self.step_count += 1
             try:
                 if self.step_count > limits.MAX_STEPS_PER_FILE:
-                    raise _Reject(
+                    raise Reject(
                         f"the flow expands to more than {limits.MAX_STEPS_PER_FILE} steps (counting `when:` "
                         "children) — check for a YAML alias that repeats a block of steps",
                         node,
                     )
                 out.append(self.step(node, depth=depth, path=path, line=line))
-            except _Reject as exc:
+            except Reject as exc:
                 entry = node if exc.entry is None else exc.entry
                 message = (
                     f"Unrecognized flow entry ({exc.detail}): {self.render_entry(entry)} "
@@ -966,136 +752,55 @@ class _Validator:
     def step(self, node: Any, *, depth: int, path: str, line: int) -> Step:
         entry = self.mapping(node)
         if entry is None:
-            raise _Reject("step must be an object")
+            raise Reject("step must be an object")
         if "optional" in entry:
-            raise _Reject(
+            raise Reject(
                 "optional is not supported — guard the step with a when: block instead "
                 "(`when: { visible: <target> }` + `steps:`)"
             )
         kinds = [key for key in DIRECTIVE_KEYS if key in entry]
         if not kinds:
             if "idle" in entry:
-                raise _Reject("idle is a condition, not a step kind — write it as `await: { idle: true }`")
+                raise Reject("idle is a condition, not a step kind — write it as `await: { idle: true }`")
             for key in entry:
                 hint = did_you_mean(key, DIRECTIVE_KEYS)
                 if hint:
-                    raise _Reject(f"unrecognized step kind (did you mean `{hint}`?)")
-            raise _Reject("unrecognized step kind")
+                    raise Reject(f"unrecognized step kind (did you mean `{hint}`?)")
+            raise Reject("unrecognized step kind")
         if len(kinds) > 1:
             found = ", ".join(f"`{kind}`" for kind in kinds)
-            raise _Reject(f"a step takes exactly one directive key, found {found}")
+            raise Reject(f"a step takes exactly one directive key, found {found}")
         kind = kinds[0]
-        if kind == "when":
-            return self.when(node, entry, depth=depth, path=path, line=line)
-        if kind == "tool":
-            extra = [key for key in entry if key not in ("tool", "args", "delayMs")]
-            if extra:
-                raise _Reject(
-                    f"a `tool` step has {_unknown_keys(extra, ('args', 'delayMs'))} — a tool step takes only "
-                    "`tool`, `args`, `delayMs`"
-                )
-            return self.tool(entry, line)
+        directive = BY_KEY[kind]
+        if directive.parse_entry is not None:
+            return directive.parse_entry(
+                self, EntryAt(node=node, entry=entry, depth=depth, path=path, line=line)
+            )
         extra = [key for key in entry if key != kind]
         if extra:
-            raise _Reject(
-                f"a `{kind}` step has {_unknown_keys(extra, (), hints=False)} — step options go inside the "
+            raise Reject(
+                f"a `{kind}` step has {unknown_keys(extra, (), hints=False)} — step options go inside the "
                 f"`{kind}:` value, not beside it"
             )
         body = entry[kind]
+        assert directive.parse is not None
         try:
-            return self.directive(kind, body, line)
-        except _Reject as exc:
+            return directive.parse(self, body, line)
+        except Reject as exc:
             if exc.entry is None:
-                exc.entry = _Wrap(kind, body)
+                exc.entry = Wrap(kind, body)
             raise
 
-    def directive(self, kind: str, body: Any, line: int) -> Step:
-        if kind == "echo":
-            return EchoStep(message=self.js_string(body), line=line)
-        if kind == "launch":
-            return self.launch(body, line)
-        if kind == "run":
-            return RunStep(target=self.run_target(body), line=line)
-        if kind == "tap":
-            target, times = self.gesture(body, "tap", "times")
-            return TapStep(target=target, times=times, line=line)
-        if kind == "long-press":
-            target, duration = self.gesture(body, "long-press", "duration")
-            return LongPressStep(target=target, duration_ms=duration, line=line)
-        if kind == "type":
-            return self.type_step(body, line)
-        if kind == "await":
-            return self.await_step(body, line)
-        if kind == "assert":
-            return AssertStep(condition=self.condition(body, "assert"), line=line)
-        if kind == "wait":
-            ms = self.to_number(body)
-            if not math.isfinite(ms) or ms < 0:
-                raise _Reject("wait needs a non-negative number of milliseconds (e.g. `wait: 500`)")
-            return WaitStep(ms=_tidy(ms), line=line)
-        if kind == "scroll-to":
-            return self.scroll_to(body, line)
-        if kind == "pinch":
-            return self.pinch(body, line)
-        if kind == "rotate":
-            return self.rotate(body, line)
-        if kind == "snapshot":
-            return self.snapshot(body, line)
-        return self.script(body, line)
+    # -- what the directives share --
 
-    # -- tool / script --
-
-    def tool(self, entry: dict[str, Any], line: int) -> ToolStep:
-        counter = [0]
-        name = self.plain(entry["tool"], counter)
-        args_node = entry.get("args")
-        args: Any = {}
-        if args_node is not None:
-            args = self.plain(args_node, counter)
-            if args is None:
-                args = {}
-        delay = self.plain(entry["delayMs"], counter) if "delayMs" in entry else None
-        self.args_total += counter[0]
+    def spend_args(self, count: int) -> None:
+        """Count a `tool:` step's args values against the file's total."""
+        self.args_total += count
         if self.args_total > limits.MAX_ARGS_NODES_PER_FILE:
-            raise _Reject(
+            raise Reject(
                 f"the tool steps' args expand to more than {limits.MAX_ARGS_NODES_PER_FILE} values in total "
                 "— check for a YAML alias that repeats a large block inside `args:`"
             )
-        return ToolStep(tool=name, args=args, delay_ms=delay, line=line)
-
-    def script(self, body: Any, line: int) -> ScriptStep:
-        needs_path = (
-            "script needs a path to a script file — e.g. `script: scripts/seed.py` or "
-            "`script: { path: scripts/seed.py, args: [--fast] }`"
-        )
-        path = self.string(body)
-        if path is not None:
-            if not path:
-                raise _Reject(needs_path)
-            return ScriptStep(path=path, short=True, line=line)
-        mapping = self.mapping(body)
-        if mapping is None:
-            raise _Reject(needs_path)
-        allowed = ("path", "args", "timeout")
-        _only_keys("script", mapping, allowed)
-        path = self.string(mapping.get("path"))
-        if not path:
-            raise _Reject(needs_path)
-        args: tuple[str, ...] = ()
-        if "args" in mapping:
-            strings = self.string_list(mapping["args"])
-            if strings is None:
-                raise _Reject("script.args must be a list of strings")
-            args = strings
-        timeout: float | int | None = None
-        if "timeout" in mapping:
-            timeout = self.number(mapping["timeout"])
-            if timeout is None or not math.isfinite(timeout) or timeout <= 0:
-                raise _Reject(
-                    "script.timeout needs a positive number of milliseconds (e.g. `timeout: 30000`)"
-                )
-            timeout = _tidy(timeout)
-        return ScriptStep(path=path, args=args, timeout_ms=timeout, short=False, line=line)
 
     def string_list(self, node: Any) -> tuple[str, ...] | None:
         if not isinstance(node, SequenceNode):
@@ -1107,86 +812,6 @@ class _Validator:
                 return None
             out.append(value)
         return tuple(out)
-
-    # -- launch / run --
-
-    def launch(self, body: Any, line: int) -> LaunchStep:
-        generic = (
-            "launch needs an app id (bare string) or a per-platform map ({ native | ios | android | vega: "
-            "<app id>, chromium: <app path> | { path, args } })"
-        )
-        app = self.string(body)
-        if app is not None:
-            if not app:
-                raise _Reject(generic)
-            return LaunchStep(app=app, line=line)
-        mapping = self.mapping(body)
-        if mapping is None or not mapping:
-            raise _Reject(generic)
-        _only_keys("launch", mapping, _LAUNCH_KEYS)
-        apps: dict[str, str] = {}
-        chromium: ChromiumApp | None = None
-        for key, value_node in mapping.items():
-            if key == "chromium":
-                chromium = self.chromium_app(value_node, generic)
-                continue
-            value = self.string(value_node)
-            if not value:
-                raise _Reject(generic)
-            apps[key] = value
-        return LaunchStep(apps=apps, chromium=chromium, line=line)
-
-    def chromium_app(self, node: Any, generic: str) -> ChromiumApp:
-        path = self.string(node)
-        if path is not None:
-            if not path:
-                raise _Reject(generic)
-            return ChromiumApp(path=path)
-        mapping = self.mapping(node)
-        if mapping is None:
-            raise _Reject(generic)
-        allowed = ("path", "args")
-        _only_keys("launch.chromium", mapping, allowed)
-        path = self.string(mapping.get("path"))
-        if not path:
-            raise _Reject(generic)
-        args: tuple[str, ...] | None = None
-        if "args" in mapping:
-            args = self.string_list(mapping["args"])
-            if args is None:
-                raise _Reject(generic)
-        return ChromiumApp(path=path, args=args)
-
-    def run_target(self, body: Any) -> str:
-        if body is None or self.scalar(body) is None:
-            raise _Reject(
-                "`run` has no target — give it a YAML path relative to this flow's file, e.g. "
-                "`run: fragments/login.yaml`"
-            )
-        target = self.string(body)
-        if target is None:
-            raise _Reject(
-                "a `run` target must be a YAML path string relative to this flow's file, e.g. "
-                "`run: fragments/login.yaml`"
-            )
-        if "\\" in target:
-            raise _Reject("a `run` path uses forward slashes, e.g. `run: fragments/login.yaml`")
-        if target.startswith("/") or re.match(r"[A-Za-z]:", target):
-            raise _Reject("a `run` path must be relative to the flow file that references it")
-        if not target.endswith(".yaml"):
-            completed = target + ".yaml"
-            if FLOW_FILE_NAME_RE.match(completed.rsplit("/", 1)[-1]):
-                target = completed
-        if not target.endswith(".yaml"):
-            if target.lower().endswith(".yaml"):
-                raise _Reject("a `run` path must use the lowercase .yaml extension")
-            raise _Reject("a `run` path must end in .yaml, or name a sibling flow (`run: login`)")
-        if not FLOW_FILE_NAME_RE.match(target.rsplit("/", 1)[-1]):
-            raise _Reject(
-                f"a `run` target's filename must match {FLOW_FILE_NAME_PATTERN_TEXT} — letters, digits, "
-                "underscore, hyphen before the .yaml"
-            )
-        return target
 
     # -- selectors and gesture targets --
 
@@ -1200,35 +825,35 @@ class _Validator:
         text = self.string(node)
         if text is not None:
             if not has_visible_text(text):
-                raise _Reject(f"{where}: {_INVISIBLE_TEXT}")
+                raise Reject(f"{where}: {_INVISIBLE_TEXT}")
             return Selector(text=text, loose=True)
         mapping = self.mapping(node)
         if mapping is None:
-            raise _Reject(
+            raise Reject(
                 f"{where}: a selector is a bare string or a map of {', '.join(SELECTOR_KEYS)} — e.g. "
                 '"Save" or { id: save-button }'
             )
         unknown = [key for key in mapping if key not in SELECTOR_KEYS]
         if unknown:
-            raise _Reject(f"{where}: {_unknown_with_allowed('selector', unknown, SELECTOR_KEYS)}")
+            raise Reject(f"{where}: {unknown_with_allowed('selector', unknown, SELECTOR_KEYS)}")
         if "id" in mapping and "identifier" in mapping:
-            raise _Reject(f"{where}: selector takes `id` or `identifier` (its alias), not both")
+            raise Reject(f"{where}: selector takes `id` or `identifier` (its alias), not both")
         has_scope = any(scope in mapping for scope in _SCOPES)
         any_flag = False
         if "any" in mapping:
             if self.scalar(mapping["any"]) is not True:
-                raise _Reject(
+                raise Reject(
                     f"{where}: `any` takes only `true` — it is the CSS `*` universal selector (drop the key "
                     "to select by text/id/role instead)"
                 )
-            for field_key in _SELECTOR_FIELDS:
+            for field_key in SELECTOR_FIELDS:
                 if field_key in mapping:
-                    raise _Reject(
+                    raise Reject(
                         f"{where}: `any: true` already matches every element — drop it, or drop the "
                         f"`{field_key}` it makes redundant"
                     )
             if not has_scope:
-                raise _Reject(
+                raise Reject(
                     f"{where}: `any: true` matches every element on screen — pair it with a scope "
                     "(within/after/next) so it selects something specific"
                 )
@@ -1243,36 +868,36 @@ class _Validator:
             else:
                 text_value = self.string(text_node)
                 if text_value is None:
-                    raise _Reject(
+                    raise Reject(
                         f"{where}: `text` must be a string, or {{ matches: '<regex>' }} for a pattern"
                     )
                 if not has_visible_text(text_value):
-                    raise _Reject(f"{where}: {_INVISIBLE_TEXT}")
+                    raise Reject(f"{where}: {_INVISIBLE_TEXT}")
         identifier: str | None = None
         for id_key in ("id", "identifier"):
             if id_key in mapping:
                 identifier = self.string(mapping[id_key])
                 if not identifier:
-                    raise _Reject(f"{where}: `{id_key}` must be a non-empty string")
+                    raise Reject(f"{where}: `{id_key}` must be a non-empty string")
         role: str | None = None
         if "role" in mapping:
             role = self.string(mapping["role"])
             if not role:
-                raise _Reject(f"{where}: `role` must be a non-empty string")
+                raise Reject(f"{where}: `role` must be a non-empty string")
         has_field = text_value is not None or text_matches is not None or identifier is not None or role
         if not has_field and not any_flag:
             if has_scope:
-                raise _Reject(
+                raise Reject(
                     f"{where}: a selector's `within` only scopes where to look — the selector still needs "
                     "its own text/id/role naming what to find there (or `any: true` for any element)"
                 )
-            raise _Reject(f"{where}: selector needs at least one of text, identifier, or role")
+            raise Reject(f"{where}: selector needs at least one of text, identifier, or role")
         scopes: dict[str, Selector] = {}
         for relation in _SCOPES:
             if relation in mapping:
                 budget[0] += 1
                 if budget[0] > limits.MAX_SELECTOR_SCOPES:
-                    raise _Reject(
+                    raise Reject(
                         f"{root_where}: a selector carries more than {limits.MAX_SELECTOR_SCOPES} "
                         "scopes (within/after/next) in total — check for a cyclic YAML alias "
                         "(`&s { …, within: *s }`)"
@@ -1294,32 +919,32 @@ class _Validator:
     def text_matcher(self, mapping: dict[str, Any], where: str) -> str:
         unknown = [key for key in mapping if key != "matches"]
         if unknown:
-            raise _Reject(f"{where}: {_unknown_with_allowed('text matcher', unknown, ('matches',))}")
+            raise Reject(f"{where}: {unknown_with_allowed('text matcher', unknown, ('matches',))}")
         if "matches" not in mapping:
-            raise _Reject(
+            raise Reject(
                 f"{where}: a text matcher takes exactly {{ matches: '<regex>' }} — for a substring, use the "
                 'plain-string form (text: "…")'
             )
         pattern = self.string(mapping["matches"])
         if not pattern:
-            raise _Reject(f"{where}: text matcher needs a non-empty `matches` pattern")
+            raise Reject(f"{where}: text matcher needs a non-empty `matches` pattern")
         problem = regex_problem(pattern)
         if problem is not None:
-            raise _Reject(f"{where}: text `matches` is not a valid regular expression: {problem}")
+            raise Reject(f"{where}: text `matches` is not a valid regular expression: {problem}")
         return pattern
 
     def point(self, mapping: dict[str, Any], where: str) -> Point:
         if any(key in mapping for key in SELECTOR_KEYS):
-            raise _Reject(f"{where} takes a selector or x/y coordinates, not both")
+            raise Reject(f"{where} takes a selector or x/y coordinates, not both")
         x = self.number(mapping["x"]) if "x" in mapping else None
         y = self.number(mapping["y"]) if "y" in mapping else None
         if x is None or y is None:
-            raise _Reject(f"{where}: a coordinate target needs numeric x and y")
+            raise Reject(f"{where}: a coordinate target needs numeric x and y")
         if not (0 <= x <= 1 and 0 <= y <= 1):
-            raise _Reject(f"{where}: coordinates are normalized 0–1 fractions of the screen, not pixels")
+            raise Reject(f"{where}: coordinates are normalized 0–1 fractions of the screen, not pixels")
         if any(key not in ("x", "y") for key in mapping):
-            raise _Reject(f"{where}: a coordinate target takes only {{ x, y }}")
-        return Point(x=_tidy(x), y=_tidy(y))
+            raise Reject(f"{where}: a coordinate target takes only {{ x, y }}")
+        return Point(x=tidy(x), y=tidy(y))
 
     def target(self, node: Any, where: str) -> Target:
         mapping = self.mapping(node)
@@ -1327,163 +952,17 @@ class _Validator:
             return self.point(mapping, where)
         return self.selector(node, where)
 
-    def gesture(self, body: Any, kind: str, option: str) -> tuple[Target, Any]:
-        mapping = self.mapping(body)
-        if mapping is None or ("on" not in mapping and option not in mapping):
-            return self.target(body, kind), None
-        if kind == "tap":
-            example_selector = 'tap: { on: { text: "Photo" }, times: 2 }'
-            example_point = "tap: { on: { x: 0.5, y: 0.5 }, times: 2 }"
-            missing = 'tap with times needs a target — e.g. tap: { on: "Photo", times: 2 }'
-        else:
-            example_selector = 'long-press: { on: { text: "Row" }, duration: 1200 }'
-            example_point = "long-press: { on: { x: 0.5, y: 0.5 }, duration: 1200 }"
-            missing = 'long-press needs a target — e.g. long-press: { on: "Row", duration: 1200 }'
-        if any(key in mapping for key in SELECTOR_KEYS):
-            raise _Reject(f"the {kind} options form takes a nested selector — e.g. {example_selector}")
-        if "x" in mapping or "y" in mapping:
-            raise _Reject(f"the {kind} options form takes a nested point — e.g. {example_point}")
-        if any(key not in ("on", option) for key in mapping):
-            raise _Reject(f"the {kind} options form accepts only {{ on, {option} }}")
-        if "on" not in mapping:
-            raise _Reject(missing)
-        value: Any = None
-        if option in mapping:
-            number = self.number(mapping[option])
-            if kind == "tap":
-                if not _is_integer(number) or not 1 <= number <= 10:
-                    raise _Reject("tap.times must be an integer between 1 and 10 (2 = double-tap)")
-                value = None if number == 1 else int(number)
-            else:
-                if number is None or not math.isfinite(number) or number <= 0:
-                    raise _Reject(
-                        "long-press.duration needs a positive number of milliseconds (e.g. `duration: 1200`)"
-                    )
-                value = _tidy(number)
-        return self.target(mapping["on"], f"{kind}.on"), value
-
-    # -- type / scroll-to / pinch / rotate / snapshot --
-
-    def type_step(self, body: Any, line: int) -> TypeStep:
-        mapping = self.mapping(body)
-        if mapping is None:
-            raise _Reject("type needs { into, text }")
-        allowed = ("into", "text", "submit")
-        _only_keys("type", mapping, allowed)
-        text = self.string(mapping.get("text"))
-        if not text:
-            raise _Reject("type needs a non-empty text")
-        submit = True
-        if "submit" in mapping:
-            value = self.scalar(mapping["submit"])
-            if value is not True and value is not False:
-                raise _Reject("type.submit must be a boolean")
-            submit = value
-        if "into" not in mapping:
-            raise _Reject("type needs { into, text }")
-        into = self.selector(mapping["into"], "type.into")
-        return TypeStep(into=into, text=text, submit=submit, line=line)
-
-    def scroll_to(self, body: Any, line: int) -> ScrollToStep:
-        if self.string(body) is not None:
-            return ScrollToStep(target=self.selector(body, "scroll-to"), line=line)
-        mapping = self.mapping(body)
-        if mapping is None:
-            raise _Reject("scroll-to needs a target selector or { target, direction?, within? }")
-        allowed = ("target", "direction", "within")
-        _only_keys("scroll-to", mapping, allowed)
-        direction = "down"
-        if "direction" in mapping:
-            value = self.string(mapping["direction"])
-            if value not in DIRECTIONS:
-                raise _Reject(f"scroll-to direction must be one of {', '.join(DIRECTIONS)}")
-            direction = value
-        if "target" not in mapping:
-            raise _Reject(
-                "scroll-to needs a `target` — its own `within` only anchors the gesture to a scroll "
-                "container, e.g. scroll-to: { target: <selector>, within: { id: list } }. A selector scope "
-                "(within/after/next) goes inside `target`."
-            )
-        target = self.selector(mapping["target"], "scroll-to.target")
-        within = self.selector(mapping["within"], "scroll-to.within") if "within" in mapping else None
-        return ScrollToStep(target=target, direction=direction, within=within, line=line)
-
-    def _options_map(self, body: Any, kind: str, example: str, bare_hint: str) -> dict[str, Any]:
-        mapping = self.mapping(body)
-        if mapping is None:
-            raise _Reject(f"{kind} takes an options map — e.g. {kind}: {example} {bare_hint}")
-        if any(key in mapping for key in _SELECTOR_FIELDS):
-            raise _Reject(f"{kind} takes a nested selector — e.g. {kind}: {example}")
-        return mapping
-
-    def pinch(self, body: Any, line: int) -> PinchStep:
-        mapping = self._options_map(
-            body, "pinch", '{ on: "Map", scale: 3 }', '(a bare "pinch: Map" is ambiguous: in or out?)'
-        )
-        allowed = ("on", "scale")
-        _only_keys("pinch", mapping, allowed)
-        scale = self.number(mapping.get("scale"))
-        if scale is None or not math.isfinite(scale) or scale <= 0 or scale == 1:
-            raise _Reject(
-                "pinch.scale must be a finite number > 0 and ≠ 1 (2 = zoom in 2×, 0.5 = zoom out to half)"
-            )
-        on = self.selector(mapping["on"], "pinch.on") if "on" in mapping else None
-        return PinchStep(scale=_tidy(scale), on=on, line=line)
-
-    def rotate(self, body: Any, line: int) -> RotateStep:
-        mapping = self._options_map(body, "rotate", '{ on: "Map", by: 90 }', "(an angle is required)")
-        allowed = ("on", "by")
-        _only_keys("rotate", mapping, allowed)
-        by = self.number(mapping.get("by"))
-        if by is None or not math.isfinite(by) or by == 0:
-            raise _Reject("rotate.by must be a finite non-zero number of degrees (+CW, −CCW)")
-        if abs(by) > _MAX_ROTATE_DEGREES:
-            raise _Reject(
-                f"rotate.by must be within ±{_MAX_ROTATE_DEGREES}° — one continuous gesture at ~300°/s "
-                "(10 s max)"
-            )
-        on = self.selector(mapping["on"], "rotate.on") if "on" in mapping else None
-        return RotateStep(by=_tidy(by), on=on, line=line)
-
-    def snapshot(self, body: Any, line: int) -> SnapshotStep:
-        needs_name = "snapshot needs a name (bare string or { name })"
-        name = self.string(body)
-        mapping: dict[str, Any] = {}
-        if name is None:
-            found = self.mapping(body)
-            if found is None:
-                raise _Reject(needs_name)
-            mapping = found
-            allowed = ("name", "maxMismatch", "cropOn")
-            _only_keys("snapshot", mapping, allowed)
-            name = self.string(mapping.get("name"))
-        if not name:
-            raise _Reject(needs_name)
-        if not FLOW_NAME_RE.match(name):
-            raise _Reject(
-                f"snapshot name {js_json_string(name)} must match {FLOW_NAME_PATTERN_TEXT} (letters, digits, "
-                "underscore, hyphen)"
-            )
-        max_mismatch: float | int | None = None
-        if "maxMismatch" in mapping:
-            max_mismatch = self.to_number(mapping["maxMismatch"])
-            if not math.isfinite(max_mismatch) or not 0 <= max_mismatch <= 100:
-                raise _Reject("snapshot maxMismatch must be a number between 0 and 100 (percent of pixels)")
-            max_mismatch = _tidy(max_mismatch)
-        crop_on = self.selector(mapping["cropOn"], "snapshot.cropOn") if "cropOn" in mapping else None
-        return SnapshotStep(name=name, max_mismatch=max_mismatch, crop_on=crop_on, line=line)
-
     # -- conditions --
 
     def condition(self, body: Any, kind: str) -> Condition:
         """An `assert` body (also the UI part of `await` and `when`)."""
-        legal = _CONDITION_KEYS
+        legal = CONDITION_KEYS
         mapping = self.mapping(body)
         if kind == "assert":
             if mapping is None:
-                raise _Reject(f"assert needs a condition ({', '.join(legal)})")
+                raise Reject(f"assert needs a condition ({', '.join(legal)})")
             if "idle" in mapping:
-                others = [key for key in mapping if key in _CONDITION_KEYS]
+                others = [key for key in mapping if key in CONDITION_KEYS]
                 detail = (
                     "idle has no assert form — it waits for the screen to stop changing, which is an `await`"
                 )
@@ -1493,18 +972,16 @@ class _Validator:
                         f". Give it its own step as `await: {{ idle: true }}` and leave `{keys}` in the "
                         "assert — a step checks exactly one condition"
                     )
-                raise _Reject(detail)
+                raise Reject(detail)
             if "timeout" in mapping:
-                raise _Reject(
-                    "assert has no timeout — it is an immediate check; use `await` for a timed wait"
-                )
+                raise Reject("assert has no timeout — it is an immediate check; use `await` for a timed wait")
         assert mapping is not None
         present = [key for key in mapping if key in legal]
         if len(present) != 1:
             listed = legal + (("idle",) if kind == "await" else ("platform",) if kind == "when" else ())
-            raise _Reject(f"{kind} needs exactly one condition key ({', '.join(listed)})")
+            raise Reject(f"{kind} needs exactly one condition key ({', '.join(listed)})")
         allowed = legal + (("timeout",) if kind == "await" else ())
-        _only_keys(kind, mapping, allowed)
+        only_keys(kind, mapping, allowed)
         cond_key = present[0]
         value = mapping[cond_key]
         if cond_key != "text":
@@ -1512,165 +989,28 @@ class _Validator:
             return Condition(kind=cond_key, selector=selector)  # type: ignore[arg-type]
         text_map = self.mapping(value)
         if text_map is None:
-            raise _Reject(f"{kind} text needs {{ in: <selector>, contains|equals|matches: <string> }}")
-        text_allowed = ("in", *_TEXT_MODES)
-        _only_keys(f"{kind}.text", text_map, text_allowed)
-        modes = [mode for mode in _TEXT_MODES if mode in text_map]
+            raise Reject(f"{kind} text needs {{ in: <selector>, contains|equals|matches: <string> }}")
+        text_allowed = ("in", *TEXT_MODES)
+        only_keys(f"{kind}.text", text_map, text_allowed)
+        modes = [mode for mode in TEXT_MODES if mode in text_map]
         if len(modes) != 1:
-            raise _Reject(f"{kind} text needs exactly one of `contains`, `equals`, or `matches`")
+            raise Reject(f"{kind} text needs exactly one of `contains`, `equals`, or `matches`")
         mode = modes[0]
         expected = self.string(text_map[mode])
         if not expected:
-            raise _Reject(f"{kind} text needs a non-empty `{mode}`")
+            raise Reject(f"{kind} text needs a non-empty `{mode}`")
         if mode == "matches":
             problem = regex_problem(expected)
             if problem is not None:
-                raise _Reject(f"{kind} text `matches` is not a valid regular expression: {problem}")
-        selector = self.selector(text_map.get("in", _MISSING), f"{kind}.text.in")
+                raise Reject(f"{kind} text `matches` is not a valid regular expression: {problem}")
+        selector = self.selector(text_map.get("in", MISSING), f"{kind}.text.in")
         return Condition(kind="text", selector=selector, mode=mode, expected=expected)  # type: ignore[arg-type]
-
-    def await_step(self, body: Any, line: int) -> AwaitStep | IdleStep:
-        mapping = self.mapping(body)
-        legal = (*_CONDITION_KEYS, "idle")
-        if mapping is None:
-            raise _Reject(f"await needs a condition ({', '.join(legal)})")
-        if "idle" in mapping:
-            return self.idle(mapping, line)
-        condition = self.condition(body, "await")
-        timeout = self.await_timeout(mapping)
-        return AwaitStep(condition=condition, timeout_ms=timeout, line=line)
-
-    def await_timeout(self, mapping: dict[str, Any]) -> float | int | None:
-        if "timeout" not in mapping:
-            return None
-        timeout = self.number(mapping["timeout"])
-        if timeout is None or not math.isfinite(timeout) or timeout <= 0:
-            raise _Reject("await.timeout needs a positive number of milliseconds (e.g. `timeout: 10000`)")
-        return _tidy(timeout)
-
-    def idle(self, mapping: dict[str, Any], line: int) -> IdleStep:
-        mixed = [key for key in mapping if key in _CONDITION_KEYS]
-        if mixed:
-            keys = "`, `".join(mixed)
-            raise _Reject(f"await mixes `idle` with `{keys}` — a step checks exactly one condition")
-        allowed = ("idle", "stableFor", "timeout")
-        _only_keys("await", mapping, allowed)
-        if self.scalar(mapping["idle"]) is not True:
-            raise _Reject("idle takes only `true` (`await: { idle: true }`)")
-        stable: int | None = None
-        if "stableFor" in mapping:
-            number = self.number(mapping["stableFor"])
-            if not _is_integer(number) or not 0 <= number <= _MAX_STABLE_FOR_MS:
-                raise _Reject(
-                    f"idle.stableFor needs an integer between 0 and {_MAX_STABLE_FOR_MS} (milliseconds)"
-                )
-            stable = int(number)
-        timeout = self.await_timeout(mapping)
-        effective_stable = limits.DEFAULT_IDLE_STABLE_FOR_MS if stable is None else stable
-        needed = max(_IDLE_MIN_SETTLE_MS, effective_stable) + _IDLE_POLL_MS
-        effective_timeout = limits.DEFAULT_IDLE_TIMEOUT_MS if timeout is None else timeout
-        if effective_timeout < needed:
-            raise _Reject(
-                _IDLE_FEASIBILITY.format(
-                    needed=needed,
-                    default="the default " if stable is None else "",
-                    stable=effective_stable,
-                    lower="" if stable is None else " or lower `stableFor`",
-                )
-            )
-        return IdleStep(stable_for_ms=stable, timeout_ms=timeout, line=line)
-
-    # -- when --
-
-    def when(self, node: Any, entry: dict[str, Any], *, depth: int, path: str, line: int) -> WhenStep:
-        if depth >= limits.MAX_WHEN_DEPTH:
-            raise _Reject(
-                f"`when:` blocks nest deeper than {limits.MAX_WHEN_DEPTH} levels — check for a cyclic YAML "
-                "alias (`steps: &s … steps: *s`)"
-            )
-        if "else" in entry:
-            raise _Reject(
-                "when has no else — paths may only reconverge, never diverge; two genuinely different paths "
-                "are two flows"
-            )
-        if any(key not in ("when", "steps") for key in entry):
-            raise _Reject("a when step takes exactly { when: <condition>, steps: [...] }")
-        guard_node = entry["when"]
-        try:
-            guard = self.guard(guard_node)
-        except _Reject as exc:
-            if exc.entry is None:
-                exc.entry = _Wrap("when", guard_node)
-            raise
-        steps_node = entry.get("steps")
-        if not isinstance(steps_node, SequenceNode) or not steps_node.value:
-            raise _Reject("when needs a non-empty steps list to guard")
-        children = self.steps(steps_node.value, depth=depth + 1, prefix=f"{path}.")
-        return WhenStep(guard=guard, steps=children, line=line)
-
-    def guard(self, node: Any) -> Condition | PlatformGuard:
-        exactly_one = "when needs exactly one condition key (exists, visible, hidden, text, platform)"
-        mapping = self.mapping(node)
-        if mapping is None:
-            raise _Reject(exactly_one)
-        if "idle" in mapping:
-            raise _Reject(
-                "when has no idle form — stillness is a wait, and a guard asks what is on the screen now. "
-                "Put `await: { idle: true }` before the block instead"
-            )
-        present = [key for key in mapping if key in (*_CONDITION_KEYS, "platform")]
-        if len(present) != 1:
-            raise _Reject(exactly_one)
-        if "timeout" in mapping:
-            raise _Reject(
-                "when takes no timeout — the guard is evaluated with the short assert grace so a skipped "
-                "block never adds a full await wait"
-            )
-        if present[0] == "platform":
-            if len(mapping) != 1:
-                raise _Reject("when.platform takes no other keys")
-            platform = self.string(mapping["platform"])
-            if platform not in PLATFORMS:
-                raise _Reject(f"when.platform must be one of {', '.join(PLATFORMS)}")
-            return PlatformGuard(platform=platform)
-        condition = self.condition(node, "when")
-        if _has_secret(condition):
-            raise _Reject(_SECRET_IN_WHEN)
-        return condition
 
 
 _INVISIBLE_TEXT = (
     "text must contain at least one visible character (icon-font/private-use and zero-width characters "
     "render as nothing) — select by identifier or role instead"
 )
-_SECRET_MARK = "{{secret:"
-
-
-def _has_secret(condition: Condition) -> bool:
-    if condition.expected is not None and _SECRET_MARK in condition.expected:
-        return True
-    stack: list[Selector] = [condition.selector]
-    while stack:
-        sel = stack.pop()
-        for value in (sel.text, sel.text_matches, sel.identifier, sel.role):
-            if value is not None and _SECRET_MARK in value:
-                return True
-        stack.extend(scope for scope in (sel.within, sel.after, sel.next) if scope is not None)
-    return False
-
-
-def regex_problem(pattern: str) -> str | None:
-    """Why ``pattern`` is not a valid regular expression, or None.
-
-    Upstream compiles with JavaScript's RegExp; we use Python's ``re`` as the engine. They
-    differ at the edges (``(?<name>…)`` vs ``(?P<name>…)``, ``\\d`` Unicode vs ASCII, ``$``
-    before a trailing newline, inline flags), so a few patterns are judged differently.
-    """
-    try:
-        re.compile(pattern)
-    except (re.error, OverflowError, RecursionError, ValueError) as exc:
-        return str(exc)
-    return None
 
 
 def _chain(head: str, middle: Iterator[str], tail: str) -> Iterator[str]:
@@ -1742,12 +1082,35 @@ def _huge_integer_error(root: Any, exc: _HugeInteger) -> FlowParseError:
     )
 
 
+@frozen
+class ParseStats:
+    """What a valid flow text spends of the file-level limits, so a document that grows by one
+    step (``argent.flows.write.FlowDocument``) can check them without reading the text again."""
+
+    #: YAML values the composer read (``MAX_YAML_NODES``).
+    nodes: int = 0
+    #: Entries of the top-level `steps` list (``MAX_YAML_SEQUENCE_ITEMS``).
+    items: int = 0
+    #: Steps counting `when:` children (``MAX_STEPS_PER_FILE``).
+    steps: int = 0
+    #: Values of `tool:` args (``MAX_ARGS_NODES_PER_FILE``).
+    args: int = 0
+    #: ``[`` and ``{`` characters, and ``- `` / ``? `` pairs: the cheap first tests of the nesting guard.
+    brackets: int = 0
+    dashes: int = 0
+
+
 def parse_flow(text: str) -> Flow:
     """Parse and validate a flow file; every problem is one ``FlowParseError``."""
+    return parse_flow_counted(text)[0]
+
+
+def parse_flow_counted(text: str) -> tuple[Flow, ParseStats]:
+    """``parse_flow``, and what the text spends of the file-level limits."""
     if not isinstance(text, str):
         raise _file_error("Invalid flow file: expected text")
-    if not text.strip(_JS_WS):
-        return Flow()
+    if not text.strip(JS_WS):
+        return Flow(), ParseStats()
     if (
         len(text) > limits.MAX_FILE_BYTES
         and len(text.encode("utf-8", "surrogatepass")) > limits.MAX_FILE_BYTES
@@ -1756,7 +1119,7 @@ def parse_flow(text: str) -> Flow:
     text = _leading_trim(text)
     if _nests_too_deeply(text):
         raise _file_error(_TOO_DEEP)
-    root = _compose(text)
+    root, nodes = _compose(text)
     validator = _Validator()
     try:
         validator.index(root)
@@ -1766,4 +1129,22 @@ def parse_flow(text: str) -> Flow:
     except _HugeInteger as exc:
         raise _huge_integer_error(root, exc) from None
     validate_flow(flow)
-    return flow
+    stats = ParseStats(
+        nodes=nodes,
+        items=len(flow.steps),
+        steps=validator.step_count,
+        args=validator.args_total,
+        brackets=text.count("[") + text.count("{"),
+        dashes=text.count("- ") + text.count("? "),
+    )
+    return flow, stats
+
+
+def nests_too_deeply(text: str) -> bool:
+    """The nesting guard of ``parse_flow`` (see ``_nests_too_deeply``)."""
+    return _nests_too_deeply(text)
+
+
+def nests_compactly(lines: str) -> bool:
+    """The compact-nesting part of the guard, which is line-local (a run of ``- ``/``? `` on one line)."""
+    return _COMPACT_NESTING_RE.search(lines) is not None

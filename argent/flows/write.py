@@ -13,258 +13,48 @@ import io
 import math
 from typing import Any
 
+from attrs import evolve, frozen
 from ruamel.yaml import YAML
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 from ruamel.yaml.util import load_yaml_guess_indent
 
 from argent import limits
-from argent.errors import FlowError
-from argent.flows.model import (
-    AssertStep,
-    AwaitStep,
-    Condition,
-    EchoStep,
-    Flow,
-    IdleStep,
-    LaunchStep,
-    LongPressStep,
-    PinchStep,
-    PlatformGuard,
-    Point,
-    RotateStep,
-    RunStep,
-    ScriptStep,
-    ScrollToStep,
-    Selector,
-    SnapshotStep,
-    Step,
-    TapStep,
-    Target,
-    ToolStep,
-    TypeStep,
-    WaitStep,
-    WhenStep,
+from argent.errors import FlowError, FlowParseError
+from argent.flows.canonical import num, selector_to_data
+from argent.flows.directives.base import Step
+from argent.flows.model import Flow, leading_step
+from argent.flows.parse import (
+    ParseStats,
+    nests_compactly,
+    nests_too_deeply,
+    parse_flow_counted,
+    plain_scalar_keeps_text,
+    validate_flow,
 )
-from argent.flows.names import js_json, js_json_string, js_number, js_string
-from argent.flows.parse import has_visible_text, js_to_number, parse_flow, plain_scalar_keeps_text
 
-__all__ = ["append_step", "flow_to_yaml", "selector_to_data", "step_to_data", "summarize_step"]
+__all__ = [
+    "FlowDocument",
+    "append_step",
+    "flow_to_yaml",
+    "selector_to_data",
+    "step_to_data",
+    "summarize_step",
+]
 
 _LINE_BREAKS = "\n\r\x85\u2028\u2029"
-_LOSING = "Cannot serialize flow selector without losing constraints: "
-_LOOSE = "Cannot serialize loose flow selector without changing its meaning: "
-
-
-def _num(value: float | int) -> float | int:
-    """A number as JavaScript would write it: integral floats lose their `.0`."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    return value
-
-
-def _selector_debug(sel: Selector) -> str:
-    fields: dict[str, Any] = {}
-    for name, value in (
-        ("text", sel.text),
-        ("textMatches", sel.text_matches),
-        ("identifier", sel.identifier),
-        ("role", sel.role),
-    ):
-        if value is not None:
-            fields[name] = value
-    if sel.any:
-        fields["any"] = True
-    if sel.loose:
-        fields["loose"] = True
-    for name, scope in (("within", sel.within), ("after", sel.after), ("next", sel.next)):
-        if scope is not None:
-            fields[name] = "…"
-    return js_json(fields)
-
-
-def selector_to_data(sel: Selector, _budget: list[int] | None = None) -> Any:
-    """A selector's YAML spelling: a bare string when loose and text-only, else a map.
-
-    The map writes `id` (never its alias `identifier`) and `text: { matches }` for a pattern.
-    """
-    budget = [0] if _budget is None else _budget
-    debug = _selector_debug(sel)
-    if sel.loose:
-        extra = (
-            sel.text_matches is not None
-            or sel.identifier is not None
-            or sel.role is not None
-            or sel.any
-            or sel.within is not None
-            or sel.after is not None
-            or sel.next is not None
-        )
-        if sel.text is None or extra:
-            raise FlowError(f"{_LOOSE}{debug} — a loose selector is exactly one bare text")
-        if not has_visible_text(sel.text):
-            raise FlowError(f"{_LOSING}{debug} — its text has no visible character")
-        return sel.text
-    if sel.text is not None and sel.text_matches is not None:
-        raise FlowError(f"{_LOSING}{debug} — it sets both text and textMatches")
-    if sel.text is not None and not has_visible_text(sel.text):
-        raise FlowError(f"{_LOSING}{debug} — its text has no visible character")
-    for name, value in (
-        ("identifier", sel.identifier),
-        ("role", sel.role),
-        ("textMatches", sel.text_matches),
-    ):
-        if value is not None and not value:
-            raise FlowError(f"{_LOSING}{debug} — its {name} is empty")
-    has_field = sel.text is not None or sel.text_matches is not None or sel.identifier is not None or sel.role
-    has_scope = sel.within is not None or sel.after is not None or sel.next is not None
-    if sel.any and (has_field or not has_scope):
-        raise FlowError(f"{_LOSING}{debug} — `any: true` takes no text/id/role and needs a scope")
-    if not has_field and not sel.any:
-        raise FlowError(f"{_LOSING}{debug} — it names no text, id or role")
-    data: dict[str, Any] = {}
-    if sel.text is not None:
-        data["text"] = sel.text
-    if sel.text_matches is not None:
-        data["text"] = {"matches": sel.text_matches}
-    if sel.identifier is not None:
-        data["id"] = sel.identifier
-    if sel.role is not None:
-        data["role"] = sel.role
-    if sel.any:
-        data["any"] = True
-    for name, scope in (("within", sel.within), ("after", sel.after), ("next", sel.next)):
-        if scope is not None:
-            budget[0] += 1
-            if budget[0] > limits.MAX_SELECTOR_SCOPES:
-                raise FlowError(f"{_LOSING}{debug} — more than {limits.MAX_SELECTOR_SCOPES} scopes")
-            data[name] = selector_to_data(scope, budget)
-    return data
-
-
-def _target_to_data(target: Target, where: str) -> Any:
-    if isinstance(target, Point):
-        if not (0 <= target.x <= 1 and 0 <= target.y <= 1):
-            raise FlowError(f"{where}: coordinates are normalized 0–1 fractions of the screen, not pixels")
-        return {"x": _num(target.x), "y": _num(target.y)}
-    return selector_to_data(target)
-
-
-def _condition_to_data(cond: Condition) -> dict[str, Any]:
-    if cond.kind == "text":
-        return {"text": {"in": selector_to_data(cond.selector), str(cond.mode): cond.expected}}
-    return {cond.kind: selector_to_data(cond.selector)}
-
-
-def _launch_to_data(step: LaunchStep) -> Any:
-    if step.app is not None:
-        return step.app
-    data: dict[str, Any] = dict(step.apps)
-    if step.chromium is not None:
-        if step.chromium.args is None:
-            data["chromium"] = step.chromium.path
-        else:
-            data["chromium"] = {"path": step.chromium.path, "args": list(step.chromium.args)}
-    if not data:
-        raise FlowError("Cannot serialize a launch step without an app id or a per-platform map")
-    return data
 
 
 def step_to_data(step: Step) -> dict[str, Any]:
-    """A step's canonical minimal YAML spelling as plain data.
+    """A step's canonical minimal YAML spelling as plain data (the directive's own writer).
 
     One directive key (plus `steps` for `when`, `args`/`delayMs` for `tool`), options only when set.
     """
-    if isinstance(step, EchoStep):
-        return {"echo": step.message}
-    if isinstance(step, LaunchStep):
-        return {"launch": _launch_to_data(step)}
-    if isinstance(step, RunStep):
-        return {"run": step.target}
-    if isinstance(step, WhenStep):
-        guard: Any
-        if isinstance(step.guard, PlatformGuard):
-            guard = {"platform": step.guard.platform}
-        else:
-            guard = _condition_to_data(step.guard)
-        return {"when": guard, "steps": [step_to_data(child) for child in step.steps]}
-    if isinstance(step, ToolStep):
-        data: dict[str, Any] = {"tool": step.tool}
-        if step.args is not None and step.args != {}:
-            data["args"] = step.args
-        if step.delay_ms is not None:
-            data["delayMs"] = step.delay_ms
-        return data
-    if isinstance(step, ScriptStep):
-        if step.short and not step.args and step.timeout_ms is None:
-            return {"script": step.path}
-        body: dict[str, Any] = {"path": step.path}
-        if step.args:
-            body["args"] = list(step.args)
-        if step.timeout_ms is not None:
-            body["timeout"] = _num(step.timeout_ms)
-        return {"script": body}
-    if isinstance(step, TapStep):
-        target = _target_to_data(step.target, "tap")
-        if step.times is not None and step.times != 1:
-            return {"tap": {"on": target, "times": step.times}}
-        return {"tap": target}
-    if isinstance(step, LongPressStep):
-        target = _target_to_data(step.target, "long-press")
-        if step.duration_ms is not None:
-            return {"long-press": {"on": target, "duration": _num(step.duration_ms)}}
-        return {"long-press": target}
-    if isinstance(step, TypeStep):
-        body = {"into": selector_to_data(step.into), "text": step.text}
-        if not step.submit:
-            body["submit"] = False
-        return {"type": body}
-    if isinstance(step, AwaitStep):
-        body = _condition_to_data(step.condition)
-        if step.timeout_ms is not None:
-            body["timeout"] = _num(step.timeout_ms)
-        return {"await": body}
-    if isinstance(step, IdleStep):
-        body = {"idle": True}
-        if step.stable_for_ms is not None:
-            body["stableFor"] = step.stable_for_ms
-        if step.timeout_ms is not None:
-            body["timeout"] = _num(step.timeout_ms)
-        return {"await": body}
-    if isinstance(step, AssertStep):
-        return {"assert": _condition_to_data(step.condition)}
-    if isinstance(step, WaitStep):
-        return {"wait": _num(step.ms)}
-    if isinstance(step, ScrollToStep):
-        target_data = selector_to_data(step.target)
-        if isinstance(target_data, str) and step.direction == "down" and step.within is None:
-            return {"scroll-to": target_data}
-        body = {"target": target_data, "direction": step.direction}
-        if step.within is not None:
-            body["within"] = selector_to_data(step.within)
-        return {"scroll-to": body}
-    if isinstance(step, PinchStep):
-        body = {}
-        if step.on is not None:
-            body["on"] = selector_to_data(step.on)
-        body["scale"] = _num(step.scale)
-        return {"pinch": body}
-    if isinstance(step, RotateStep):
-        body = {}
-        if step.on is not None:
-            body["on"] = selector_to_data(step.on)
-        body["by"] = _num(step.by)
-        return {"rotate": body}
-    if isinstance(step, SnapshotStep):
-        if step.max_mismatch is None and step.crop_on is None:
-            return {"snapshot": step.name}
-        body = {"name": step.name}
-        if step.max_mismatch is not None:
-            body["maxMismatch"] = _num(step.max_mismatch)
-        if step.crop_on is not None:
-            body["cropOn"] = selector_to_data(step.crop_on)
-        return {"snapshot": body}
-    raise FlowError(f"Cannot serialize a flow step of type {type(step).__name__}")
+    to_data = getattr(step, "to_data", None)
+    if to_data is None:
+        raise FlowError(f"Cannot serialize a flow step of type {type(step).__name__}")
+    data: dict[str, Any] = to_data()
+    return data
 
 
 # --------------------------------------------------------------------------------------------
@@ -282,7 +72,7 @@ def _yaml_ready(value: Any) -> Any:
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, float):
-        return _num(value) if math.isfinite(value) else value
+        return num(value) if math.isfinite(value) else value
     if isinstance(value, dict):
         return {str(key): _yaml_ready(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
@@ -331,20 +121,32 @@ def append_step(text: str, step: Step) -> str:
     result: appending a leading `launch` to a flow with a prerequisite raises the
     e2e-prerequisite error and nothing is returned. An empty file becomes a fresh document.
     """
-    item = _yaml_ready(step_to_data(step))
-    if not text.strip():
-        result = flow_to_yaml(Flow(steps=(step,)))
-        parse_flow(result)
-        return result
-    parse_flow(text)
+    return FlowDocument.parse(text).append(step).text
+
+
+# --------------------------------------------------------------------------------------------
+# The recording document
+
+#: The ruamel indentation of a document: (mapping, sequence, offset).
+_Indent = tuple[int, int, int]
+_DEFAULT_INDENT: _Indent = (2, 4, 2)
+
+
+def _guess_indent(text: str) -> _Indent:
     try:
         _, indent, block_seq_indent = load_yaml_guess_indent(text)
-    except Exception:  # the guess is a convenience; parse_flow has already vouched for the text
+    except Exception:  # the guess is a convenience; the text was parsed already
         indent = block_seq_indent = None
     if isinstance(indent, int) and isinstance(block_seq_indent, int) and indent > block_seq_indent:
-        yaml = _new_yaml(mapping=indent - block_seq_indent, sequence=indent, offset=block_seq_indent)
-    else:
-        yaml = _new_yaml()
+        return (indent - block_seq_indent, indent, block_seq_indent)
+    return _DEFAULT_INDENT
+
+
+def _round_trip_append(text: str, item: Any) -> tuple[str, _Indent]:
+    """``text`` with ``item`` appended through ruamel's round-trip loader, in the file's indentation
+    and line breaks; and that indentation."""
+    indent = _guess_indent(text)
+    yaml = _new_yaml(*indent)
     doc = yaml.load(text)
     steps = doc["steps"]
     if hasattr(steps, "fa"):
@@ -353,93 +155,198 @@ def append_step(text: str, step: Step) -> str:
     result = _dump(yaml, doc)
     if "\r\n" in text:
         result = result.replace("\r\n", "\n").replace("\n", "\r\n")
-    parse_flow(result)
-    return result
+    return result, indent
+
+
+def _item_text(item: Any, indent: _Indent, crlf: bool) -> str | None:
+    """The lines one `steps` item takes in a document of ``indent`` (as ruamel writes it there)."""
+    out = _dump(_new_yaml(*indent), {"steps": [item]})
+    if not out.startswith(_STEPS_LINE):
+        return None
+    piece = out[len(_STEPS_LINE) :]
+    return piece.replace("\n", "\r\n") if crlf else piece
+
+
+_STEPS_LINE = "steps:\n"
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix (slice comparisons: the work stays in C)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid :] == b[len(b) - mid :]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _insertion_point(before: str, after: str, piece: str) -> int | None:
+    """Where ``after`` is ``before`` with ``piece`` inserted at a line start (the latest such place),
+    else None."""
+    if len(after) != len(before) + len(piece):
+        return None
+    low = len(before) - _common_suffix(before, after)
+    for at in range(min(_common_prefix(before, after), len(before)), low - 1, -1):
+        if after[at : at + len(piece)] == piece and (at == 0 or before[at - 1] == "\n"):
+            return at
+    return None
+
+
+@frozen
+class _Splice:
+    """Where the next step's lines go in a document whose appends ruamel would only insert."""
+
+    at: int
+    indent: _Indent
+    crlf: bool
+
+
+@frozen
+class FlowDocument:
+    """A flow file being recorded, kept in memory so that appending a step costs that step.
+
+    ``parse`` validates the whole text once. The first appends go through ruamel's round trip, as
+    editing a file by hand would (comments and formatting elsewhere kept); once an append is seen
+    to be a pure insertion of the step's lines — the text is in ruamel's own layout — the document
+    remembers where, and every later step is written alone and spliced in there. Only the new step
+    is parsed then; what the whole file spends of the file-level limits (``ParseStats``) is kept
+    and checked, and the e2e-prerequisite rule looks at the first non-echo step. Near a limit, or
+    when the step alone does not parse, the whole new text is parsed, so every error is exactly the
+    one ``parse_flow`` gives for the file. A document is a value: ``append`` returns a new one.
+    """
+
+    text: str
+    #: The steps of the `steps` list (`when:` children not counted).
+    steps: int = 0
+    prerequisite: str = ""
+    #: The first step that is not an echo (None: none yet).
+    lead: Step | None = None
+    stats: ParseStats = ParseStats()
+    splice: _Splice | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> FlowDocument:
+        """The document of ``text``; its ``FlowParseError`` when it is not a valid flow."""
+        if not text.strip():
+            return cls(text=text)
+        return cls._of(text, None)
+
+    @classmethod
+    def _of(cls, text: str, splice: _Splice | None) -> FlowDocument:
+        flow, stats = parse_flow_counted(text)
+        return cls(
+            text=text,
+            steps=len(flow.steps),
+            prerequisite=flow.execution_prerequisite,
+            lead=leading_step(flow.steps),
+            stats=stats,
+            splice=splice,
+        )
+
+    def append(self, step: Step) -> FlowDocument:
+        """This document with ``step`` appended (see the class doc); raises what ``append_step`` raises."""
+        item = _yaml_ready(step_to_data(step))
+        if not self.text.strip():
+            return FlowDocument._of(flow_to_yaml(Flow(steps=(step,))), None)
+        if self.splice is None:
+            return self._round_trip(item)
+        return self._spliced(item)
+
+    def _round_trip(self, item: Any) -> FlowDocument:
+        result, indent = _round_trip_append(self.text, item)
+        crlf = "\r\n" in self.text
+        piece = _item_text(item, indent, crlf)
+        document = FlowDocument._of(result, None)
+        at = None if piece is None else _insertion_point(self.text, result, piece)
+        if piece is None or at is None or _guess_indent(result) != indent:
+            return document  # not yet in ruamel's own layout: the next append goes round again
+        return evolve(document, splice=_Splice(at + len(piece), indent, crlf))
+
+    def _spliced(self, item: Any) -> FlowDocument:
+        splice = self.splice
+        assert splice is not None
+        piece = _item_text(item, splice.indent, splice.crlf)
+        if piece is None:
+            return self._round_trip(item)
+        text = self.text[: splice.at] + piece + self.text[splice.at :]
+        moved = _Splice(splice.at + len(piece), splice.indent, splice.crlf)
+        checked = self._check_alone(piece, text)
+        if checked is None:  # the whole file decides: its exact error, or the file as it is
+            return FlowDocument._of(text, moved)
+        new, stats = checked
+        lead = self.lead
+        if lead is None:
+            lead = leading_step((new,))
+            if lead is not None:  # the flow's first non-echo step: the e2e-prerequisite rule
+                validate_flow(Flow(steps=(lead,), execution_prerequisite=self.prerequisite))
+        return FlowDocument(
+            text=text,
+            steps=self.steps + 1,
+            prerequisite=self.prerequisite,
+            lead=lead,
+            stats=stats,
+            splice=moved,
+        )
+
+    def _check_alone(self, piece: str, text: str) -> tuple[Step, ParseStats] | None:
+        """The new step parsed alone and the file's new totals, or None when only the whole file can
+        say (the step alone does not parse, or a file-level limit is near)."""
+        try:
+            flow, alone = parse_flow_counted(_STEPS_LINE + piece.replace("\r\n", "\n"))
+        except FlowParseError:
+            return None
+        if len(flow.steps) != 1:
+            return None
+        total = self.stats
+        stats = ParseStats(
+            nodes=total.nodes + alone.nodes - _MINI_DOCUMENT_NODES,
+            items=total.items + 1,
+            steps=total.steps + alone.steps,
+            args=total.args + alone.args,
+            brackets=total.brackets + piece.count("[") + piece.count("{"),
+            dashes=total.dashes + piece.count("- ") + piece.count("? "),
+        )
+        if (
+            len(text) > limits.MAX_FILE_BYTES
+            or stats.nodes > limits.MAX_YAML_NODES
+            or stats.items > limits.MAX_YAML_SEQUENCE_ITEMS
+            or stats.steps > limits.MAX_STEPS_PER_FILE
+            or stats.args > limits.MAX_ARGS_NODES_PER_FILE
+            or (stats.brackets > limits.MAX_YAML_NESTING and nests_too_deeply(text))
+            or (
+                stats.dashes > limits.MAX_YAML_NESTING
+                and nests_compactly(piece if total.dashes > limits.MAX_YAML_NESTING else text)
+            )
+        ):
+            return None
+        return flow.steps[0], stats
+
+
+#: The values of ``steps:`` + one item besides the item's own: the root mapping, its key, the list.
+_MINI_DOCUMENT_NODES = 3
 
 
 # --------------------------------------------------------------------------------------------
 # Summaries
 
 
-def _sel_json(sel: Selector) -> str:
-    return js_json(selector_to_data(sel))
-
-
-def _target_summary(target: Target) -> str:
-    if isinstance(target, Point):
-        return f"({js_number(target.x)}, {js_number(target.y)})"
-    return _sel_json(target)
-
-
-def _condition_summary(cond: Condition) -> str:
-    sel = _sel_json(cond.selector)
-    if cond.kind != "text":
-        return f"{cond.kind} {sel}"
-    expected = cond.expected or ""
-    if cond.mode == "matches":
-        return f"text {sel} matches /{expected}/"
-    if cond.mode == "equals":
-        return f"text {sel} == {js_json_string(expected)}"
-    return f"text {sel} contains {js_json_string(expected)}"
-
-
-def _js_truthy(value: Any) -> bool:
-    if value is None or value is False or value == "":
-        return False
-    return not (isinstance(value, int | float) and (value == 0 or value != value))
-
-
 def summarize_step(n: int, step: Step) -> str:
-    """One line of a recording summary, e.g. ``1. tap: {"id":"add-to-cart"}``."""
-    prefix = f"{n}. "
-    if isinstance(step, EchoStep):
-        return f"{prefix}echo: {step.message}"
-    if isinstance(step, LaunchStep):
-        data = _launch_to_data(step)
-        return f"{prefix}launch: {data if isinstance(data, str) else js_json(data)}"
-    if isinstance(step, RunStep):
-        return f"{prefix}run: {step.target}"
-    if isinstance(step, TapStep):
-        times = f" ×{step.times}" if step.times is not None and step.times > 1 else ""
-        return f"{prefix}tap: {_target_summary(step.target)}{times}"
-    if isinstance(step, LongPressStep):
-        duration = limits.DEFAULT_LONG_PRESS_MS if step.duration_ms is None else step.duration_ms
-        return f"{prefix}long-press: {_target_summary(step.target)} for {js_number(duration)}ms"
-    if isinstance(step, TypeStep):
-        return f"{prefix}type: {_sel_json(step.into)} ← {js_json_string(step.text)}"
-    if isinstance(step, AwaitStep):
-        return f"{prefix}await: {_condition_summary(step.condition)}"
-    if isinstance(step, IdleStep):
-        return f"{prefix}await: screen idle"
-    if isinstance(step, AssertStep):
-        return f"{prefix}assert: {_condition_summary(step.condition)}"
-    if isinstance(step, WaitStep):
-        return f"{prefix}wait: {js_number(step.ms)}ms"
-    if isinstance(step, WhenStep):
-        if isinstance(step.guard, PlatformGuard):
-            guard = f"platform {step.guard.platform}"
-        else:
-            guard = _condition_summary(step.guard)
-        count = len(step.steps)
-        return f"{prefix}when: {guard} ({count} step{'' if count == 1 else 's'})"
-    if isinstance(step, ScrollToStep):
-        return f"{prefix}scroll-to: {_sel_json(step.target)} ({step.direction})"
-    if isinstance(step, PinchStep):
-        on = f" on {_sel_json(step.on)}" if step.on is not None else ""
-        return f"{prefix}pinch: scale {js_number(step.scale)}{on}"
-    if isinstance(step, RotateStep):
-        on = f" on {_sel_json(step.on)}" if step.on is not None else ""
-        return f"{prefix}rotate: by {js_number(step.by)}°{on}"
-    if isinstance(step, SnapshotStep):
-        return f"{prefix}snapshot: {step.name}"
-    if isinstance(step, ScriptStep):
-        args = f" {js_json(list(step.args))}" if step.args else ""
-        timeout = f" (timeout {js_number(step.timeout_ms)}ms)" if step.timeout_ms is not None else ""
-        return f"{prefix}script: {step.path}{args}{timeout}"
-    if isinstance(step, ToolStep):
-        delay = ""
-        number = js_to_number(step.delay_ms)
-        if _js_truthy(step.delay_ms) and math.isfinite(number) and number >= 1:
-            delay = f" (after {js_string(step.delay_ms)}ms)"
-        return f"{prefix}tool: {js_string(step.tool)} {js_json(step.args)}{delay}"
-    raise FlowError(f"Cannot summarize a flow step of type {type(step).__name__}")
+    """One line of a recording summary, e.g. ``1. tap: {"id":"add-to-cart"}`` (the directive's own)."""
+    summary = getattr(step, "summary", None)
+    if summary is None:
+        raise FlowError(f"Cannot summarize a flow step of type {type(step).__name__}")
+    text: str = summary()
+    return f"{n}. {text}"

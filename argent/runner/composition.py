@@ -13,22 +13,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from argent.errors import FlowError
-from argent.flows.model import Flow, RunStep, ToolStep
+from argent.flows.model import RunStep, ToolStep
 from argent.flows.names import fragment_display_name
 from argent.limits import MAX_RUN_DEPTH
-from argent.runner.engine import (
-    FLOW_EXECUTE_TOOL,
+from argent.runner.files import FlowFileError, FlowRef, Spelling
+from argent.runner.load import FlowRequest, check_leading_launch, load_root_flow, read_flow, resolve_source
+from argent.runner.report import FlowRunResult, PrerequisiteNotice, StepReport, StepStatus
+from argent.runner.run import (
     Run,
     StackEntry,
+    StepLoop,
+    ToolInvoker,
     bind_device_args,
     error_message,
-    exec_steps,
-    execute_run,
     line,
     push,
+    push_leaf,
 )
-from argent.runner.files import FlowFileError, FlowFiles, FlowRef, Spelling
-from argent.runner.report import FlowRunResult, PrerequisiteNotice, StepReport, StepStatus
+
+#: The tool a `tool:` step names to run another saved flow; the runner runs it itself.
+FLOW_EXECUTE_TOOL = "flow-execute"
 
 MAX_RUN_DEPTH_EXCEEDED = "max run depth exceeded"
 
@@ -73,25 +77,17 @@ def miscased_fragment_message(target: str, spelling: Spelling) -> str:
     )
 
 
-async def read_flow(files: FlowFiles, ref: FlowRef, parsed: dict[str, Flow] | None = None) -> Flow:
-    """Read and parse one flow file (``FlowFileError`` or ``FlowParseError`` when it cannot); the
-    parse runs in a thread, through the cache of parsed flows.
+class RunHandler:
+    """`run:` — the guards, then a `run` pass marker and the fragment's steps one level deeper."""
 
-    ``parsed`` memoizes by text within one call: a fragment a call reaches many times costs one
-    dict lookup per hop, not a thread hop and a hash (the file is still read each time, so a
-    file that changes during the call is seen as it is)."""
-    from argent.flows.load import parse_flow_async
+    def needs_device(self, step: RunStep, tools: ToolInvoker, platform_known: bool) -> bool:
+        return False
 
-    text = await files.read_text(ref)
-    if parsed is not None and (flow := parsed.get(text)) is not None:
-        return flow
-    flow = await parse_flow_async(text)
-    if parsed is not None:
-        parsed[text] = flow
-    return flow
+    async def execute(self, loop: StepLoop, run: Run, step: RunStep, depth: int, top: StackEntry) -> None:
+        await exec_run_step(loop, run, step, depth)
 
 
-async def exec_run_step(run: Run, step: RunStep, depth: int) -> None:
+async def exec_run_step(loop: StepLoop, run: Run, step: RunStep, depth: int) -> None:
     """`run:` — the guards, then a `run` pass marker and the fragment's steps one level deeper."""
     t0 = time.monotonic()
     target = step.target
@@ -124,7 +120,7 @@ async def exec_run_step(run: Run, step: RunStep, depth: int) -> None:
     await push(run, line(run, step, "pass", display, depth, t0))
     stack.append(StackEntry(ref, display))
     try:
-        await exec_steps(run, fragment.steps, depth + 1)
+        await loop.exec_steps(run, fragment.steps, depth + 1)
     finally:
         stack.pop()
 
@@ -168,10 +164,21 @@ def _optional_str(args: Mapping[str, Any], key: str) -> str | None:
     return value
 
 
-async def exec_nested_flow(run: Run, step: ToolStep, depth: int, top: StackEntry) -> StepReport:
-    """`tool: flow-execute` inside a flow: a nested run on the shared stack, scored by its result."""
-    from argent.runner.execute import FlowRequest, check_leading_launch, load_root_flow, resolve_source
+class NestedFlowHandler:
+    """`tool: flow-execute` — the runner's own tool: a nested run, whose line closes it even after the
+    call's step budget is spent (so every enclosing run carries a failure up to the root)."""
 
+    def needs_device(self, step: ToolStep, tools: ToolInvoker, platform_known: bool) -> bool:
+        return False
+
+    async def execute(self, loop: StepLoop, run: Run, step: ToolStep, depth: int, top: StackEntry) -> None:
+        await push_leaf(run, await exec_nested_flow(loop, run, step, depth, top))
+
+
+async def exec_nested_flow(
+    loop: StepLoop, run: Run, step: ToolStep, depth: int, top: StackEntry
+) -> StepReport:
+    """`tool: flow-execute` inside a flow: a nested run on the shared stack, scored by its result."""
     flow = top.display
     t0 = time.monotonic()
     raw = step.args if step.args is not None else {}
@@ -222,7 +229,7 @@ async def exec_nested_flow(run: Run, step: ToolStep, depth: int, top: StackEntry
         assert verdict is not None
         return report(verdict[0], verdict[1], notice)
     child = run.child(ref, name, update_baselines=request.update_baselines, project_root=request.project_root)
-    result = await execute_run(child, nested)
+    result = await loop.execute_run(child, nested)
     outcome = nested_flow_failure(result)
     if outcome is None:
         return report("pass", None, result)

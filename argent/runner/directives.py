@@ -66,7 +66,8 @@ from argent.limits import (
     TYPE_FOCUS_POLL_MS,
 )
 from argent.runner import pixels
-from argent.runner.engine import (
+from argent.runner.files import FlowFileError, baseline_dir
+from argent.runner.run import (
     RUN_ABORTED,
     DirectiveContext,
     DirectiveOutcome,
@@ -75,7 +76,6 @@ from argent.runner.engine import (
     error_message,
     sleep_or_abort,
 )
-from argent.runner.files import FlowFileError, baseline_dir
 from argent.runner.selectors import Leaf, Screen, best_match, evaluate, flatten
 
 T = TypeVar("T")
@@ -270,29 +270,51 @@ class DeviceDirectives:
         return GuardOutcome(poll.state, poll.reason)
 
     async def _dispatch(self, step: Step, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
-        if isinstance(step, TapStep):
-            return await self._gesture(step.target, device, ctx, tap_count=step.times or 1)
-        if isinstance(step, LongPressStep):
-            duration = step.duration_ms if step.duration_ms is not None else DEFAULT_LONG_PRESS_MS
-            return await self._gesture(step.target, device, ctx, press_ms=duration)
-        if isinstance(step, TypeStep):
-            return await self._type(step, device, ctx)
-        if isinstance(step, AwaitStep):
-            timeout = step.timeout_ms if step.timeout_ms is not None else DEFAULT_AWAIT_TIMEOUT_MS
-            return self._verdict(await self._poll(step.condition, device, ctx, timeout))
-        if isinstance(step, AssertStep):
-            return self._verdict(await self._poll(step.condition, device, ctx, DEFAULT_ASSERT_GRACE_MS))
-        if isinstance(step, IdleStep):
-            return await self._idle(step, device, ctx)
-        if isinstance(step, ScrollToStep):
-            return await self._scroll_to(step, device, ctx)
-        if isinstance(step, PinchStep | RotateStep):
-            return self._two_finger(step, device)
-        if isinstance(step, LaunchStep):
-            return await self._launch(step, device, ctx)
-        if isinstance(step, SnapshotStep):
-            return await self._snapshot(step, device, ctx)
-        return DirectiveOutcome("error", f"{step.kind} is not a device directive")
+        """The directive's executor, by the hook its model names (``Step.executor``)."""
+        execute = self._executors.get(step.executor)
+        if execute is None:
+            return DirectiveOutcome("error", f"{step.kind} is not a device directive")
+        return await execute(step, device, ctx)
+
+    @property
+    def _executors(
+        self,
+    ) -> Mapping[str, Callable[[Any, Device, DirectiveContext], Awaitable[DirectiveOutcome]]]:
+        """The device directives this executor carries out, by executor hook."""
+        return {
+            "tap": self._tap,
+            "long-press": self._long_press,
+            "type": self._type,
+            "await": self._await,
+            "assert": self._assert,
+            "idle": self._idle,
+            "scroll-to": self._scroll_to,
+            "pinch": self._two_finger_step,
+            "rotate": self._two_finger_step,
+            "launch": self._launch,
+            "snapshot": self._snapshot,
+        }
+
+    async def _tap(self, step: TapStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        return await self._gesture(step.target, device, ctx, tap_count=step.times or 1)
+
+    async def _long_press(
+        self, step: LongPressStep, device: Device, ctx: DirectiveContext
+    ) -> DirectiveOutcome:
+        duration = step.duration_ms if step.duration_ms is not None else DEFAULT_LONG_PRESS_MS
+        return await self._gesture(step.target, device, ctx, press_ms=duration)
+
+    async def _await(self, step: AwaitStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        timeout = step.timeout_ms if step.timeout_ms is not None else DEFAULT_AWAIT_TIMEOUT_MS
+        return self._verdict(await self._poll(step.condition, device, ctx, timeout))
+
+    async def _assert(self, step: AssertStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        return self._verdict(await self._poll(step.condition, device, ctx, DEFAULT_ASSERT_GRACE_MS))
+
+    async def _two_finger_step(
+        self, step: PinchStep | RotateStep, device: Device, ctx: DirectiveContext
+    ) -> DirectiveOutcome:
+        return self._two_finger(step, device)
 
     @staticmethod
     def _verdict(poll: _Poll) -> DirectiveOutcome:

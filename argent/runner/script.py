@@ -12,13 +12,14 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from typing import Protocol, runtime_checkable
 
 from argent.flows.model import ScriptStep
 from argent.limits import DEFAULT_SCRIPT_TIMEOUT_MS, MAX_SCRIPT_STDERR_TAIL
-from argent.runner.engine import RUN_ABORTED, Run
 from argent.runner.files import FlowRef
 from argent.runner.report import StepStatus
+from argent.runner.run import RUN_ABORTED, Run, StackEntry, StepLoop, ToolInvoker, line, push_leaf
 
 SCRIPT_NOT_LOCAL = "script: steps run only where the flow's files are (co-located runs)"
 
@@ -40,6 +41,18 @@ class ScriptGate(Protocol):
 
     @property
     def script_refusal(self) -> str | None: ...
+
+
+class ScriptHandler:
+    """`script:` — one line: pass on exit 0, else why not."""
+
+    def needs_device(self, step: ScriptStep, tools: ToolInvoker, platform_known: bool) -> bool:
+        return False
+
+    async def execute(self, loop: StepLoop, run: Run, step: ScriptStep, depth: int, top: StackEntry) -> None:
+        t0 = time.monotonic()
+        status, reason = await exec_script(step, run, top.ref)
+        await push_leaf(run, line(run, step, status, top.display, depth, t0, reason=reason))
 
 
 def script_command(path: str) -> list[str]:

@@ -30,6 +30,7 @@ from argent.errors import ArgentError, InvalidToolInputError, ToolExecutionError
 from argent.link.png import is_png
 from argent.tools.args import arg
 from argent.tools.registry import FileInputSpec, ToolContext, ToolSpec
+from argent.tools.verdicts import await_ui_element_verdict
 
 DEVICE_FAILED = "DEVICE_FAILED"
 UDID_DOC = "Device id, e.g. chromium-cdp-9222 (see list-devices)."
@@ -640,6 +641,7 @@ def device_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             AwaitUiElementArgs,
             await_ui_element,
             long_running=True,
+            verdict=await_ui_element_verdict,
         ),
         spec(
             "screenshot-diff",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from argent.runner.engine import ToolCallContext, ToolOutcome
+from argent.runner.run import ToolCallContext, ToolOutcome
 from argent.tools.call_policy import CallPolicy
 from argent.tools.registry import ToolContext, ToolRegistry
 
@@ -25,4 +25,4 @@ class RegistryInvoker:
         result = await self.registry.invoke(
             tool, args, ToolContext(abort=ctx.abort, policy=self.policy, budget=ctx.budget)
         )
-        return ToolOutcome(result=result, output_hint=spec.output_hint)
+        return spec.outcome(result)

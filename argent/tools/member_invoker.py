@@ -19,8 +19,8 @@ from typing import Any
 
 from argent.errors import ToolExecutionError
 from argent.link.member_files import MemberFlowFiles
-from argent.runner.engine import ToolCallContext, ToolOutcome
 from argent.runner.link_rules import classify_file_inputs
+from argent.runner.run import ToolCallContext, ToolOutcome
 from argent.tools.call_policy import CallPolicy
 from argent.tools.registry import ResolvedFileInput, ToolContext, ToolRegistry
 
@@ -89,4 +89,4 @@ class MemberToolInvoker:
         finally:
             if directory is not None:
                 await asyncio.to_thread(shutil.rmtree, directory, True)
-        return ToolOutcome(result=result, output_hint=spec.output_hint)
+        return spec.outcome(result)

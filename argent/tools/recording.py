@@ -50,12 +50,10 @@ from argent.flows.model import (
     ToolStep,
 )
 from argent.flows.names import assert_safe_flow_name, is_safe_flow_name
-from argent.flows.write import append_step, flow_to_yaml, summarize_step
+from argent.flows.write import FlowDocument, flow_to_yaml, summarize_step
 from argent.link.member_files import NO_MEMBER, MemberFlowFiles
 from argent.link.store import Member, MemberStore
 from argent.runner.check import NESTED_REASON
-from argent.runner.engine import DEVICE_ARG_KEYS, RUN_ABORTED, Run, ToolCallContext, sleep_or_abort
-from argent.runner.execute import check_project_root
 from argent.runner.files import DiskFlowFiles, FlowRef, enoent_message, spelling_of
 from argent.runner.link_rules import (
     FLOW_EXECUTE,
@@ -64,7 +62,9 @@ from argent.runner.link_rules import (
     has_dotdot,
     nested_flow_ref,
 )
+from argent.runner.load import check_project_root
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
+from argent.runner.run import DEVICE_ARG_KEYS, RUN_ABORTED, Run, ToolCallContext, sleep_or_abort
 from argent.tools.args import arg
 from argent.tools.member_invoker import MemberToolInvoker
 from argent.tools.recording_sessions import (
@@ -88,6 +88,9 @@ ADD_STEP = "flow-add-step"
 ADD_ECHO = "flow-add-echo"
 ADD_SCRIPT = "flow-add-script"
 FINISH_RECORDING = "flow-finish-recording"
+
+#: A recording's document before a step, and with the step appended (checked before the step runs).
+Prepared = tuple[FlowDocument, FlowDocument]
 
 GESTURE_TAP = "gesture-tap"
 #: Tools that open a page; recorded as `launch: { chromium: <url> }` so a replay opens it itself.
@@ -375,21 +378,39 @@ class Recorder:
     def _saved_to(session: RecordingSession, text: str) -> Any:
         return client_file(session.flow_file, text) if session.client_kept else session.flow_file
 
-    async def _check_appendable(self, session: RecordingSession, step: Step) -> None:
-        """Refuse before anything runs a step the recording could not take (a broken hand edit, a
-        leading launch under a prerequisite, a step that cannot be written)."""
-        await asyncio.to_thread(append_step, await self._text(session), step)
+    async def _document(self, session: RecordingSession) -> FlowDocument:
+        """The recording as a document: a client-kept one is the session's; a host one is its file,
+        read again (hand edits are kept) and parsed again only when it changed."""
+        if session.client_kept:
+            return session.document
+        return await asyncio.to_thread(_host_document, session.flow_file, session.document)
 
-    async def _append(self, session: RecordingSession, step: Step, *, tool_ran: bool) -> tuple[str, int]:
-        """Append ``step`` under the file's lock; the new text and its step count."""
+    async def _check_appendable(self, session: RecordingSession, step: Step) -> Prepared:
+        """Refuse before anything runs a step the recording could not take (a broken hand edit, a
+        leading launch under a prerequisite, a step that cannot be written); the append, prepared."""
+        current = await self._document(session)
+        return current, await asyncio.to_thread(current.append, step)
+
+    async def _append(
+        self, session: RecordingSession, step: Step, *, tool_ran: bool, prepared: Prepared | None = None
+    ) -> tuple[str, int]:
+        """Append ``step`` under the file's lock; the new text and its step count. Only the step is
+        parsed (``FlowDocument``); ``prepared`` is used when the recording is still what it was."""
         async with self.sessions.lock(session.key):
             self._current(session, tool_ran=tool_ran)
             if session.client_kept:
-                text = await asyncio.to_thread(append_step, session.text, step)
-                session.text = text
+                current = session.document
+                if prepared is not None and prepared[0] is current:
+                    document = prepared[1]
+                else:
+                    document = await asyncio.to_thread(current.append, step)
+                session.text = document.text
             else:
-                text = await asyncio.to_thread(_append_on_disk, session.flow_file, step)
-        return text, len((await parse_flow_async(text)).steps)
+                document = await asyncio.to_thread(
+                    _append_on_disk, session.flow_file, session.document, step, prepared
+                )
+            session.document = document
+        return document.text, document.steps
 
     # -- the policy of a call, before it starts ------------------------------------------------
 
@@ -431,6 +452,7 @@ class Recorder:
                 flow_file=flow_file,
                 client_kept=client_kept,
                 text=text if client_kept else "",
+                document=FlowDocument.parse(text),
             )
             self.sessions.put(session)
         out: dict[str, Any] = {"message": STARTED.format(name=args.name)}
@@ -477,13 +499,13 @@ class Recorder:
             self._current(session, tool_ran=False)
             plan = await self._plan(session, args.command, call_args, args.delay_ms, link)
             self._check_replayable(plan, link)
-            await self._check_appendable(session, plan.step)
+            prepared = await self._check_appendable(session, plan.step)
             if args.delay_ms and await sleep_or_abort(ctx.abort, args.delay_ms / 1000):
                 raise RecordingError(ABORTED_BEFORE_RUN.format(command=plan.command))
             result, baseline_writes = await self._run_step(session, plan, ctx)
             if link.refuse and plan.command == FLOW_EXECUTE:
                 _check_nested_passed(result)
-            text, count = await self._append(session, plan.step, tool_ran=True)
+            text, count = await self._append(session, plan.step, tool_ran=True, prepared=prepared)
         message = STEP_ADDED.format(name=args.name) + "".join(f" — {w}" for w in plan.warnings)
         out: dict[str, Any] = {
             "message": message,
@@ -645,9 +667,9 @@ class Recorder:
         )
         async with session.order:
             self._current(session, tool_ran=False)
-            await self._check_appendable(session, step)
+            prepared = await self._check_appendable(session, step)
             await self._run_script(session, step, args.device, ctx)
-            text, count = await self._append(session, step, tool_ran=True)
+            text, count = await self._append(session, step, tool_ran=True, prepared=prepared)
         return {
             "message": SCRIPT_ADDED.format(name=args.name),
             "stepCount": count,
@@ -777,10 +799,22 @@ def _reset_on_disk(project_root: str, flow_file: str, text: str) -> None:
     write_recording(flow_file, text)
 
 
-def _append_on_disk(flow_file: str, step: Step) -> str:
-    text = append_step(read_recording(flow_file), step)
-    write_recording(flow_file, text)
-    return text
+def _host_document(flow_file: str, known: FlowDocument) -> FlowDocument:
+    """The document of a host recording's file: ``known`` while the file still holds its text."""
+    text = read_recording(flow_file)
+    return known if text == known.text else FlowDocument.parse(text)
+
+
+def _append_on_disk(
+    flow_file: str, known: FlowDocument, step: Step, prepared: Prepared | None
+) -> FlowDocument:
+    text = read_recording(flow_file)
+    if prepared is not None and prepared[0].text == text:
+        document = prepared[1]
+    else:
+        document = (known if text == known.text else FlowDocument.parse(text)).append(step)
+    write_recording(flow_file, document.text)
+    return document
 
 
 def _sibling_warning(session: RecordingSession, name: str, root: str) -> str | None:

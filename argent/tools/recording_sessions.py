@@ -8,7 +8,9 @@ orders its own steps (``RecordingSession.order``) so concurrent calls land in ar
 
 A *host* recording lives in its file: every append re-reads it (hand edits survive) and writes
 it back atomically. A *client-kept* recording lives in ``RecordingSession.text``; the tool-server
-writes nothing and the client writes what each result's directive carries.
+writes nothing and the client writes what each result's directive carries. Either way the session
+keeps the recording as a ``FlowDocument``, so an append parses only the new step (a hand edit
+makes the next append parse the file once).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from attrs import define, field
 
 from argent.errors import ArgentError
 from argent.flows.names import js_json_string
+from argent.flows.write import FlowDocument
 from argent.limits import MAX_FILE_BYTES
 
 #: Live recordings a tool-server keeps before it evicts the least recently used.
@@ -102,6 +105,9 @@ class RecordingSession:
     client_kept: bool
     #: The flow text of a client-kept recording (unused for a host recording).
     text: str = ""
+    #: The recording kept in memory: appending parses only the new step. A host recording's file is
+    #: still read for every change and parsed again only when someone edited it.
+    document: FlowDocument = field(factory=lambda: FlowDocument.parse(""))
     #: Held from a step's arrival to its append: steps are recorded in the order they came.
     order: asyncio.Lock = field(factory=asyncio.Lock)
 

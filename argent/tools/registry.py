@@ -17,6 +17,7 @@ from attrs import field, frozen
 
 from argent.errors import ArgentError, ToolExecutionError, ToolNotFoundError
 from argent.runner.budget import StepBudget
+from argent.runner.run import ToolOutcome, ToolVerdict
 from argent.tools.args import json_schema, structure_args, wire_name
 
 if TYPE_CHECKING:
@@ -99,6 +100,13 @@ class ToolSpec(Generic[A]):
     availability: Callable[[], str | None] | None = None
     #: The tool's own policy checks, run before it starts (a refusal answers with its real status).
     precheck: Callable[[A, ToolContext], Awaitable[None]] | None = None
+    #: The tool's own verdict on a result, as a flow's `tool:` step (None from it: a pass).
+    verdict: Callable[[Any], ToolVerdict | None] | None = None
+
+    def outcome(self, result: Any) -> ToolOutcome:
+        """A result as a `tool:` step's outcome: with the output hint and the tool's verdict."""
+        verdict = self.verdict(result) if self.verdict is not None else None
+        return ToolOutcome(result=result, output_hint=self.output_hint, verdict=verdict)
 
     @property
     def disabled_reason(self) -> str | None:

@@ -40,6 +40,7 @@ from argent.runner.engine import (
 )
 from argent.runner.files import FlowFileError, FlowRef
 from argent.runner.report import FlowRunResult, PrerequisiteNotice, StepReport
+from argent.tools.verdicts import await_ui_element_verdict, run_sequence_verdict
 
 ROOT = FlowRef(
     key="/p/.argent/flows\0main.yaml",
@@ -59,6 +60,8 @@ class FakeDevice:
 
 
 ToolFn = Callable[[dict[str, Any], ToolCallContext], Awaitable[Any]]
+#: The verdicts the tools of these names declare on their ToolSpec.
+TOOL_VERDICTS = {"await-ui-element": await_ui_element_verdict, "run-sequence": run_sequence_verdict}
 
 
 @define
@@ -75,7 +78,10 @@ class FakeTools:
         fn = self.impl.get(tool)
         if fn is None:
             return ToolOutcome(result={"ok": True}, output_hint="text")
-        return ToolOutcome(result=await fn(args, ctx))
+        result = await fn(args, ctx)
+        # As the registry does: the tool's own verdict on its result (declared by the tool's module).
+        verdict = TOOL_VERDICTS.get(tool)
+        return ToolOutcome(result=result, verdict=verdict(result) if verdict is not None else None)
 
 
 @define

@@ -1,0 +1,121 @@
+"""`launch:` — open the app under test: a bare app id / target, or a per-platform map
+(``{ native | ios | android | vega: <app id>, chromium: <app path> | { path, args } }``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from attrs import field, frozen
+
+from argent.errors import FlowError
+from argent.flows.directives.base import Directive, Nodes
+from argent.flows.grammar import Reject, only_keys
+from argent.flows.js import js_json
+from argent.flows.values import step_line
+
+_LAUNCH_KEYS: tuple[str, ...] = ("native", "ios", "android", "chromium", "vega")
+_GENERIC = (
+    "launch needs an app id (bare string) or a per-platform map ({ native | ios | android | vega: "
+    "<app id>, chromium: <app path> | { path, args } })"
+)
+
+
+@frozen
+class ChromiumApp:
+    path: str
+    args: tuple[str, ...] | None = None
+
+
+@frozen
+class LaunchStep:
+    """`launch`: a bare app id / target, or a per-platform map."""
+
+    app: str | None = None
+    apps: Mapping[str, str] = field(factory=dict, hash=False)
+    chromium: ChromiumApp | None = None
+    line: int = step_line()
+    kind: ClassVar[str] = "launch"
+    executor: ClassVar[str] = "launch"
+    on_device: ClassVar[bool] = True
+
+    def app_for(self, platform: str) -> str | None:
+        """The app id or target to launch on ``platform`` (chromium never falls back to native)."""
+        if platform == "chromium":
+            if self.chromium is not None:
+                return self.chromium.path
+            return self.app
+        if self.app is not None:
+            return self.app
+        return self.apps.get(platform) or self.apps.get("native")
+
+    def label(self) -> str | None:
+        return None
+
+    def to_data(self) -> dict[str, Any]:
+        return {"launch": _launch_to_data(self)}
+
+    def summary(self) -> str:
+        data = _launch_to_data(self)
+        return f"launch: {data if isinstance(data, str) else js_json(data)}"
+
+
+def _launch_to_data(step: LaunchStep) -> Any:
+    if step.app is not None:
+        return step.app
+    data: dict[str, Any] = dict(step.apps)
+    if step.chromium is not None:
+        if step.chromium.args is None:
+            data["chromium"] = step.chromium.path
+        else:
+            data["chromium"] = {"path": step.chromium.path, "args": list(step.chromium.args)}
+    if not data:
+        raise FlowError("Cannot serialize a launch step without an app id or a per-platform map")
+    return data
+
+
+def parse(nodes: Nodes, body: Any, line: int) -> LaunchStep:
+    app = nodes.string(body)
+    if app is not None:
+        if not app:
+            raise Reject(_GENERIC)
+        return LaunchStep(app=app, line=line)
+    mapping = nodes.mapping(body)
+    if mapping is None or not mapping:
+        raise Reject(_GENERIC)
+    only_keys("launch", mapping, _LAUNCH_KEYS)
+    apps: dict[str, str] = {}
+    chromium: ChromiumApp | None = None
+    for key, value_node in mapping.items():
+        if key == "chromium":
+            chromium = _chromium_app(nodes, value_node)
+            continue
+        value = nodes.string(value_node)
+        if not value:
+            raise Reject(_GENERIC)
+        apps[key] = value
+    return LaunchStep(apps=apps, chromium=chromium, line=line)
+
+
+def _chromium_app(nodes: Nodes, node: Any) -> ChromiumApp:
+    path = nodes.string(node)
+    if path is not None:
+        if not path:
+            raise Reject(_GENERIC)
+        return ChromiumApp(path=path)
+    mapping = nodes.mapping(node)
+    if mapping is None:
+        raise Reject(_GENERIC)
+    only_keys("launch.chromium", mapping, ("path", "args"))
+    path = nodes.string(mapping.get("path"))
+    if not path:
+        raise Reject(_GENERIC)
+    args: tuple[str, ...] | None = None
+    if "args" in mapping:
+        args = nodes.string_list(mapping["args"])
+        if args is None:
+            raise Reject(_GENERIC)
+    return ChromiumApp(path=path, args=args)
+
+
+LAUNCH = Directive(key="launch", models=(LaunchStep,), parse=parse)

@@ -1,0 +1,71 @@
+"""How selectors, targets and conditions read in step reports (``target``) and runtime reasons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from argent.flows.js import js_json_string, js_number
+from argent.flows.values import Condition, PlatformGuard, Point, Selector
+
+__all__ = ["condition_label", "condition_text", "describe_selector", "selector_label", "target_label"]
+
+
+def selector_label(sel: Selector) -> str:
+    """The report `target` spelling of a selector: `*`, `"text"`, `/re/`, `id=…`, `role=…`, scopes."""
+    parts: list[str] = []
+    if sel.any:
+        parts.append("*")
+    if sel.text is not None:
+        parts.append(js_json_string(sel.text))
+    if sel.text_matches is not None:
+        parts.append(f"/{sel.text_matches}/")
+    if sel.identifier is not None:
+        parts.append(f"id={sel.identifier}")
+    if sel.role is not None:
+        parts.append(f"role={sel.role}")
+    for relation, scope in (("within", sel.within), ("after", sel.after), ("next", sel.next)):
+        if scope is not None:
+            parts.append(f"{relation} ({selector_label(scope)})")
+    return " ".join(parts)
+
+
+def describe_selector(sel: Selector) -> str:
+    """The runtime-reason spelling: `text="…"`, `id="…"`, `role="…"`, `text=/…/`, `*`, scopes."""
+    parts: list[str] = []
+    if sel.any:
+        parts.append("*")
+    if sel.text is not None:
+        parts.append(f"text={js_json_string(sel.text)}")
+    if sel.text_matches is not None:
+        parts.append(f"text=/{sel.text_matches}/")
+    if sel.identifier is not None:
+        parts.append(f"id={js_json_string(sel.identifier)}")
+    if sel.role is not None:
+        parts.append(f"role={js_json_string(sel.role)}")
+    for relation, scope in (("within", sel.within), ("after", sel.after), ("next", sel.next)):
+        if scope is not None:
+            parts.append(f"{relation} ({describe_selector(scope)})")
+    return " ".join(parts)
+
+
+def condition_text(cond: Condition, describe: Any) -> str:
+    sel = describe(cond.selector)
+    if cond.kind != "text":
+        return f"{cond.kind} {sel}"
+    if cond.mode == "matches":
+        return f"{sel} matches /{cond.expected}/"
+    return f"{sel} {cond.mode} {js_json_string(cond.expected or '')}"
+
+
+def condition_label(cond: Condition | PlatformGuard) -> str:
+    """A guard or condition as runtime reasons spell it: `visible text="What's new"`, `platform ios`."""
+    if isinstance(cond, PlatformGuard):
+        return f"platform {cond.platform}"
+    return condition_text(cond, describe_selector)
+
+
+def target_label(target: Selector | Point) -> str:
+    """A gesture target: a selector label or `(x, y)`."""
+    if isinstance(target, Point):
+        return f"({js_number(target.x)}, {js_number(target.y)})"
+    return selector_label(target)

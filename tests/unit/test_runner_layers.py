@@ -1,0 +1,114 @@
+"""The runner and the flow language keep their layering: no import cycle (lazy imports inside
+functions count), `flows/` imports nothing of ours but errors and limits, and the engine names no
+tool and no directive."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import argent
+from argent.tools.builtin import build_registry
+
+PACKAGE = Path(argent.__file__).parent
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module of ours ``path`` imports, wherever the import statement is (a function body too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("argent"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("argent"):
+            if node.module != "argent":  # ``from argent import limits`` imports argent.limits alone
+                found.add(node.module)
+            # ``from argent.flows import parse``: the submodule is imported too.
+            for alias in node.names:
+                if (
+                    (PACKAGE.parent / (node.module + "." + alias.name).replace(".", "/"))
+                    .with_suffix(".py")
+                    .exists()
+                ):
+                    found.add(f"{node.module}.{alias.name}")
+    return found
+
+
+def _graph(*packages: str) -> dict[str, set[str]]:
+    modules = {}
+    for package in packages:
+        for path in sorted((PACKAGE / package).rglob("*.py")):
+            modules[_module_name(path)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps = set()
+        for dep in _imports(path):
+            # Importing ``a.b.c`` runs the package ``a.b`` first, unless the importer is inside it.
+            parts = dep.split(".")
+            for end in range(2, len(parts) + 1):
+                prefix = ".".join(parts[:end])
+                if prefix in modules and not name.startswith(prefix + ".") and prefix != name:
+                    deps.add(prefix)
+        graph[name] = deps
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    trail: list[str] = []
+
+    def visit(name: str) -> list[str] | None:
+        state[name] = 1
+        trail.append(name)
+        for dep in sorted(graph[name]):
+            if state.get(dep) == 1:
+                return [*trail[trail.index(dep) :], dep]
+            if dep not in state and (found := visit(dep)) is not None:
+                return found
+        trail.pop()
+        state[name] = 2
+        return None
+
+    for name in sorted(graph):
+        if name not in state and (found := visit(name)) is not None:
+            return found
+    return None
+
+
+def test_the_runner_and_the_flow_language_have_no_import_cycle() -> None:
+    cycle = _cycle(_graph("runner", "flows"))
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_flows_imports_nothing_of_ours_but_errors_and_limits() -> None:
+    for path in sorted((PACKAGE / "flows").rglob("*.py")):
+        outside = {
+            dep
+            for dep in _imports(path)
+            if not dep.startswith("argent.flows") and dep not in ("argent.errors", "argent.limits")
+        }
+        assert not outside, f"{path.name} imports {sorted(outside)}"
+
+
+def test_the_engine_names_no_tool_and_no_directive() -> None:
+    engine = PACKAGE / "runner" / "engine.py"
+    tree = ast.parse(engine.read_text(encoding="utf-8"))
+    strings = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    tools = {spec.name for spec in build_registry()} | {"await-ui-element", "run-sequence", "flow-execute"}
+    assert not strings & tools
+    model_names = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "argent.flows.model"
+        for alias in node.names
+    }
+    assert model_names <= {"Flow", "Step"}
