@@ -16,7 +16,7 @@ import aiohttp
 import click
 from attrs import frozen
 
-from argent.cli.targets import UsageProblem
+from argent.cli.problems import UsageProblem
 from argent.client.link_config import (
     WILDCARD_HOSTS,
     LinkConfig,

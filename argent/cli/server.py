@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from argent.cli.targets import UsageProblem
+from argent.cli.problems import UsageProblem
 from argent.server.config import LOOPBACK_HOSTS, WILDCARD_HOSTS, ServerConfig
 from argent.server.policy import PolicyFileError, ServerPolicy, load_policy
 from argent.server.serve import format_origin, serve_forever, start_server
