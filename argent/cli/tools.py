@@ -115,9 +115,7 @@ def search_tools(words: tuple[str, ...]) -> None:
         if all(w in f"{t['name']} {t.get('description', '')}".lower() for w in wanted)
     ]
     if not hits:
-        raise click.ClickException(
-            f"No tool matches {' '.join(words)!r}. Run `argent tools list` to see them all."
-        )
+        raise CommandFailed(f"No tool matches {' '.join(words)!r}. Run `argent tools list` to see them all.")
     for tool in hits:
         _print_tool_brief(tool)
 
