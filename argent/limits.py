@@ -33,8 +33,8 @@ UPLOAD_EXPIRY_SECONDS = 15 * 60
 #: Lines (steps run or skipped, across all `run:` fragments and nested runs) one call may report;
 #: bounds the time, memory and stream of a call however its fragments fan out.
 MAX_STEPS_PER_CALL = 100_000
-#: How long a cancelled call (the server shutting down past its grace) may take to unwind on its
-#: abort event before its task is cancelled outright.
+#: How long a cancelled call (its client hung up, or the server shutting down past its grace) may
+#: take to unwind on its abort event before its task is cancelled outright.
 ABORTED_CALL_GRACE_SECONDS = 2.0
 #: Longest stretch the flow engine runs without giving the event loop back to other calls.
 ENGINE_YIELD_SECONDS = 0.005

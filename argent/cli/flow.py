@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import click
 
 from argent.cli.live import LiveStatus
+from argent.cli.problems import CommandFailed, call_failed
 from argent.cli.render import echo, is_report, json_text, step_lines, summary_line, unwritten_baseline_lines
 from argent.cli.targets import (
     FlowTarget,
@@ -28,7 +28,7 @@ from argent.client.base import ToolCallError
 from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED = 0, 1
 
 
 @click.group()
@@ -88,7 +88,7 @@ def run_command(
         code = asyncio.run(runner.single(targets))
     else:
         code = asyncio.run(runner.batch(targets, os.path.abspath(ref)))
-    sys.exit(code)
+    click.get_current_context().exit(code)
 
 
 class _FlowRun:
@@ -150,16 +150,13 @@ class _FlowRun:
                     on_refused=self._refused(refusals),
                 )
             except ToolCallError as exc:
-                echo(f"Error: {exc.message}", err=True)
-                return EXIT_USAGE if exc.is_usage else EXIT_FAILED
+                raise call_failed(exc) from None
             # Copy failed snapshots' images while the tool-server that keeps them is still up.
             exported = self._export(result, target) if is_report(result) else []
         if not is_report(result):
             if isinstance(result, dict) and result.get("notice"):
-                echo(f"Error: {result['notice']}", err=True)
-                return EXIT_FAILED
-            echo(f'Error: "{target.stem}" did not produce a run report.', err=True)
-            return EXIT_USAGE
+                raise CommandFailed(str(result["notice"]))
+            raise UsageProblem(f'"{target.stem}" did not produce a run report.')
         unwritten = self._unwritten_baselines(result)
         if self.as_json:
             echo(json_text(result))

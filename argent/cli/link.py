@@ -16,7 +16,7 @@ import aiohttp
 import click
 from attrs import frozen
 
-from argent.cli.targets import UsageProblem
+from argent.cli.problems import CommandFailed, UsageProblem
 from argent.client.link_config import (
     WILDCARD_HOSTS,
     LinkConfig,
@@ -179,7 +179,7 @@ def link(target: str | None, token: str | None, no_verify: bool, show: bool) -> 
     if not no_verify:
         result = asyncio.run(preflight(parsed.url, chosen))
         if result.problem is not None:
-            raise click.ClickException(result.problem)
+            raise CommandFailed(result.problem)
         verified = True
     config = LinkConfig(
         url=parsed.url, host=parsed.host, port=parsed.port, created_at=now_iso(), token=chosen

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from argent.cli.targets import UsageProblem
+from argent.cli.problems import CommandFailed, UsageProblem
 from argent.server.config import LOOPBACK_HOSTS, WILDCARD_HOSTS, ServerConfig
 from argent.server.policy import PolicyFileError, ServerPolicy, load_policy
 from argent.server.serve import format_origin, serve_forever, start_server
@@ -131,7 +131,7 @@ async def _run(config: ServerConfig) -> None:
     try:
         running = await start_server(config)
     except OSError as exc:
-        raise click.ClickException(
+        raise CommandFailed(
             f"Could not listen on {format_origin(config.host, config.port)}: {exc.strerror or exc}"
         ) from None
     origin = format_origin(config.host, running.port)

@@ -9,25 +9,14 @@ import os
 import shlex
 from pathlib import Path
 
-import click
 from attrs import frozen
 
-from argent.cli.render import terminal_safe
+from argent.cli.problems import UsageProblem as UsageProblem  # the error of this module, re-exported
 from argent.flows.names import FLOW_NAME_RE
 from argent.runner.files import spelling_of
 
 PROJECT_MARKERS = (".argent", ".git", "pyproject.toml")
 SKIPPED_DIRS = ("node_modules", "__baselines__")
-
-
-class UsageProblem(click.ClickException):
-    """A problem with what the user typed: exit code 2."""
-
-    exit_code = 2
-
-    def format_message(self) -> str:
-        # The message may quote a tool-server's listing (argument names, an example): terminal-safe.
-        return terminal_safe(self.message)
 
 
 @frozen

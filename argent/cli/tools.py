@@ -7,12 +7,14 @@ import json
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import click
 
+from argent.cli.problems import CommandFailed, UsageProblem, call_failed
 from argent.cli.render import echo, json_text, unwritten_baseline_lines
-from argent.cli.targets import UsageProblem
+from argent.cli.tool_command import ToolCommand, build_tool_command
+from argent.cli.tool_command import flag as _flag
 from argent.client.base import ToolCallError
 from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client, resolve_route
@@ -34,12 +36,7 @@ def _fetch_tools() -> list[dict[str, Any]]:
     try:
         return asyncio.run(go())
     except ToolCallError as exc:
-        echo(f"Error: {exc.message}", err=True)
-        sys.exit(1)
-
-
-def _flag(name: str) -> str:
-    return "--" + re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", name).replace("_", "-").lower()
+        raise CommandFailed(exc.message) from None
 
 
 def _placeholder(name: str, schema: dict[str, Any]) -> str:
@@ -118,9 +115,7 @@ def search_tools(words: tuple[str, ...]) -> None:
         if all(w in f"{t['name']} {t.get('description', '')}".lower() for w in wanted)
     ]
     if not hits:
-        raise click.ClickException(
-            f"No tool matches {' '.join(words)!r}. Run `argent tools list` to see them all."
-        )
+        raise CommandFailed(f"No tool matches {' '.join(words)!r}. Run `argent tools list` to see them all.")
     for tool in hits:
         _print_tool_brief(tool)
 
@@ -165,136 +160,89 @@ def _is_recorder_tool(name: str) -> bool:
     return name in RECORDING_TOOLS
 
 
-def _norm(name: str) -> str:
-    return name.replace("-", "").replace("_", "").lower()
+def _json_option() -> click.Option:
+    return click.Option(["--json", "as_json"], is_flag=True, default=None, help="Print the raw JSON result.")
 
 
-def _coerce(flag: str, raw: str, schema: dict[str, Any]) -> Any:
-    kind = schema.get("type")
-    if kind == "integer":
-        try:
-            return int(raw)
-        except ValueError:
-            raise UsageProblem(f"{flag} expected an integer, got {raw!r}") from None
-    if kind == "number":
-        try:
-            return float(raw) if any(c in raw for c in ".eE") else int(raw)
-        except ValueError:
-            raise UsageProblem(f"{flag} expected a number, got {raw!r}") from None
-    if kind == "boolean":
-        if raw.lower() in ("true", "1"):
-            return True
-        if raw.lower() in ("false", "0"):
-            return False
-        raise UsageProblem(f"{flag} expected true or false, got {raw!r}")
-    if kind in ("object", "array") and schema.get("items", {}).get("type") not in (
-        "string",
-        "number",
-        "integer",
-    ):
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise UsageProblem(f"{flag} expected JSON: {exc.msg}") from None
-    return raw
+def _args_option() -> click.Option:
+    return click.Option(
+        ["--args", "args_json"],
+        metavar="JSON",
+        help="The whole argument object as JSON ('-' reads stdin); flags override it.",
+    )
 
 
-def _plain_warning(text: str) -> None:
-    echo(text, err=True)
+def _args_object(text: str) -> dict[str, Any]:
+    """The object of ``--args`` (``-`` reads stdin)."""
+    if text == "-":
+        text = sys.stdin.read()
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageProblem(
+            f"--args is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(parsed, dict):
+        raise UsageProblem("--args must be a JSON object")
+    return parsed
 
 
-def parse_tool_flags(
-    tokens: list[str], schema: dict[str, Any], warn: Callable[[str], None] = _plain_warning
-) -> dict[str, Any]:
-    """`--field value`, `--field=value`, bare/`--no-` booleans, repeatable arrays, `--field-json '<json>'`."""
-    props: dict[str, Any] = schema.get("properties", {})
-    by_norm = {_norm(n): n for n in props}
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        i += 1
-        if token == "--":
-            if i < len(tokens):
-                warn(f"note: ignoring extra arguments: {' '.join(tokens[i:])}")
-            break
-        if not token.startswith("--"):
-            raise UsageProblem(f"unexpected argument {token!r}; pass tool arguments as --<name> <value>")
-        flag, eq, inline = token.partition("=")
-        key = flag[2:]
-        as_json = key.endswith("-json") and _norm(key[:-5]) in by_norm
-        negated = key.startswith("no-") and _norm(key[3:]) in by_norm and _norm(key) not in by_norm
-        name = by_norm.get(_norm(key[:-5] if as_json else key[3:] if negated else key))
-        if name is None:
-            known = ", ".join(_flag(n) for n in props) or "none"
-            raise UsageProblem(f"unknown flag {flag} (this tool takes: {known})")
-        prop = props[name]
-        if negated:
-            out[name] = False
-            continue
-        if prop.get("type") == "boolean" and not eq:
-            if i < len(tokens) and tokens[i].lower() in ("true", "false", "1", "0"):
-                out[name] = _coerce(flag, tokens[i], prop)
-                i += 1
-            else:
-                out[name] = True
-            continue
-        if not eq:
-            if i >= len(tokens) or tokens[i].startswith("--"):
-                raise UsageProblem(f"{flag} requires a value")
-            inline = tokens[i]
-            i += 1
-        if as_json:
-            try:
-                out[name] = json.loads(inline)
-            except json.JSONDecodeError as exc:
-                raise UsageProblem(f"{flag} expected JSON: {exc.msg}") from None
-        elif prop.get("type") == "array":
-            out.setdefault(name, []).append(_coerce(flag, inline, prop.get("items", {})))
-        else:
-            out[name] = _coerce(flag, inline, prop)
-    return out
+class RunGroup(click.Group):
+    """`argent run`: each tool of the tool-server is a subcommand built from its schema."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return []  # listing them asks the tool-server: `argent tools list` does
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entries = {t["name"]: t for t in _fetch_tools()}
+        entry = entries.get(cmd_name)
+        if entry is None:
+            raise UsageProblem(f'Tool "{cmd_name}" not found. Run `argent tools list` to see the tools.')
+        return build_tool_command(
+            entry, [_args_option(), _json_option()], _run_tool_callback(entry), example=example(entry)
+        )
 
 
-@click.command(
+@click.group(
     "run",
-    context_settings={
-        "ignore_unknown_options": True,
-        "allow_extra_args": True,
-        "help_option_names": ["-h", "--help"],
-    },
+    cls=RunGroup,
+    subcommand_metavar="TOOL [--<arg> <value>...]",
+    params=[_args_option(), _json_option()],
 )
-@click.argument("tool")
-@click.option(
-    "--args", "args_json", help="The whole argument object as JSON ('-' reads stdin); flags override it."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the raw JSON result.")
-@click.pass_context
-def run_tool(ctx: click.Context, tool: str, args_json: str | None, as_json: bool) -> None:
-    """Call one tool: argent run <tool> [--args JSON] [--<arg> <value>...]."""
+def run_tool(args_json: str | None, as_json: bool | None) -> None:
+    """Call one tool: argent run <tool> [--args JSON] [--<arg> <value>...] [--json].
+
+    `argent tools list` shows the tools; `argent run <tool> --help` shows the arguments of one.
+    Bad arguments exit 2, a failed tool 1.
+    """
+
+
+def _run_tool_callback(entry: dict[str, Any]) -> Callable[..., None]:
+    def callback(args_json: str | None, as_json: bool | None, **_flags: Any) -> None:
+        ctx = click.get_current_context()
+        outer = ctx.parent.params if ctx.parent is not None else {}
+        run_entry(
+            entry,
+            args_json if args_json is not None else outer.get("args_json"),
+            flags=cast(ToolCommand, ctx.command).tool_args(ctx),
+            as_json=bool(as_json or outer.get("as_json")),
+        )
+
+    return callback
+
+
+def run_entry(entry: dict[str, Any], args_json: str | None, *, flags: dict[str, Any], as_json: bool) -> None:
+    """Call the tool of ``entry`` with ``--args`` and the flags merged; print its result."""
+    tool = str(entry["name"])
 
     def warn(text: str) -> None:
         """A note on stderr; a JSON warning object with --json, so stderr stays machine-readable."""
         echo(json_text({"warning": text}, indent=None) if as_json else text, err=True)
 
-    entries = {t["name"]: t for t in _fetch_tools()}
-    entry = entries.get(tool)
-    if entry is None:
-        raise UsageProblem(f'Tool "{tool}" not found. Run `argent tools list` to see the tools.')
-    args: dict[str, Any] = {}
-    if args_json is not None:
-        text = sys.stdin.read() if args_json == "-" else args_json
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UsageProblem(
-                f"--args is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-            ) from None
-        if not isinstance(parsed, dict):
-            raise UsageProblem("--args must be a JSON object")
-        args.update(parsed)
-    args.update(parse_tool_flags(list(ctx.args), entry.get("inputSchema", {}), warn))
-    missing = [n for n in entry.get("inputSchema", {}).get("required", []) if n not in args]
+    args: dict[str, Any] = _args_object(args_json) if args_json is not None else {}
+    args.update(flags)
+    schema = entry.get("inputSchema", {})
+    missing = [n for n in schema.get("required", []) if n not in args]
     if missing:
         raise UsageProblem(
             f"{tool} requires {', '.join(_flag(n) for n in missing)}\nExample: {example(entry)}"
@@ -317,8 +265,7 @@ def run_tool(ctx: click.Context, tool: str, args_json: str | None, as_json: bool
     try:
         result = asyncio.run(go())
     except ToolCallError as exc:
-        echo(f"Error: {exc.message}", err=True)
-        sys.exit(2 if exc.is_usage else 1)
+        raise call_failed(exc) from None
     if isinstance(result, str) and not as_json:
         echo(result)
     else:
@@ -327,4 +274,4 @@ def run_tool(ctx: click.Context, tool: str, args_json: str | None, as_json: bool
     for line in unwritten:
         warn(line)
     if refusals or unwritten:
-        sys.exit(1)
+        click.get_current_context().exit(1)

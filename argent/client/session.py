@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import quote
 
 import aiohttp
+from yarl import URL
 
 from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError
 from argent.client.baselines import BaselineWriteScope, apply_baseline_writes
@@ -85,6 +86,7 @@ UNREACHABLE_HOW = {
     "embedded": "It is the embedded tool-server this command started; run the command again.",
 }
 UNREACHABLE_HOW_DEFAULT = "Check the URL and that the tool-server is running."
+NOT_HTTP_DETAIL = "not an http:// or https:// URL with a host"
 TOKEN_HINT = {
     "env": "The token comes from ARGENT_AUTH_TOKEN: set it to the token `argent server start` printed.",
     "link": "The token comes from ~/.argent/link.json: link again with argent link argent://<token>@<host>:<port>.",
@@ -123,6 +125,8 @@ def connection_closed_error(name: str, detail: str) -> ToolCallError:
 
 def describe_exception(exc: BaseException) -> str:
     """A short reason for a transport failure, for the parentheses of a message."""
+    if isinstance(exc, aiohttp.InvalidUrlClientError):
+        return NOT_HTTP_DETAIL
     if isinstance(exc, aiohttp.ServerDisconnectedError):
         return "server disconnected"
     if isinstance(exc, aiohttp.ClientPayloadError):
@@ -181,7 +185,6 @@ class ToolServerClient:
         self._tools: list[dict[str, Any]] | None = None
 
     async def __aenter__(self) -> ToolServerClient:
-        self._http()
         return self
 
     async def __aexit__(
@@ -195,17 +198,22 @@ class ToolServerClient:
             await session.close()
 
     def _http(self) -> aiohttp.ClientSession:
+        """The one session of this client: requests name paths relative to the tool-server's URL
+        and carry its token; a URL that is not http(s) fails here, as an unreachable tool-server."""
         if self._session is None or self._session.closed:
+            base = _base_url(self.url)
+            if base is None:
+                raise self._unreachable(aiohttp.InvalidUrlClientError(self.url))
+            headers = {"Accept-Encoding": "identity"}  # a compressed answer could expand past every cap
+            if self.token:
+                headers["Authorization"] = f"Bearer {self.token}"
             self._session = aiohttp.ClientSession(
+                base_url=base,
+                headers=headers,
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT_SECONDS),
-                # A compressed answer could expand past every cap before the client sees a byte.
-                headers={"Accept-Encoding": "identity"},
                 auto_decompress=False,
             )
         return self._session
-
-    def _auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
     # ------------------------------------------------------------------------------------------
     # Errors
@@ -256,8 +264,7 @@ class ToolServerClient:
     async def _fetch_tools(self) -> list[dict[str, Any]]:
         try:
             async with self._http().get(
-                f"{self.url}/tools",
-                headers=self._auth(),
+                "tools",
                 timeout=aiohttp.ClientTimeout(
                     total=LIST_TIMEOUT_SECONDS, sock_connect=CONNECT_TIMEOUT_SECONDS
                 ),
@@ -333,7 +340,7 @@ class ToolServerClient:
             uploader=self.upload if self.linked else None,
             collector=collect if self.linked else None,
         )
-        headers = {"Content-Type": "application/json", **self._auth()}
+        headers = {"Content-Type": "application/json"}
         if self.linked:
             headers[LINKED_HEADER] = "1"
         if on_progress is None and has_members(prepared):
@@ -344,9 +351,7 @@ class ToolServerClient:
             headers["Accept-Encoding"] = "identity"
         body = json.dumps({} if prepared is None else prepared, ensure_ascii=False).encode("utf-8")
         try:
-            resp = await self._http().post(
-                f"{self.url}/tools/{quote(name, safe='')}", data=body, headers=headers
-            )
+            resp = await self._http().post(f"tools/{quote(name, safe='')}", data=body, headers=headers)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise self._unreachable(exc) from exc
         except (TimeoutError, aiohttp.ClientError) as exc:
@@ -520,11 +525,11 @@ class ToolServerClient:
 
     async def _post_upload(self, body: str | bytes, path: str, size: int) -> str:
         """POST a tar file (``body`` a path) or archive bytes to ``/upload``; returns the upload id."""
-        headers = {"Content-Type": "application/gzip", **self._auth()}
+        headers = {"Content-Type": "application/gzip"}
         try:
             with contextlib.ExitStack() as stack:
                 data = body if isinstance(body, bytes) else stack.enter_context(open(body, "rb"))
-                async with self._http().post(f"{self.url}/upload", data=data, headers=headers) as resp:
+                async with self._http().post("upload", data=data, headers=headers) as resp:
                     raw = await self._body(resp)
                     status, reason = resp.status, resp.reason or ""
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
@@ -569,6 +574,18 @@ class ToolServerClient:
                 error_kind=ERROR_KIND_TRANSPORT,
             )
         return upload_id
+
+
+def _base_url(url: str) -> URL | None:
+    """``url`` as the base of the tool-server's paths (a trailing ``/``), or None when it is not an
+    http(s) URL with a host and without query or fragment."""
+    try:
+        base = URL(url + "/")
+    except ValueError:
+        return None
+    if base.scheme not in ("http", "https") or not base.host or base.query_string or base.fragment:
+        return None
+    return base
 
 
 def _ignore_progress(step: dict[str, Any]) -> None:

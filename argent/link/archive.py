@@ -34,11 +34,15 @@ import stat
 import tarfile
 import time
 import zlib
-from typing import IO, BinaryIO, Self
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, BinaryIO, Self
 
 from attrs import frozen
 
 from argent.limits import MAX_TAR_EXTENDED_HEADER_BYTES, MAX_TAR_EXTENDED_HEADERS
+
+if TYPE_CHECKING:
+    from _typeshed import StrOrBytesPath, SupportsRead
 
 #: Messages of extraction; ``<line>`` of a symlink is rendered like a ``tar -tv`` listing line.
 READ_FAILED = "Could not read archive: {msg}"
@@ -70,6 +74,7 @@ UNSAFE_SOURCE_SYMLINK = (
 )
 UNSUPPORTED_SOURCE = 'Cannot archive "{path}": it is not a regular file, a directory or a symlink.'
 INVALID_MEMBER_NAME = 'Cannot archive "{name}": a member name is one file name, without "/".'
+SOURCE_CHANGED = 'Cannot archive "{path}": it changed while it was being archived; try again.'
 
 _CHUNK = 1 << 20
 _BLOCK = tarfile.BLOCKSIZE
@@ -188,63 +193,51 @@ class _HashingWriter:
         self._raw.flush()
 
 
-def _regular_info(arcname: str, st: os.stat_result) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(arcname)
-    info.type = tarfile.REGTYPE
-    info.size = st.st_size
-    info.mode = st.st_mode & 0o777
-    info.mtime = int(st.st_mtime)
-    return info
+class _SourceTar(tarfile.TarFile):
+    """``tarfile.add`` with what the link asks of a source tree beyond ``filter``: an entry tarfile
+    would skip silently (a socket) is refused, a file's second name is stored as its own copy (the
+    tool-server takes no hard links), and the file whose bytes are stored is the one examined (a
+    file swapped, say for a symlink, between the two is refused)."""
+
+    #: TarFile's own record of the regular files it examined: (inode, device) -> member name.
+    inodes: dict[tuple[int, int], str]
+
+    def gettarinfo(
+        self, name: StrOrBytesPath | None = None, arcname: str | None = None, fileobj: IO[bytes] | None = None
+    ) -> tarfile.TarInfo:
+        self.inodes.clear()  # tarfile stores a file seen before as a hard link to it
+        info: tarfile.TarInfo | None = super().gettarinfo(name, arcname, fileobj)
+        if info is None:
+            raise ArchiveError(UNSUPPORTED_SOURCE.format(path=os.fsdecode(name or "")))
+        return info
+
+    def addfile(self, tarinfo: tarfile.TarInfo, fileobj: SupportsRead[bytes] | None = None) -> None:
+        if isinstance(fileobj, io.BufferedReader):
+            st = os.fstat(fileobj.fileno())
+            # gettarinfo recorded the examined file's inode under its member name.
+            if not stat.S_ISREG(st.st_mode) or self.inodes.get((st.st_ino, st.st_dev)) != tarinfo.name:
+                raise ArchiveError(SOURCE_CHANGED.format(path=fileobj.name))
+        super().addfile(tarinfo, fileobj)
 
 
-def _dir_info(arcname: str, st: os.stat_result) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(arcname)
-    info.type = tarfile.DIRTYPE
-    info.mode = st.st_mode & 0o777
-    info.mtime = int(st.st_mtime)
-    return info
+def _source_rules(src: str, name: str) -> Callable[[tarfile.TarInfo], tarfile.TarInfo]:
+    """The ``tarfile.add`` filter of a source: files, directories and symlinks that stay inside,
+    without owners, setuid/setgid/sticky bits or sub-second times."""
 
-
-def _add_file(tar: tarfile.TarFile, path: str, arcname: str, *, follow: bool) -> None:
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | (0 if follow else os.O_NOFOLLOW)
-    fd = os.open(path, flags)
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(st.st_mode):
+    def rules(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        path = os.path.join(src, info.name[len(name) + 1 :]) if info.name != name else src
+        if info.issym():
+            if not symlink_target_is_safe(info.name, info.linkname):
+                raise ArchiveError(UNSAFE_SOURCE_SYMLINK.format(path=path, root=src, target=info.linkname))
+        elif not (info.isreg() or info.isdir()):
             raise ArchiveError(UNSUPPORTED_SOURCE.format(path=path))
-        tar.addfile(_regular_info(arcname, st), handle)
+        info.mode &= 0o777
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        info.mtime = int(info.mtime)
+        return info
 
-
-def _add_tree(tar: tarfile.TarFile, top: str, name: str, skip: tuple[int, int]) -> None:
-    tar.addfile(_dir_info(name, os.stat(top)))
-    pending: list[tuple[str, str]] = [(top, name)]
-    while pending:
-        directory, arc_dir = pending.pop()
-        with os.scandir(directory) as listing:
-            entries = sorted(listing, key=lambda entry: entry.name)
-        for entry in entries:
-            path = entry.path
-            arcname = f"{arc_dir}/{entry.name}"
-            st = entry.stat(follow_symlinks=False)
-            if (st.st_dev, st.st_ino) == skip:
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                target = os.readlink(path)
-                if not symlink_target_is_safe(arcname, target):
-                    raise ArchiveError(UNSAFE_SOURCE_SYMLINK.format(path=path, root=top, target=target))
-                info = tarfile.TarInfo(arcname)
-                info.type = tarfile.SYMTYPE
-                info.linkname = target
-                info.mode = 0o777
-                info.mtime = int(st.st_mtime)
-                tar.addfile(info)
-            elif stat.S_ISDIR(st.st_mode):
-                tar.addfile(_dir_info(arcname, st))
-                pending.append((path, arcname))
-            elif stat.S_ISREG(st.st_mode):
-                _add_file(tar, path, arcname, follow=False)
-            else:
-                raise ArchiveError(UNSUPPORTED_SOURCE.format(path=path))
+    return rules
 
 
 def build_tar_gz(src: str, dest: str) -> str:
@@ -264,16 +257,15 @@ def build_tar_gz(src: str, dest: str) -> str:
         raise ArchiveError(UNSUPPORTED_SOURCE.format(path=src))
     try:
         with open(dest, "wb") as raw:
-            dest_stat = os.fstat(raw.fileno())
             writer = _HashingWriter(raw)
             with (
                 gzip.GzipFile(filename="", mode="wb", compresslevel=_COMPRESS_LEVEL, fileobj=writer) as gz,
-                tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+                # Named after dest, tarfile skips the archive itself when it lies inside src.
+                _SourceTar.open(
+                    os.path.realpath(dest), fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT
+                ) as tar,
             ):
-                if stat.S_ISDIR(src_stat.st_mode):
-                    _add_tree(tar, src, name, (dest_stat.st_dev, dest_stat.st_ino))
-                else:
-                    _add_file(tar, src, name, follow=True)
+                tar.add(os.path.realpath(src), arcname=name, filter=_source_rules(src, name))
             return writer.digest.hexdigest()
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -827,14 +827,13 @@ class DeviceDirectives:
             return DirectiveOutcome("pass", reason, artifacts={"baseline": path}, snapshot_key=key)
         baseline = await run.files.read_baseline(path)
         if baseline is None:
-            scratch = self._scratch()
-            current_path = _write(scratch, f"{key}-current.png", current)
+            artifacts = await self._artifacts(key, current=current)
             return DirectiveOutcome(
                 "fail",
                 f'no baseline for "{step.name}" on this device class — expected {path}, nothing was compared. '
                 "Run with updateBaselines (--update-baselines) to adopt the current screen, then review and "
                 "commit it",
-                artifacts={"current": current_path},
+                artifacts=artifacts,
                 snapshot_key=key,
             )
         try:
@@ -844,11 +843,7 @@ class DeviceDirectives:
         diff, images = result
         if diff.dimension_mismatch:
             (bw, bh), (cw, ch) = diff.baseline_size, diff.current_size
-            scratch = self._scratch()
-            artifacts = {
-                "baseline": _write(scratch, f"{key}-baseline.png", baseline),
-                "current": _write(scratch, f"{key}-current.png", current),
-            }
+            artifacts = await self._artifacts(key, baseline=baseline, current=current)
             if crop_sel is not None:
                 reason = (
                     f"baseline is {bw}x{bh} but the cropOn region is {cw}x{ch} ({key}.png) — nothing was "
@@ -864,16 +859,22 @@ class DeviceDirectives:
         limit = js_number(max_mismatch)
         if diff.mismatch <= max_mismatch:
             return DirectiveOutcome("pass", f"diff {shown}% ≤ {limit}% ({key}.png)")
-        scratch = self._scratch()
-        artifacts = {
-            "baseline": _write(scratch, f"{key}-baseline.png", baseline),
-            "current": _write(scratch, f"{key}-current.png", current),
-        }
+        written = {"baseline": baseline, "current": current}
         if images is not None:
-            artifacts["diff"] = _write(scratch, f"{key}-diff.png", images)
+            written["diff"] = images
+        artifacts = await self._artifacts(key, **written)
         return DirectiveOutcome(
             "fail", f"diff {shown}% > {limit}% ({key}.png)", artifacts=artifacts, snapshot_key=key
         )
+
+    async def _artifacts(self, key: str, **images: bytes) -> dict[str, str]:
+        """Write a failed snapshot's images (by role) to a fresh scratch directory, in a thread: the
+        event loop never waits on the disk."""
+        return await asyncio.to_thread(self._write_artifacts, key, images)
+
+    def _write_artifacts(self, key: str, images: dict[str, bytes]) -> dict[str, str]:
+        scratch = self._scratch()
+        return {role: _write(scratch, f"{key}-{role}.png", data) for role, data in images.items()}
 
     def _scratch(self) -> str:
         """A fresh directory for one failed snapshot's images (they outlive the run as its artifacts;

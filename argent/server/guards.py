@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 from collections.abc import Awaitable, Callable
@@ -59,6 +60,11 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         if exc.empty_body or exc.status < 400:
             raise
         return json_error(exc.status, exc.reason)
+    except asyncio.CancelledError:
+        # aiohttp cancels the handler of a client that hung up (handler_cancellation): nobody to answer.
+        if request.transport is None or request.transport.is_closing():
+            log.debug("client closed the connection during %s %s", request.method, request.path)
+        raise
     except ConnectionResetError:
         if request.transport is None or request.transport.is_closing():
             # The client went away mid-request (a dropped upload): nobody to answer, nothing to log.

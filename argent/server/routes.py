@@ -23,9 +23,6 @@ from argent.tools.registry import ToolContext
 
 routes = web.RouteTableDef()
 
-#: How often a running call checks whether its client is still connected.
-DISCONNECT_POLL_SECONDS = 0.05
-
 
 @routes.get("/healthz")
 async def healthz(request: web.Request) -> web.Response:
@@ -150,20 +147,19 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     inflight = request.app[INFLIGHT]
     inflight.add(abort)
     task = asyncio.create_task(registry.run(spec, args, ctx, checked=True))
-    watcher = asyncio.create_task(_watch_disconnect(request, abort, task))
     try:
         result = await asyncio.shield(task)
     except ArgentError as exc:
         return await _failure(request, stream, exc.to_wire(), exc.status)
     except asyncio.CancelledError:
-        # aiohttp cancels the handler when shutdown's grace is over: the run gets a moment to
-        # unwind on its abort event, then it is cancelled, so shutdown never waits on it for long.
+        # aiohttp cancels the handler when its client hangs up (the runner's handler_cancellation)
+        # and when shutdown's grace is over: the run gets a moment to unwind on its abort event
+        # (its steps report `run aborted`, its device stops), then it is cancelled.
         abort.set()
         await _stop(task)
         raise
     finally:
         inflight.discard(abort)
-        watcher.cancel()
     # A result can hold 100k step reports: converting and encoding it runs off the event loop,
     # in parts, so the thread never holds the GIL for long (see ``dumps_in_parts``).
     if stream is None:
@@ -196,13 +192,3 @@ async def _failure(
     await stream.send({"event": "error", **body})
     await stream.close()
     return stream.response
-
-
-async def _watch_disconnect(request: web.Request, abort: asyncio.Event, task: asyncio.Future[Any]) -> None:
-    """Abort the call when its client goes away (the transport is dropped on disconnect)."""
-    while not task.done():
-        transport = request.transport
-        if transport is None or transport.is_closing():
-            abort.set()
-            return
-        await asyncio.sleep(DISCONNECT_POLL_SECONDS)

@@ -50,7 +50,13 @@ async def start_server(config: ServerConfig, registry: ToolRegistry | None = Non
     app = create_app(config, registry)
     claim_tmp_dir(app)
     runner = GuardedAppRunner(
-        app, config, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None
+        app,
+        config,
+        handle_signals=False,
+        # A client that hangs up cancels its call's handler, which aborts the run (routes._invoke).
+        handler_cancellation=True,
+        shutdown_timeout=SHUTDOWN_GRACE_SECONDS,
+        access_log=None,
     )
     await runner.setup()
     site = web.TCPSite(runner, config.host or None, config.port, backlog=LISTEN_BACKLOG)

@@ -531,6 +531,51 @@ async def test_an_unreachable_server_names_the_url_and_the_routing(source: str, 
     assert "may have run" not in message
 
 
+@pytest.mark.parametrize("url", ["tools.example", "ftp://host", "http://", "http://[::1", "http://h/?q=1"])
+async def test_a_url_that_is_not_http_is_an_unreachable_server_not_a_crash(url: str) -> None:
+    async with _client(url, source="env") as client:
+        with pytest.raises(ToolCallError) as info:
+            await client.list_tools()
+    assert info.value.message.startswith(
+        f"Could not reach the tool-server at {url.rstrip('/')} (not an http:// or https:// URL with a host). "
+        "ARGENT_TOOLS_URL routes calls there."
+    )
+    assert info.value.error_code == "TOOL_SERVER_UNREACHABLE"
+
+
+async def test_a_tool_server_under_a_path_prefix_gets_every_request_there_with_the_token(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """Behind a proxy that mounts the tool-server at /argent/: listing, call and upload all go there."""
+    seen: list[tuple[str, str, str | None]] = []
+
+    @web.middleware
+    async def record(request: web.Request, handler: Handler) -> web.StreamResponse:
+        seen.append((request.method, request.raw_path, request.headers.get("Authorization")))
+        return await handler(request)
+
+    async def tools(_: web.Request) -> web.StreamResponse:
+        return web.json_response(LISTING)
+
+    async def upload(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        return web.json_response({"uploadId": "u-1"})
+
+    app = web.Application(middlewares=[record])
+    app.router.add_get("/argent/tools", tools)
+    app.router.add_post("/argent/tools/{name}", _ok_json)
+    app.router.add_post("/argent/upload", upload)
+    url = _url(await aiohttp_server(app)) + "/argent/"
+    (tmp_path / "app").write_text("x")
+    async with _client(url) as client:
+        assert await client.call("installer", {"app": str(tmp_path / "app")}) == {"ok": True}
+    assert seen == [
+        ("GET", "/argent/tools", f"Bearer {TOKEN}"),
+        ("POST", "/argent/upload", f"Bearer {TOKEN}"),
+        ("POST", "/argent/tools/installer", f"Bearer {TOKEN}"),
+    ]
+
+
 # --------------------------------------------------------------------------------------------------
 # File inputs over the wire
 

@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import io
 import os
+import socket
 import stat
 import struct
 import tarfile
@@ -206,6 +207,81 @@ def test_build_refuses_a_fifo_and_removes_the_partial_archive(tmp_path: Path) ->
     os.mkfifo(tree / "pipe")
     archive = tmp_path / "t.tgz"
     with pytest.raises(ArchiveError, match="not a regular file, a directory or a symlink"):
+        build_tar_gz(str(tree), str(archive))
+    assert not archive.exists()
+
+
+def test_build_refuses_a_socket_that_tarfile_would_skip(tmp_path: Path) -> None:
+    tree = tmp_path / "T"
+    tree.mkdir()
+    (tree / "a").write_text("x")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tree / "sock"))
+        archive = tmp_path / "t.tgz"
+        with pytest.raises(ArchiveError, match=f'Cannot archive "{tree}/sock": it is not a regular file'):
+            build_tar_gz(str(tree), str(archive))
+    assert not archive.exists()
+
+
+def test_build_stores_no_owner_and_whole_second_times(tmp_path: Path) -> None:
+    tree = tmp_path / "T"
+    (tree / "d").mkdir(parents=True)
+    (tree / "d" / "f").write_text("x")
+    os.utime(tree / "d" / "f", (1_700_000_000.75, 1_700_000_000.75))
+    archive = tmp_path / "t.tgz"
+    build_tar_gz(str(tree), str(archive))
+    with tarfile.open(archive) as tar:
+        members = tar.getmembers()
+        assert [m.name for m in members] == ["T", "T/d", "T/d/f"]
+        assert all((m.uid, m.gid, m.uname, m.gname) == (0, 0, "", "") for m in members)
+        assert tar.getmember("T/d/f").mtime == 1_700_000_000
+        assert all(not m.pax_headers for m in members)
+
+
+def test_build_leaves_out_the_archive_when_it_is_written_inside_the_tree(tmp_path: Path, dest: Path) -> None:
+    tree = tmp_path / "T"
+    tree.mkdir()
+    (tree / "a").write_text("x")
+    archive = tree / "self.tgz"
+    build_tar_gz(str(tree), str(archive))
+    with tarfile.open(archive) as tar:
+        assert tar.getnames() == ["T", "T/a"]
+
+
+def test_build_follows_a_directory_symlink_given_as_source(tmp_path: Path, dest: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "a").write_text("x")
+    (tmp_path / "alias").symlink_to(real)
+    archive = tmp_path / "t.tgz"
+    build_tar_gz(str(tmp_path / "alias"), str(archive))
+    with tarfile.open(archive) as tar:
+        assert tar.getnames() == ["alias", "alias/a"]
+
+
+def test_build_refuses_a_file_swapped_for_a_symlink_after_it_was_examined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race a tree walk has: the entry examined as a file is a symlink to a secret when it is read."""
+    tree = tmp_path / "T"
+    tree.mkdir()
+    (tree / "a").write_text("public")
+    secret = tmp_path / "secret"
+    secret.write_text("secret")
+    examine = archive_module._SourceTar.gettarinfo
+
+    def swapping(self: tarfile.TarFile, name: str, arcname: str, fileobj: None = None) -> tarfile.TarInfo:
+        info = examine(self, name, arcname)  # type: ignore[arg-type]
+        if arcname == "T/a":
+            os.unlink(name)
+            os.symlink(secret, name)
+        return info
+
+    monkeypatch.setattr(archive_module._SourceTar, "gettarinfo", swapping)
+    archive = tmp_path / "t.tgz"
+    with pytest.raises(
+        ArchiveError, match=f'Cannot archive "{tree}/a": it changed while it was being archived'
+    ):
         build_tar_gz(str(tree), str(archive))
     assert not archive.exists()
 
