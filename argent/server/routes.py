@@ -12,7 +12,8 @@ from aiohttp import web
 from argent import __version__
 from argent.errors import ArgentError, InvalidToolInputError, PolicyRefusal
 from argent.limits import ABORTED_CALL_GRACE_SECONDS
-from argent.link.wire import to_wire
+from argent.link.codec import event_to_wire, to_wire
+from argent.link.models import ErrorBody, Health, ProgressEvent, ResultBody, ResultEvent, UploadAnswer
 from argent.server.body import read_body
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
@@ -28,7 +29,7 @@ DISCONNECT_POLL_SECONDS = 0.05
 
 @routes.get("/healthz")
 async def healthz(request: web.Request) -> web.Response:
-    return web.json_response({"ok": True, "version": __version__})
+    return web.json_response(to_wire(Health(ok=True, version=__version__)))
 
 
 @routes.get("/tools")
@@ -42,10 +43,10 @@ async def upload(request: web.Request) -> web.Response:
         stored = await request.app[UPLOADS].receive(request.content, request.content_length)
     except ArgentError as exc:
         # Answer now and drop the connection instead of reading the refused body to its end.
-        response = web.json_response({"error": exc.message}, status=exc.status)
+        response = web.json_response(to_wire(ErrorBody(exc.message)), status=exc.status)
         response.force_close()
         return response
-    return web.json_response({"uploadId": stored.upload_id})
+    return web.json_response(to_wire(UploadAnswer(stored.upload_id)))
 
 
 async def _json_body(request: web.Request) -> dict[str, Any]:
@@ -102,16 +103,16 @@ async def call_tool(request: web.Request) -> web.StreamResponse:
             linked=request.headers.get("x-argent-linked") == "1",
         )
     except _PreInvokeError as exc:
-        return web.json_response({"error": exc.message}, status=exc.status)
+        return web.json_response(to_wire(ErrorBody(exc.message)), status=exc.status)
     except PolicyRefusal as exc:
         return web.json_response(exc.to_wire(), status=exc.status)
     except ArgentError as exc:
-        return web.json_response({"error": exc.message}, status=exc.status)
+        return web.json_response(to_wire(ErrorBody(exc.message)), status=exc.status)
     try:
         try:
             args = registry.parse_args(name, resolved.args)
         except InvalidToolInputError as exc:
-            return web.json_response({"error": exc.message}, status=400)
+            return web.json_response(to_wire(ErrorBody(exc.message)), status=400)
         return await _invoke(request, spec, args, resolved)
     finally:
         await resolved.cleanup()
@@ -124,7 +125,7 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
 
     async def emit(event: Any) -> None:
         if stream is not None:
-            await stream.send({"event": "progress", "data": to_wire(event)})
+            await stream.send(event_to_wire(ProgressEvent(event)))
             if stream.broken:
                 abort.set()
 
@@ -153,7 +154,7 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     try:
         result = await asyncio.shield(task)
     except ArgentError as exc:
-        return await _failure(request, stream, exc.to_wire(), exc.status)
+        return await _failure(request, stream, exc.body(), exc.status)
     except asyncio.CancelledError:
         # aiohttp cancels the handler when shutdown's grace is over: the run gets a moment to
         # unwind on its abort event, then it is cancelled, so shutdown never waits on it for long.
@@ -164,8 +165,8 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
         inflight.discard(abort)
         watcher.cancel()
     if stream is None:
-        return web.json_response({"data": to_wire(result)})
-    await stream.send({"event": "result", "data": to_wire(result)})
+        return web.json_response(to_wire(ResultBody(result)))
+    await stream.send(event_to_wire(ResultEvent(result)))
     await stream.close()
     return stream.response
 
@@ -182,11 +183,11 @@ async def _stop(task: asyncio.Task[Any]) -> None:
 
 
 async def _failure(
-    request: web.Request, stream: NdjsonStream | None, body: dict[str, Any], status: int
+    request: web.Request, stream: NdjsonStream | None, body: ErrorBody, status: int
 ) -> web.StreamResponse:
     if stream is None:
-        return web.json_response(body, status=status)
-    await stream.send({"event": "error", **body})
+        return web.json_response(to_wire(body), status=status)
+    await stream.send(event_to_wire(body))
     await stream.close()
     return stream.response
 

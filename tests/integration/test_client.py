@@ -31,7 +31,7 @@ from argent.client.link_config import read_link_config
 from argent.client.routing import Route, open_client
 from argent.client.session import ToolServerClient
 from argent.errors import ArgentError
-from argent.link.wire import to_wire
+from argent.link.codec import to_wire
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
 from argent.tools.args import arg
