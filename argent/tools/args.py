@@ -8,7 +8,6 @@ the JSON Schema of ``GET /tools`` and a strict cattrs structure hook: no silent
 
 from __future__ import annotations
 
-import re
 import types
 import typing
 from collections.abc import Mapping
@@ -50,6 +49,27 @@ def _strict(expected: type, label: str) -> Any:
     return check
 
 
+class NotOneOf(ValueError):
+    """A value outside a ``Literal`` argument's choices; its text names them."""
+
+    def __init__(self, value: Any, allowed: tuple[Any, ...]) -> None:
+        self.value = value
+        self.allowed = allowed
+        choices = ", ".join(str(choice) for choice in allowed)
+        super().__init__(f"must be one of {choices}, got {str(value)!r}")
+
+
+def _literal(value: Any, tp: Any) -> Any:
+    allowed = get_args(tp)
+    if value not in allowed:
+        raise NotOneOf(value, allowed)
+    return value
+
+
+def _is_literal(tp: Any) -> bool:
+    return get_origin(tp) is Literal
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -76,6 +96,7 @@ def _make_converter() -> cattrs.Converter:
         return value
 
     conv.register_structure_hook(Any, any_hook)
+    conv.register_structure_hook_func(_is_literal, _literal)
     conv.register_structure_hook_func(
         lambda t: attrs.has(t),
         lambda v, t: _structure_args(conv, v, t),
@@ -127,17 +148,8 @@ def _problems(exc: cattrs.ClassValidationError, cls: type) -> list[str]:
         elif isinstance(inner, KeyError):
             out.append(f"{name} is required")
         else:
-            out.append(f"{name}: {_literal_message(inner)}" if name else _literal_message(inner))
+            out.append(f"{name}: {inner}" if name else str(inner))
     return out
-
-
-def _literal_message(exc: BaseException) -> str:
-    text = str(exc)
-    match = re.match(r"(.*) not in literal typing\.Literal\[(.*)\]$", text)
-    if match:
-        allowed = ", ".join(v.strip().strip("'") for v in match.group(2).split(","))
-        return f"must be one of {allowed}, got {match.group(1)!r}"
-    return text
 
 
 def unstructure_args(value: Any) -> dict[str, Any]:
