@@ -27,9 +27,9 @@ import stat
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from attrs import frozen
-
 from argent.limits import MAX_FILE_BYTES
+from argent.link.codec import read_specs
+from argent.link.models import FileInputSpec
 
 FILE_INPUT_MARKER = "__argentFileInput"
 CONTENT_OMITTED_SIZE_LIMIT = "size-limit"
@@ -38,33 +38,7 @@ _TEMPLATE_REF = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 #: Tars and uploads a path; returns ``(upload_id, sha256 hex of the tar.gz)``.
 Uploader = Callable[[str], Awaitable[tuple[str, str]]]
 #: Adds the members of a ``collect`` input to its wrapper in place: ``(spec, wrapper, args)``.
-Collector = Callable[["FileInputWireSpec", dict[str, Any], Mapping[str, Any]], Awaitable[None]]
-
-
-@frozen
-class FileInputWireSpec:
-    """One entry of a tool's advertised ``fileInputs``."""
-
-    target: str
-    path: str
-    kind: str
-    skip_when_set: str | None = None
-    collect: str | None = None
-
-    @classmethod
-    def from_wire(cls, raw: Mapping[str, Any]) -> FileInputWireSpec | None:
-        target, path, kind = raw.get("target"), raw.get("path"), raw.get("kind")
-        if not (isinstance(target, str) and isinstance(path, str) and isinstance(kind, str)):
-            return None
-        skip = raw.get("skipWhenSet")
-        collect = raw.get("collect")
-        return cls(
-            target=target,
-            path=path,
-            kind=kind,
-            skip_when_set=skip if isinstance(skip, str) else None,
-            collect=collect if isinstance(collect, str) else None,
-        )
+Collector = Callable[[FileInputSpec, dict[str, Any], Mapping[str, Any]], Awaitable[None]]
 
 
 def interpolate_path(template: str, args: Mapping[str, Any]) -> str | None:
@@ -84,7 +58,7 @@ def interpolate_path(template: str, args: Mapping[str, Any]) -> str | None:
 
 
 async def prepare_file_inputs(
-    specs: Sequence[Mapping[str, Any]] | None,
+    specs: Sequence[FileInputSpec | Mapping[str, Any]] | None,
     args: Any,
     *,
     linked: bool,
@@ -101,10 +75,7 @@ async def prepare_file_inputs(
     if not specs or not isinstance(args, dict):
         return args
     out = dict(args)
-    for raw in specs:
-        spec = FileInputWireSpec.from_wire(raw)
-        if spec is None:
-            continue
+    for spec in read_specs(specs):
         if spec.skip_when_set is not None and spec.skip_when_set in out:
             continue
         current = out.get(spec.target)
@@ -133,7 +104,7 @@ def has_members(args: Any) -> bool:
 
 
 async def _build_wrapper(
-    spec: FileInputWireSpec, path: str, *, linked: bool, uploader: Uploader | None
+    spec: FileInputSpec, path: str, *, linked: bool, uploader: Uploader | None
 ) -> dict[str, Any]:
     if spec.kind == "file":
         return await asyncio.to_thread(_file_wrapper, path, linked)

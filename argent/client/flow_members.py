@@ -25,7 +25,7 @@ from typing import Any, Literal
 from argent.client.base import ToolCallError
 from argent.limits import INLINE_MEMBERS_BUDGET
 from argent.link.archive import build_tar_gz_bytes
-from argent.link.members import CollectedMember, Collection, collect_flow_members
+from argent.link.members import CollectedMember, Collection, Listing, collect_flow_members
 from argent.link.spelling import spelling_to_wire
 
 FLOW_FILES_LOG_ENV = "ARGENT_FLOW_FILES_LOG"
@@ -150,7 +150,7 @@ async def send_members(
 async def attach_members(
     wire: dict[str, Any],
     args: Mapping[str, Any],
-    listing: Iterable[Mapping[str, Any]],
+    listing: Listing,
     *,
     post: ArchivePoster,
     log: Callable[[str], None] | None,

@@ -41,7 +41,7 @@ from argent.client.bounded import (
     parse_json,
     read_body,
 )
-from argent.client.calls import FileInputWireSpec, has_members, prepare_file_inputs
+from argent.client.calls import has_members, prepare_file_inputs
 from argent.client.client_files import ClientFileCall, RefusedClientFile, apply_client_file_directives
 from argent.client.flow_members import (
     UploadRefusedByProxy,
@@ -58,6 +58,7 @@ from argent.limits import (
 )
 from argent.link.archive import ArchiveError, build_tar_gz
 from argent.link.members import Collection
+from argent.link.models import FileInputSpec
 
 NDJSON = "application/x-ndjson"
 LINKED_HEADER = "x-argent-linked"
@@ -321,9 +322,7 @@ class ToolServerClient:
         specs = entry.get("fileInputs") if entry is not None else None
         scope = BaselineWriteScope()
 
-        async def collect(
-            spec: FileInputWireSpec, wrapper: dict[str, Any], call_args: Mapping[str, Any]
-        ) -> None:
+        async def collect(spec: FileInputSpec, wrapper: dict[str, Any], call_args: Mapping[str, Any]) -> None:
             scope.add(await self._collect_members(spec, wrapper, call_args))
 
         prepared = await prepare_file_inputs(
@@ -468,7 +467,7 @@ class ToolServerClient:
             print(line, file=sys.stderr, flush=True)
 
     async def _collect_members(
-        self, spec: FileInputWireSpec, wrapper: dict[str, Any], args: Mapping[str, Any]
+        self, spec: FileInputSpec, wrapper: dict[str, Any], args: Mapping[str, Any]
     ) -> Collection | None:
         log = self._flow_files_log if flow_files_log_enabled() else None
         if spec.collect == "step":

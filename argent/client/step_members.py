@@ -10,18 +10,18 @@ always a stream.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from argent.client.flow_members import ArchivePoster, send_members
-from argent.link.members import Collection
+from argent.link.members import Collection, Listing
 from argent.link.step_members import collect_step_members
 
 
 async def attach_step_members(
     wire: dict[str, Any],
     args: Mapping[str, Any],
-    listing: Iterable[Mapping[str, Any]],
+    listing: Listing,
     *,
     post: ArchivePoster,
     log: Callable[[str], None] | None,

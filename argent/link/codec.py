@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import re
 import typing
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from types import UnionType
 from typing import Any, Generic, Literal, TypeVar, cast, get_args, get_origin
 
@@ -46,6 +46,7 @@ from argent.link.models import (
     ErrorBody,
     Event,
     FileInput,
+    FileInputSpec,
     FlowRunResult,
     PrerequisiteNotice,
     ProgressEvent,
@@ -392,6 +393,17 @@ def read_event(raw: Any) -> Event | None:
         if tag == name:
             return read_or_none(raw, cls)
     return None
+
+
+def read_specs(specs: Iterable[Any] | None) -> list[FileInputSpec]:
+    """File-input specs as models: models as they are, JSON ones read (unreadable ones left out)."""
+    out: list[FileInputSpec] = []
+    for spec in specs or ():
+        if isinstance(spec, FileInputSpec):
+            out.append(spec)
+        elif (read := read_or_none(spec, FileInputSpec)) is not None:
+            out.append(read)
+    return out
 
 
 def failed_fields(exc: ClassValidationError) -> list[str]:

@@ -27,7 +27,9 @@ from attrs import define, field, frozen
 from argent.flows.model import Flow, ToolStep
 from argent.flows.names import baseline_key
 from argent.limits import MAX_RUN_DEPTH
+from argent.link.codec import read_or_none
 from argent.link.fs_cache import FsCache
+from argent.link.models import FileInputSpec, ToolEntry
 from argent.link.policy import ClientFile, ClientPolicy, read_client_file
 from argent.link.scan import FlowRefs, refs_of_flow, refs_of_text
 from argent.link.spelling import Spelling, spelling_of, spelling_to_wire
@@ -39,6 +41,8 @@ MemberState = Literal["missing", "refused", "listed"]
 
 BASELINES_DIR = "__baselines__"
 CHROMIUM_DEVICE_PREFIX = "chromium-cdp-"
+#: A ``GET /tools`` listing: its entries as read, or as JSON (read with the codec).
+Listing = Iterable[ToolEntry | Mapping[str, Any]]
 DANGLING_IN_UPDATE_RUN = "{path} is a link to nothing — the client writes no baseline through it"
 
 
@@ -171,7 +175,7 @@ class _Edges:
 @define
 class _Walk:
     policy: ClientPolicy
-    inputs: Mapping[str, Sequence[Mapping[str, Any]]]
+    inputs: Mapping[str, Sequence[FileInputSpec]]
     members: list[CollectedMember] = field(factory=list)
     pairs: dict[tuple[str, str], str | None] = field(factory=dict)
     tool_paths: set[str] = field(factory=set)
@@ -358,14 +362,13 @@ def _collect_baselines(
 # --------------------------------------------------------------------------------------------
 
 
-def tool_inputs(listing: Iterable[Mapping[str, Any]]) -> dict[str, Sequence[Mapping[str, Any]]]:
+def tool_inputs(listing: Listing) -> dict[str, Sequence[FileInputSpec]]:
     """``fileInputs`` of each tool of a ``GET /tools`` listing, by tool name."""
-    out: dict[str, Sequence[Mapping[str, Any]]] = {}
-    for entry in listing:
-        name = entry.get("name")
-        specs = entry.get("fileInputs")
-        if isinstance(name, str) and isinstance(specs, list):
-            out[name] = [spec for spec in specs if isinstance(spec, Mapping)]
+    out: dict[str, Sequence[FileInputSpec]] = {}
+    for raw in listing:
+        entry = raw if isinstance(raw, ToolEntry) else read_or_none(raw, ToolEntry)
+        if entry is not None:
+            out[entry.name] = entry.file_inputs
     return out
 
 
@@ -373,7 +376,7 @@ def collect_flow_members(
     path: str,
     data: bytes,
     args: Mapping[str, Any],
-    listing: Iterable[Mapping[str, Any]],
+    listing: Listing,
 ) -> Collection:
     """The members of a run of the flow file at ``path`` whose bytes are ``data``."""
     canonical = canonical_path(path)
@@ -400,7 +403,7 @@ def collect_flow_members(
 
 def collect_step_files(
     policy: ClientPolicy,
-    listing: Iterable[Mapping[str, Any]],
+    listing: Listing,
     *,
     origin: str,
     run_name: str,

@@ -19,13 +19,14 @@ from attrs import define, field
 
 from argent.errors import FileInputError
 from argent.link.member_files import MemberFlowFiles
+from argent.link.models import FileInputSpec
 from argent.link.store import MemberStore
 from argent.server.inline import decode_content
 from argent.server.member_inputs import discard_member_uploads, linked_flow_files, linked_step_members
 from argent.server.tmp_files import ServerFiles
 from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
 from argent.tools.call_policy import CallPolicy
-from argent.tools.registry import FileInputSpec, ResolvedFileInput, ToolSpec
+from argent.tools.registry import ResolvedFileInput, ToolSpec
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 

@@ -13,7 +13,15 @@ from argent import __version__
 from argent.errors import ArgentError, InvalidToolInputError, PolicyRefusal
 from argent.limits import ABORTED_CALL_GRACE_SECONDS
 from argent.link.codec import event_to_wire, to_wire
-from argent.link.models import ErrorBody, Health, ProgressEvent, ResultBody, ResultEvent, UploadAnswer
+from argent.link.models import (
+    ErrorBody,
+    Health,
+    ProgressEvent,
+    ResultBody,
+    ResultEvent,
+    ToolListing,
+    UploadAnswer,
+)
 from argent.server.body import read_body
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
@@ -34,7 +42,7 @@ async def healthz(request: web.Request) -> web.Response:
 
 @routes.get("/tools")
 async def list_tools(request: web.Request) -> web.Response:
-    return web.json_response({"tools": listed_tools(request)})
+    return web.json_response(to_wire(ToolListing(listed_tools(request))))
 
 
 @routes.post("/upload")
