@@ -58,7 +58,7 @@ from argent.limits import (
 )
 from argent.link.archive import ArchiveError, build_tar_gz
 from argent.link.members import Collection
-from argent.link.models import FileInputSpec
+from argent.link.models import FileInput, FileInputSpec
 
 NDJSON = "application/x-ndjson"
 LINKED_HEADER = "x-argent-linked"
@@ -322,8 +322,10 @@ class ToolServerClient:
         specs = entry.get("fileInputs") if entry is not None else None
         scope = BaselineWriteScope()
 
-        async def collect(spec: FileInputSpec, wrapper: dict[str, Any], call_args: Mapping[str, Any]) -> None:
-            scope.add(await self._collect_members(spec, wrapper, call_args))
+        async def collect(spec: FileInputSpec, wrapper: FileInput, call_args: Mapping[str, Any]) -> FileInput:
+            wrapper, collection = await self._collect_members(spec, wrapper, call_args)
+            scope.add(collection)
+            return wrapper
 
         prepared = await prepare_file_inputs(
             specs if isinstance(specs, list) else None,
@@ -467,15 +469,15 @@ class ToolServerClient:
             print(line, file=sys.stderr, flush=True)
 
     async def _collect_members(
-        self, spec: FileInputSpec, wrapper: dict[str, Any], args: Mapping[str, Any]
-    ) -> Collection | None:
+        self, spec: FileInputSpec, wrapper: FileInput, args: Mapping[str, Any]
+    ) -> tuple[FileInput, Collection | None]:
         log = self._flow_files_log if flow_files_log_enabled() else None
         if spec.collect == "step":
             return await attach_step_members(
                 wrapper, args, await self.list_tools(), post=self.post_archive, log=log
             )
         if spec.collect != "flow":
-            return None
+            return wrapper, None
         return await attach_members(
             wrapper,
             args,

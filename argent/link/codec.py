@@ -48,6 +48,7 @@ from argent.link.models import (
     FileInput,
     FileInputSpec,
     FlowRunResult,
+    NamedUploads,
     PrerequisiteNotice,
     ProgressEvent,
     ResultBody,
@@ -76,10 +77,14 @@ ALWAYS: frozenset[tuple[type, str]] = frozenset(
     }
 )
 #: Models marked on the wire by a key whose value is true.
-MARKERS: dict[type, str] = {FileInput: FILE_INPUT_MARKER, ClientFileDirective: CLIENT_FILE_MARKER}
+MARKERS: dict[type, str] = {
+    FileInput: FILE_INPUT_MARKER,
+    NamedUploads: FILE_INPUT_MARKER,
+    ClientFileDirective: CLIENT_FILE_MARKER,
+}
 #: Lists whose items that cannot be read are left out, by (model, field).
 SKIPPED_ITEMS: frozenset[tuple[type, str]] = frozenset(
-    {(ToolListing, "tools"), (ToolEntry, "file_inputs"), (FlowRunResult, "steps")}
+    {(ToolListing, "tools"), (ToolEntry, "file_inputs"), (FlowRunResult, "steps"), (NamedUploads, "members")}
 )
 #: Models a client reads whatever was sent: nothing is required, nothing malformed fails them.
 ANSWERS: frozenset[type] = frozenset({StepReport, FlowRunResult})
@@ -188,7 +193,10 @@ def _noted(exc: Exception, cls: type, f: attrs.Attribute[Any]) -> Exception:
 
 
 def _read(conv: cattrs.Converter, raw: Any, cls: type[T]) -> Read[T]:
-    """One model from its wire value under the reading rules (see the module docstring)."""
+    """One model from its wire value under the reading rules (see the module docstring); a model
+    is already read."""
+    if isinstance(raw, cls):
+        return Read(raw)
     marker = MARKERS.get(cls)
     if not isinstance(raw, Mapping) or (marker is not None and raw.get(marker) is not True):
         what = f"a {marker} object" if marker is not None else "an object"
@@ -393,6 +401,11 @@ def read_event(raw: Any) -> Event | None:
         if tag == name:
             return read_or_none(raw, cls)
     return None
+
+
+def read_items(raw: Any, cls: type[T]) -> list[T]:
+    """The items of a JSON array that read as ``cls`` (the others left out); none for a non-array."""
+    return _readable_items(converter, raw, list[cls]) if isinstance(raw, list) else []  # type: ignore[valid-type]
 
 
 def read_specs(specs: Iterable[Any] | None) -> list[FileInputSpec]:

@@ -30,6 +30,8 @@ from attrs import Factory, define, field, frozen
 FileInputKind: TypeAlias = Literal["file", "directory", "probe", "tar-upload"]
 FILE_INPUT_MARKER = "__argentFileInput"
 CLIENT_FILE_MARKER = "__argentClientFile"
+#: ``contentOmitted`` of a file the client did not send: it is over the 32 MiB file-input limit.
+CONTENT_OMITTED_SIZE_LIMIT = "size-limit"
 
 
 @frozen
@@ -96,6 +98,14 @@ class UploadRef:
     """The one field of a member a failed call still needs: the upload it names, to delete it."""
 
     upload_id: str | None = None
+
+
+@frozen
+class NamedUploads:
+    """What a failed call still needs of a file-input object: the uploads its members name, read
+    whatever else is wrong with them, so that each is deleted."""
+
+    members: list[UploadRef] = Factory(list)
 
 
 @frozen
