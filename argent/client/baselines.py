@@ -27,7 +27,9 @@ from typing import Any
 from attrs import define, field, frozen
 
 from argent.client.client_files import read_directive
+from argent.link.codec import to_wire
 from argent.link.members import Collection
+from argent.link.models import BaselineNotWritten
 from argent.link.png import is_png
 from argent.link.policy import ClientPolicy, os_error_text
 
@@ -91,7 +93,7 @@ def apply_baseline_writes(result: Any, scope: BaselineWriteScope) -> BaselineWri
             out.append(path)
         else:
             failed.append((path, error))
-            out.append({"path": path, "error": error})
+            out.append(to_wire(BaselineNotWritten(path, error)))
     return BaselineWrites({**result, "baselineWrites": out}, tuple(written), tuple(failed))
 
 

@@ -43,6 +43,7 @@ from argent.link.models import (
     EVENT_TAGS,
     FILE_INPUT_MARKER,
     ClientFileDirective,
+    Disabled,
     ErrorBody,
     Event,
     FileInput,
@@ -210,7 +211,7 @@ def _read(conv: cattrs.Converter, raw: Any, cls: type[T]) -> Read[T]:
         into = init if f.init else late
         slot = str(f.alias) if f.init else f.name
         if key not in raw:
-            if _plain_default(f) or not f.init:
+            if _plain_default(f) or (not f.init and not answer):
                 continue
             if answer:
                 into[slot] = _empty(tp)
@@ -334,6 +335,17 @@ def _foreign_unstructure(conv: cattrs.Converter) -> Callable[[Any], Callable[[An
     return factory
 
 
+def _disabled() -> Callable[[Any, Any], Disabled]:
+    """A tool's ``disabled``: an object with its reason, or (from an older or odd tool-server) any
+    other value, whose text is the reason: a tool listed as disabled always reads as disabled."""
+
+    def structure(raw: Any, _: Any) -> Disabled:
+        reason = raw.get("reason", "") if isinstance(raw, Mapping) else raw
+        return Disabled(reason if isinstance(reason, str) else str(reason))
+
+    return structure
+
+
 def _is_list(tp: Any) -> bool:
     return tp is list or get_origin(tp) is list
 
@@ -346,6 +358,7 @@ def _make_converter() -> cattrs.Converter:
     conv.register_structure_hook(float, _strict((int, float), "a number"))
     conv.register_structure_hook_factory(_is_list, _list_hook(conv))
     conv.register_structure_hook_func(_is_model, lambda raw, cls: _read(conv, raw, cls).value)
+    conv.register_structure_hook_func(lambda t: t is Disabled, _disabled())
     conv.register_unstructure_hook_factory(_is_model, _model_unstructure(conv))
     conv.register_unstructure_hook_factory(
         lambda t: attrs.has(t) and not _is_model(t), _foreign_unstructure(conv)
@@ -390,6 +403,11 @@ def read_or_none(raw: Any, cls: type[T]) -> T | None:
         return converter.structure(raw, cls)
     except (NotAnObject, ClassValidationError):
         return None
+
+
+def read_answer(raw: Any, cls: type[T]) -> T:
+    """A model of ``ANSWERS`` from any JSON object (every field may be missing or malformed)."""
+    return converter.structure(raw, cls)
 
 
 def read_event(raw: Any) -> Event | None:

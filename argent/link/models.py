@@ -221,6 +221,14 @@ class ClientFileDirective:
     encoding: str | None = None
 
 
+@frozen
+class BaselineNotWritten:
+    """What the client puts in a result's ``baselineWrites`` for a baseline it did not write."""
+
+    path: str
+    error: str
+
+
 # --------------------------------------------------------------------------------------------
 # Flow runs
 
