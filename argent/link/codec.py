@@ -28,7 +28,7 @@ import re
 import typing
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from types import UnionType
-from typing import Any, Generic, Literal, TypeVar, cast, get_args, get_origin
+from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast, get_args, get_origin
 
 import attrs
 import cattrs
@@ -193,6 +193,25 @@ def _noted(exc: Exception, cls: type, f: attrs.Attribute[Any]) -> Exception:
     return exc
 
 
+#: How one field is read: its key, the hook of its type, its type, its keyword (or attribute, when
+#: not an ``__init__`` argument), whether it goes to ``__init__``, whether it has a plain default.
+_Field: TypeAlias = "tuple[str, Callable[[Any, Any], Any], Any, str, bool, bool, attrs.Attribute[Any]]"
+
+
+@functools.cache
+def _plan(conv: cattrs.Converter, cls: Any) -> tuple[_Field, ...]:
+    plan = []
+    for f, key, tp in _fields(cls):
+        hook: Callable[[Any, Any], Any]
+        if (cls, f.name) in SKIPPED_ITEMS:
+            hook = functools.partial(_readable_items, conv)
+        else:
+            hook = conv.get_structure_hook(tp)
+        slot = str(f.alias) if f.init else f.name
+        plan.append((key, hook, tp, slot, f.init, _plain_default(f), f))
+    return tuple(plan)
+
+
 def _read(conv: cattrs.Converter, raw: Any, cls: type[T]) -> Read[T]:
     """One model from its wire value under the reading rules (see the module docstring); a model
     is already read."""
@@ -207,29 +226,23 @@ def _read(conv: cattrs.Converter, raw: Any, cls: type[T]) -> Read[T]:
     late: dict[str, Any] = {}
     wrong: dict[str, BaseException] = {}
     errors: list[Exception] = []
-    for f, key, tp in _fields(cast(Hashable, cls)):
-        into = init if f.init else late
-        slot = str(f.alias) if f.init else f.name
-        if key not in raw:
-            if _plain_default(f) or (not f.init and not answer):
+    for key, hook, tp, slot, is_init, plain, f in _plan(conv, cast(Hashable, cls)):
+        into = init if is_init else late
+        if key in raw:
+            try:
+                into[slot] = hook(raw[key], tp)
                 continue
-            if answer:
-                into[slot] = _empty(tp)
-            else:
-                errors.append(_noted(KeyError(key), cls, f))
-            continue
-        try:
-            if (cls, f.name) in SKIPPED_ITEMS:
-                into[slot] = _readable_items(conv, raw[key], tp)
-            else:
-                into[slot] = conv.structure(raw[key], tp)
-        except Exception as exc:  # every malformed value is the wire's, and reported as such
-            if answer:
-                into[slot] = _default_of(f) if _plain_default(f) else _empty(tp)
-            elif _plain_default(f):
-                wrong[key] = exc
-            else:
-                errors.append(_noted(exc, cls, f))
+            except Exception as exc:  # every malformed value is the wire's, and reported as such
+                if answer:
+                    into[slot] = _default_of(f) if plain else _empty(tp)
+                elif plain:
+                    wrong[key] = exc
+                else:
+                    errors.append(_noted(exc, cls, f))
+        elif answer and not plain:
+            into[slot] = _empty(tp)
+        elif not plain and is_init:
+            errors.append(_noted(KeyError(key), cls, f))
     if errors:
         raise ClassValidationError(f"While structuring {cls.__name__}", errors, cls)
     try:
@@ -290,9 +303,12 @@ def _model_unstructure(conv: cattrs.Converter) -> Callable[[Any], Callable[[Any]
     def factory(cls: type) -> Callable[[Any], dict[str, Any]]:
         overrides = {
             f.name: override(
-                rename=wire_name(cls, f), omit_if_default=False if (cls, f.name) in ALWAYS else None
+                rename=wire_name(cls, f),
+                omit_if_default=False if (cls, f.name) in ALWAYS else None,
+                # JSON data of any shape (a tool's result, a step's args): by its runtime type
+                unstruct_hook=conv.unstructure if tp is Any else None,
             )
-            for f in attrs.fields(cls)
+            for f, _, tp in _fields(cast(Hashable, cls))
         }
         fn: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(
             cls,
@@ -303,6 +319,19 @@ def _model_unstructure(conv: cattrs.Converter) -> Callable[[Any], Callable[[Any]
         )
         marker = MARKERS.get(cls)
         keys = ([marker] if marker is not None else []) + [wire_name(cls, f) for f in attrs.fields(cls)]
+        late = _late_keys(cls)
+        if marker is None and late is not None:
+            if not late:
+                return fn
+
+            def moved(value: Any) -> dict[str, Any]:
+                """cattrs writes the fields that are always there first: move the trailing ones back."""
+                out = fn(value)
+                for key in late:
+                    out[key] = out.pop(key)
+                return out
+
+            return moved
 
         def ordered(value: Any) -> dict[str, Any]:
             """The fields in their declared order (cattrs writes the optional ones last)."""
@@ -314,6 +343,20 @@ def _model_unstructure(conv: cattrs.Converter) -> Callable[[Any], Callable[[Any]
         return ordered
 
     return factory
+
+
+def _late_keys(cls: type) -> list[str] | None:
+    """The always-written fields declared after an optional one, when they end the model (moving
+    them to the end restores the declared order); None when the order needs a full rebuild."""
+    fields = attrs.fields(cls)
+    optional = [f.default is not attrs.NOTHING and (cls, f.name) not in ALWAYS for f in fields]
+    if True not in optional:
+        return []
+    first = optional.index(True)
+    late = [i for i in range(first, len(fields)) if not optional[i]]
+    if late and late != list(range(late[0], len(fields))):
+        return None
+    return [wire_name(cls, fields[i]) for i in late]
 
 
 def _foreign_unstructure(conv: cattrs.Converter) -> Callable[[Any], Callable[[Any], dict[str, Any]]]:
@@ -365,8 +408,11 @@ def _make_converter() -> cattrs.Converter:
     )
     configure_tagged_union(Event, conv, tag_generator=EVENT_TAGS.__getitem__, tag_name="event")
 
+    hooks = {cls: (tag, conv.get_unstructure_hook(cls)) for cls, tag in EVENT_TAGS.items()}
+
     def tag_first(event: Any) -> dict[str, Any]:
-        return {"event": EVENT_TAGS[type(event)], **conv.unstructure(event, type(event))}
+        tag, hook = hooks[type(event)]
+        return {"event": tag, **hook(event)}
 
     conv.register_unstructure_hook(Event, tag_first)
     return conv
@@ -381,10 +427,12 @@ def to_wire(value: Any) -> Any:
     return converter.unstructure(value)
 
 
+_EVENT_HOOK: Callable[[Event], dict[str, Any]] = converter.get_unstructure_hook(Event)
+
+
 def event_to_wire(event: Event) -> dict[str, Any]:
     """One NDJSON line's object, ``event`` first."""
-    out: dict[str, Any] = converter.unstructure(event, Event)
-    return out
+    return _EVENT_HOOK(event)
 
 
 def structure(raw: Any, cls: type[T]) -> T:
