@@ -126,7 +126,8 @@ class NotAnObject(ValueError):
     """The wire value of a model is not a JSON object (or lacks the model's marker)."""
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON type of a parsed value, as error messages name it."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -140,12 +141,14 @@ def _json_type(value: Any) -> str:
     return "object"
 
 
-def _strict(expected: type | tuple[type, ...], label: str) -> Callable[[Any, Any], Any]:
+def strict(expected: type | tuple[type, ...], label: str) -> Callable[[Any, Any], Any]:
+    """A structure hook that takes only values of ``expected`` (a boolean is never a number)."""
+
     def check(value: Any, _: Any) -> Any:
         if isinstance(value, bool) and bool not in (expected if isinstance(expected, tuple) else (expected,)):
             raise ValueError(f"expected {label}, got boolean")
         if not isinstance(value, expected):
-            raise ValueError(f"expected {label}, got {_json_type(value)}")
+            raise ValueError(f"expected {label}, got {json_type(value)}")
         return value
 
     return check
@@ -220,7 +223,7 @@ def _read(conv: cattrs.Converter, raw: Any, cls: type[T]) -> Read[T]:
     marker = MARKERS.get(cls)
     if not isinstance(raw, Mapping) or (marker is not None and raw.get(marker) is not True):
         what = f"a {marker} object" if marker is not None else "an object"
-        raise NotAnObject(f"expected {what}, got {_json_type(raw)}")
+        raise NotAnObject(f"expected {what}, got {json_type(raw)}")
     answer = cls in ANSWERS
     init: dict[str, Any] = {}
     late: dict[str, Any] = {}
@@ -257,7 +260,7 @@ def _read(conv: cattrs.Converter, raw: Any, cls: type[T]) -> Read[T]:
 def _readable_items(conv: cattrs.Converter, raw: Any, tp: Any) -> list[Any]:
     """The items of a list that read as its item type; the others are left out."""
     if not isinstance(raw, list):
-        raise ValueError(f"expected an array, got {_json_type(raw)}")
+        raise ValueError(f"expected an array, got {json_type(raw)}")
     (item_type,) = get_args(tp)
     out = []
     for item in raw:
@@ -275,7 +278,7 @@ def _list_hook(conv: cattrs.Converter) -> Callable[[Any], Any]:
 
         def structure(value: Any, _: Any) -> list[Any]:
             if not isinstance(value, list):
-                raise ValueError(f"expected an array, got {_json_type(value)}")
+                raise ValueError(f"expected an array, got {json_type(value)}")
             out, errors = [], []
             for index, item in enumerate(value):
                 try:
@@ -393,12 +396,17 @@ def _is_list(tp: Any) -> bool:
     return tp is list or get_origin(tp) is list
 
 
+def strict_scalars(conv: cattrs.Converter) -> None:
+    """Register hooks that never coerce a JSON scalar (``5`` is not a string, ``true`` not a number)."""
+    conv.register_structure_hook(str, strict(str, "a string"))
+    conv.register_structure_hook(bool, strict(bool, "a boolean"))
+    conv.register_structure_hook(int, strict(int, "an integer"))
+    conv.register_structure_hook(float, strict((int, float), "a number"))
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter()
-    conv.register_structure_hook(str, _strict(str, "a string"))
-    conv.register_structure_hook(bool, _strict(bool, "a boolean"))
-    conv.register_structure_hook(int, _strict(int, "an integer"))
-    conv.register_structure_hook(float, _strict((int, float), "a number"))
+    strict_scalars(conv)
     conv.register_structure_hook_factory(_is_list, _list_hook(conv))
     conv.register_structure_hook_func(_is_model, lambda raw, cls: _read(conv, raw, cls).value)
     conv.register_structure_hook_func(lambda t: t is Disabled, _disabled())

@@ -18,6 +18,7 @@ import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
 from argent.errors import InvalidToolInputError
+from argent.link.codec import json_type, strict, strict_scalars
 
 A = TypeVar("A")
 
@@ -32,21 +33,6 @@ def arg(default: Any = attrs.NOTHING, *, doc: str = "", wire: str | None = None)
 
 def wire_name(f: attrs.Attribute[Any]) -> str:
     return str(f.metadata.get("wire", f.name))
-
-
-def _strict(expected: type, label: str) -> Any:
-    def check(value: Any, _: Any) -> Any:
-        if expected is float:
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-        elif expected is int:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        else:
-            ok = isinstance(value, expected)
-        if not ok:
-            raise ValueError(f"expected {label}, got {_json_type(value)}")
-        return value
-
-    return check
 
 
 class NotOneOf(ValueError):
@@ -70,27 +56,10 @@ def _is_literal(tp: Any) -> bool:
     return get_origin(tp) is Literal
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
-    conv.register_structure_hook(str, _strict(str, "a string"))
-    conv.register_structure_hook(bool, _strict(bool, "a boolean"))
-    conv.register_structure_hook(int, _strict(int, "an integer"))
-    conv.register_structure_hook(float, _strict(float, "a number"))
-    conv.register_structure_hook(dict, _strict(dict, "an object"))
+    strict_scalars(conv)
+    conv.register_structure_hook(dict, strict(dict, "an object"))
 
     def any_hook(value: Any, _: Any) -> Any:
         return value
@@ -114,7 +83,7 @@ def _structure_args(conv: cattrs.Converter, value: Any, cls: type) -> Any:
         fn = make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True, **overrides)  # type: ignore[arg-type]
         _FACTORIES[cls] = fn
     if not isinstance(value, Mapping):
-        raise ValueError(f"expected an object, got {_json_type(value)}")
+        raise ValueError(f"expected an object, got {json_type(value)}")
     return fn(value, cls)
 
 
@@ -124,7 +93,7 @@ _CONVERTER = _make_converter()
 def structure_args(tool: str, raw: Any, cls: type[A]) -> A:
     """Validate ``raw`` (a JSON object) into ``cls``; raise InvalidToolInputError naming each problem."""
     if not isinstance(raw, Mapping):
-        raise InvalidToolInputError(f"Arguments for {tool} must be a JSON object, got {_json_type(raw)}.")
+        raise InvalidToolInputError(f"Arguments for {tool} must be a JSON object, got {json_type(raw)}.")
     try:
         return _CONVERTER.structure(raw, cls)
     except cattrs.ClassValidationError as exc:
