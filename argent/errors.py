@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from argent.link.codec import to_wire
+from argent.link.models import ErrorBody
+
 
 class ArgentError(Exception):
     """Base class: a failure we anticipated and can explain."""
@@ -23,8 +26,12 @@ class ArgentError(Exception):
         self.error_code = error_code or self.default_code
         self.error_kind = error_kind or self.default_kind
 
+    def body(self) -> ErrorBody:
+        """The error as the wire carries it."""
+        return ErrorBody(self.message, self.error_code, self.error_kind)
+
     def to_wire(self) -> dict[str, Any]:
-        return {"error": self.message, "error_code": self.error_code, "error_kind": self.error_kind}
+        return to_wire(self.body())  # type: ignore[no-any-return]
 
 
 class FlowError(ArgentError):
@@ -114,5 +121,5 @@ class PolicyRefusal(ArgentError):
         super().__init__(message, error_code=error_code)
         self.status = status
 
-    def to_wire(self) -> dict[str, Any]:
-        return {"error": self.message, "error_code": self.error_code}
+    def body(self) -> ErrorBody:
+        return ErrorBody(self.message, self.error_code)

@@ -16,7 +16,16 @@ import click
 
 from argent.cli.live import LiveStatus
 from argent.cli.problems import CommandFailed, call_failed
-from argent.cli.render import echo, is_report, json_text, step_lines, summary_line, unwritten_baseline_lines
+from argent.cli.render import (
+    echo,
+    is_report,
+    json_text,
+    read_report,
+    read_step,
+    step_lines,
+    summary_line,
+    unwritten_baseline_lines,
+)
 from argent.cli.targets import (
     FlowTarget,
     UsageProblem,
@@ -27,6 +36,8 @@ from argent.cli.targets import (
 from argent.client.base import ToolCallError
 from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client
+from argent.link.codec import read_or_none
+from argent.link.models import PrerequisiteNotice, StepReport
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -137,9 +148,10 @@ class _FlowRun:
             if not printed_header:
                 live.line(f'Flow "{root_flow}"')
                 printed_header = True
-            for line in step_lines(step, root_flow):
+            report = read_step(step)
+            for line in step_lines(report if report is not None else step, root_flow):
                 live.line(line)
-            live.next_step = _index(step) + 2
+            live.next_step = (report.index if report is not None else 0) + 2
 
         async with open_client(notice=self.notice) as client, live:
             try:
@@ -153,32 +165,34 @@ class _FlowRun:
                 raise call_failed(exc) from None
             # Copy failed snapshots' images while the tool-server that keeps them is still up.
             exported = self._export(result, target) if is_report(result) else []
-        if not is_report(result):
-            if isinstance(result, dict) and result.get("notice"):
-                raise CommandFailed(str(result["notice"]))
+        report = read_report(result)  # read after the export: it points the report at the copies
+        if report is None:
+            notice = read_or_none(result, PrerequisiteNotice)
+            if notice is not None and notice.notice:
+                raise CommandFailed(notice.notice)
             raise UsageProblem(f'"{target.stem}" did not produce a run report.')
-        unwritten = self._unwritten_baselines(result)
+        unwritten = self._unwritten_baselines(report)
         if self.as_json:
             echo(json_text(result))
         else:
             if not printed_header:
-                echo(f'Flow "{result.get("flow", root_flow)}"')
-                for step in result["steps"]:
+                echo(f'Flow "{report.flow or root_flow}"')
+                for step in report.steps:
                     for line in step_lines(step, root_flow):
                         echo(line)
             else:
                 # The live lines named the tool-server's copies; say where --output put them.
                 for step in exported:
-                    echo(f"  {step.get('kind')} (step {_index(step) + 1}):")
-                    for role, path in step["artifacts"].items():
+                    echo(f"  {step.kind} (step {step.index + 1}):")
+                    for role, path in (step.artifacts or {}).items():
                         echo(f"       {role}: {path}")
-            if result.get("executionPrerequisite"):
-                echo(f"  assumes: {result['executionPrerequisite']}")
+            if report.execution_prerequisite:
+                echo(f"  assumes: {report.execution_prerequisite}")
             echo("")
-            echo(summary_line(result))
-        return EXIT_OK if result.get("ok") and not unwritten and not refusals else EXIT_FAILED
+            echo(summary_line(report))
+        return EXIT_OK if report.ok and not unwritten and not refusals else EXIT_FAILED
 
-    def _unwritten_baselines(self, result: dict[str, Any]) -> int:
+    def _unwritten_baselines(self, result: Any) -> int:
         """Say why each baseline of the result was not written; how many were not."""
         lines = unwritten_baseline_lines(result)
         for line in lines:
@@ -222,19 +236,19 @@ class _FlowRun:
                     stopped = True
                     continue
                 self._export(result, target, directory)
+                report = read_report(result)
+                assert report is not None
                 entry["report"] = result
-                ok = bool(result.get("ok")) and not self._unwritten_baselines(result) and not refusals
+                ok = report.ok and not self._unwritten_baselines(report) and not refusals
                 entry["status"] = "pass" if ok else "fail"
                 passed += ok
                 failed += not ok
                 if not self.as_json:
-                    for step in result["steps"]:
-                        if not isinstance(step, dict):
-                            continue
-                        if step.get("status") in ("fail", "error") or step.get("warning"):
-                            for line in step_lines(step, result.get("flow", target.stem)):
+                    for step in report.steps:
+                        if step.status in ("fail", "error") or step.warning:
+                            for line in step_lines(step, report.flow or target.stem):
                                 echo(line)
-                    echo(f"  {summary_line(result)}")
+                    echo(f"  {summary_line(report)}")
         ok = failed == 0
         if self.as_json:
             summary = {"ok": ok, "total": total, "passed": passed, "failed": failed, "skipped": skipped}
@@ -246,9 +260,7 @@ class _FlowRun:
             )
         return EXIT_OK if ok else EXIT_FAILED
 
-    def _export(
-        self, result: dict[str, Any], target: FlowTarget, directory: str | None = None
-    ) -> list[dict[str, Any]]:
+    def _export(self, result: Any, target: FlowTarget, directory: str | None = None) -> list[StepReport]:
         """Copy the images of failed snapshot steps to ``--output`` (see ``export_artifacts``)."""
         if not self.output:
             return []
@@ -271,40 +283,32 @@ _SAFE_EXPORT_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
 
 
 def export_artifacts(
-    result: dict[str, Any], flow_path: str, stem: str, out: Path, warn: Callable[[str], None]
-) -> list[dict[str, Any]]:
+    result: Any, flow_path: str, stem: str, out: Path, warn: Callable[[str], None]
+) -> list[StepReport]:
     """Copy each failed step's artifacts to ``<out>/<stem>/<snapshotKey>-<role>.png`` and point the
-    report at the copies. The directory is claimed with a marker naming the flow file, only once a
-    file is about to be copied; another flow's directory is never written into: the export moves to
-    ``<stem>-<hash of the flow path>`` instead (longer hashes while those are taken too).
-    Returns the steps whose artifacts now name the copies."""
+    report (the JSON the CLI prints) at the copies. The directory is claimed with a marker naming
+    the flow file, only once a file is about to be copied; another flow's directory is never
+    written into: the export moves to ``<stem>-<hash of the flow path>`` instead (longer hashes
+    while those are taken too). Returns the steps whose artifacts now name the copies."""
     jobs: list[tuple[dict[str, Any], str, str, str]] = []
     steps: list[dict[str, Any]] = []
-    for step in result.get("steps", []):
-        if not isinstance(step, dict):
+    for raw in _raw_steps(result):
+        step = read_step(raw)
+        if step is None or step.status != "fail" or not step.artifacts:
             continue
-        artifacts = step.get("artifacts")
-        if step.get("status") != "fail" or not isinstance(artifacts, dict) or not artifacts:
-            continue
-        key = step.get("snapshotKey")
-        if not isinstance(key, str) or not key:
-            baseline = artifacts.get("baseline")
-            key = (
-                os.path.basename(baseline)[:-4]
-                if isinstance(baseline, str) and baseline.endswith(".png")
-                else ""
-            )
+        key = step.snapshot_key
+        if not key:
+            baseline = step.artifacts.get("baseline", "")
+            key = os.path.basename(baseline)[:-4] if baseline.endswith(".png") else ""
         if not _SAFE_EXPORT_NAME.match(key):
-            warn(
-                f"warning: not exporting the artifacts of step {step.get('index')}: unsafe snapshot key {key!r}"
-            )
+            warn(f"warning: not exporting the artifacts of step {step.index}: unsafe snapshot key {key!r}")
             continue
         for role in EXPORT_ROLES:
-            src = artifacts.get(role)
-            if isinstance(src, str) and os.path.isfile(src):
-                jobs.append((artifacts, role, src, key))
-                if not steps or steps[-1] is not step:
-                    steps.append(step)
+            src = step.artifacts.get(role)
+            if src is not None and os.path.isfile(src):
+                jobs.append((raw["artifacts"], role, src, key))
+                if not steps or steps[-1] is not raw:
+                    steps.append(raw)
     if not jobs:
         return []
     if not _SAFE_EXPORT_NAME.match(stem):
@@ -317,7 +321,13 @@ def export_artifacts(
         target = dest / f"{key}-{role}.png"
         shutil.copyfile(src, target)
         artifacts[role] = str(target)
-    return steps
+    return [step for raw in steps if (step := read_step(raw)) is not None]
+
+
+def _raw_steps(result: Any) -> list[dict[str, Any]]:
+    """The step objects of a report's JSON, which an export rewrites in place."""
+    steps = result.get("steps") if isinstance(result, dict) else None
+    return [step for step in steps if isinstance(step, dict)] if isinstance(steps, list) else []
 
 
 def _claim_export_dir(out: Path, stem: str, flow_path: str, warn: Callable[[str], None]) -> Path | None:
@@ -360,12 +370,6 @@ def _claim(directory: Path, owned: str) -> str | None:
     if owner == owned:
         return None
     return f"already holds artifacts from {owner.strip() or 'an unknown source'}"
-
-
-def _index(step: Any) -> int:
-    """A step's index from a report; anything that is not an integer counts as 0."""
-    index = step.get("index") if isinstance(step, dict) else None
-    return index if isinstance(index, int) and not isinstance(index, bool) else 0
 
 
 @flow.command("list")

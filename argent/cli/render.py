@@ -15,6 +15,9 @@ from typing import Any
 
 import click
 
+from argent.link.codec import read_answer, read_or_none
+from argent.link.models import BaselineNotWritten, FlowRunResult, StepReport
+
 #: Characters a terminal acts on or cannot print: C0 controls but newline and tab, DEL, C1 controls,
 #: lone surrogates, and the bidirectional marks and overrides.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -39,22 +42,39 @@ def json_text(value: Any, *, indent: int | None = 2) -> str:
     return terminal_safe(json.dumps(value, indent=indent, ensure_ascii=False))
 
 
-def _int(value: Any, default: int = 0) -> int:
-    """A count or an index from a report; anything that is not an integer counts as ``default``."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
 #: A baseline of a result that the client did not write (the command then exits 1).
 BASELINE_NOT_WRITTEN = "✗ baseline not written: {path}: {reason}"
 
 
+def read_step(step: Any) -> StepReport | None:
+    """A step line of a report as the client reads it (``argent.link.codec``: nothing in it is
+    required, a malformed field reads as empty); None when it is not an object."""
+    return read_or_none(step, StepReport)
+
+
+def read_report(result: Any) -> FlowRunResult | None:
+    """A flow-execute result as a report: an object with a ``steps`` array and ``ok``, read as the
+    client reads answers; None for any other result."""
+    if isinstance(result, FlowRunResult):
+        return result
+    if not isinstance(result, dict) or not isinstance(result.get("steps"), list) or "ok" not in result:
+        return None
+    return read_or_none(result, FlowRunResult)
+
+
+def _as_report(result: Any) -> FlowRunResult:
+    """Any result read as a report (nothing in an answer is required; a non-object reads empty)."""
+    if isinstance(result, FlowRunResult):
+        return result
+    return read_or_none(result, FlowRunResult) or read_answer({}, FlowRunResult)
+
+
 def unwritten_baseline_lines(result: Any) -> list[str]:
-    """One line per baseline of ``result`` the client did not write (a ``baselineWrites`` error)."""
-    entries = result.get("baselineWrites") if isinstance(result, dict) else None
+    """One line per baseline of ``result`` the client did not write (a ``baselineWrites`` failure)."""
     return [
-        BASELINE_NOT_WRITTEN.format(path=entry.get("path"), reason=entry["error"])
-        for entry in (entries if isinstance(entries, list) else [])
-        if isinstance(entry, dict) and isinstance(entry.get("error"), str)
+        BASELINE_NOT_WRITTEN.format(path=failure.path, reason=failure.error)
+        for entry in _as_report(result).baseline_writes or []
+        if (failure := read_or_none(entry, BaselineNotWritten)) is not None
     ]
 
 
@@ -62,64 +82,56 @@ GLYPHS = {"pass": "✓", "fail": "✗", "error": "✗", "skip": "·"}
 MAX_INDENT_DEPTH = 20
 
 
-def _indent(step: dict[str, Any]) -> str:
-    depth = step.get("depth", 0)
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
-        return ""
-    return "  " * min(depth, MAX_INDENT_DEPTH)
+def _indent(step: StepReport) -> str:
+    return "  " * min(step.depth, MAX_INDENT_DEPTH) if step.depth > 0 else ""
 
 
 def step_lines(step: Any, root_flow: str) -> list[str]:
     """The lines of one step report (an echo without message prints nothing)."""
-    if not isinstance(step, dict):
+    report = step if isinstance(step, StepReport) else read_step(step)
+    if report is None:
         return [f"  ? {step!r}"]
-    indent = _indent(step)
-    status = step.get("status", "")
-    reason = step.get("reason")
-    if step.get("kind") == "echo":
-        message = step.get("message")
-        if message is None:
+    indent = _indent(report)
+    reason = report.reason
+    if report.kind == "echo":
+        if report.message is None:
             return []
-        if status == "skip":
-            return [f"  · {indent}› {message}" + (f" — {reason}" if reason else "")]
-        return [f"  {indent}› {message}"]
-    number = _int(step.get("index")) + 1
-    glyph = "⚠" if status == "pass" and step.get("warning") else GLYPHS.get(status, "?")
-    label = step.get("tool") or step.get("target")
-    line = f"  {glyph} {number:>2} {indent}{step.get('kind', '?')}"
+        if report.status == "skip":
+            return [f"  · {indent}› {report.message}" + (f" — {reason}" if reason else "")]
+        return [f"  {indent}› {report.message}"]
+    number = report.index + 1
+    glyph = "⚠" if report.status == "pass" and report.warning else GLYPHS.get(report.status, "?")
+    label = report.tool or report.target
+    line = f"  {glyph} {number:>2} {indent}{report.kind or '?'}"
     if label:
         line += f" {label}"
-    flow = step.get("flow")
-    if flow and flow != root_flow:
-        line += f" [{flow}]"
+    if report.flow and report.flow != root_flow:
+        line += f" [{report.flow}]"
     if reason:
         line += f" — {reason}"
     lines = [line]
     under = " " * (5 + max(2, len(str(number)))) + indent
-    if step.get("warning"):
-        lines.append(f"{under}⚠ {step['warning']}")
-    artifacts = step.get("artifacts")
-    for role, path in (artifacts if isinstance(artifacts, dict) else {}).items():
+    if report.warning:
+        lines.append(f"{under}⚠ {report.warning}")
+    for role, path in (report.artifacts or {}).items():
         lines.append(f"{under}{role}: {path}")
     return lines
 
 
-def summary_line(result: dict[str, Any], *, with_device: bool = True) -> str:
-    ok = bool(result.get("ok"))
-    counts = [_int(result.get(k)) for k in ("passed", "failed", "skipped", "errored")]
-    head = "PASS" if ok else "FAIL"
-    device = result.get("device")
-    if with_device and device:
-        head += f" (started on {device})"
-    steps = [s for s in result.get("steps") or [] if isinstance(s, dict)]
-    warnings = sum(1 for s in steps if s.get("status") == "pass" and s.get("warning"))
+def summary_line(result: Any, *, with_device: bool = True) -> str:
+    report = _as_report(result)
+    counts = [report.passed, report.failed, report.skipped, report.errored]
+    head = "PASS" if report.ok else "FAIL"
+    if with_device and report.device:
+        head += f" (started on {report.device})"
+    warnings = sum(1 for s in report.steps if s.status == "pass" and s.warning)
     text = f"{head} — {counts[0]} passed, {counts[1]} failed, {counts[2]} skipped, {counts[3]} errored"
     if warnings:
         text += f", {warnings} warning{'s' if warnings != 1 else ''}"
-    if ok and not any(counts):
+    if report.ok and not any(counts):
         text += " (no test steps)"
     return text
 
 
 def is_report(result: Any) -> bool:
-    return isinstance(result, dict) and isinstance(result.get("steps"), list) and "ok" in result
+    return read_report(result) is not None

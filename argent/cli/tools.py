@@ -18,6 +18,7 @@ from argent.cli.tool_command import flag as _flag
 from argent.client.base import ToolCallError
 from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client, resolve_route
+from argent.link.codec import to_wire
 
 EMBEDDED_RECORDING_NOTE = (
     "note: no tool-server is linked, so {tool} runs on an embedded tool-server that stops when this "
@@ -31,7 +32,7 @@ def _fetch_tools() -> list[dict[str, Any]]:
 
     async def go() -> list[dict[str, Any]]:
         async with open_client() as client:
-            return await client.list_tools()
+            return [to_wire(entry) for entry in await client.list_tools()]
 
     try:
         return asyncio.run(go())

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from argent.client.client_files import RefusedClientFile
+from argent.link.models import ToolEntry
 
 ProgressCallback = Callable[[dict[str, Any]], Awaitable[None] | None]
 #: Receives each client-file directive of a result that the client did not write.
@@ -43,7 +44,7 @@ class ToolCallError(Exception):
 
 
 class ToolClient(Protocol):
-    async def list_tools(self) -> list[dict[str, Any]]: ...
+    async def list_tools(self) -> list[ToolEntry]: ...
 
     async def call(
         self,

@@ -26,8 +26,10 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-from argent.client.client_files import is_client_file_directive
+from argent.client.client_files import read_directive
+from argent.link.codec import to_wire
 from argent.link.members import Collection
+from argent.link.models import BaselineNotWritten
 from argent.link.png import is_png
 from argent.link.policy import ClientPolicy, os_error_text
 
@@ -72,10 +74,6 @@ class BaselineWrites:
     failed: tuple[tuple[str, str], ...] = ()
 
 
-def _is_baseline_directive(value: Any) -> bool:
-    return is_client_file_directive(value) and value.get("encoding") == "base64"
-
-
 def apply_baseline_writes(result: Any, scope: BaselineWriteScope) -> BaselineWrites:
     """Write the ``baselineWrites`` of ``result``; the input is not modified."""
     if not isinstance(result, dict) or not isinstance(result.get("baselineWrites"), list):
@@ -83,18 +81,19 @@ def apply_baseline_writes(result: Any, scope: BaselineWriteScope) -> BaselineWri
     written: list[str] = []
     failed: list[tuple[str, str]] = []
     out: list[Any] = []
-    for directive in result["baselineWrites"]:
-        if not _is_baseline_directive(directive):
-            out.append(directive)
+    for raw in result["baselineWrites"]:
+        directive = read_directive(raw)
+        if directive is None or directive.value.encoding != "base64":
+            out.append(raw)
             continue
-        path = str(directive["path"])
-        error = write_baseline(path, directive.get("content"), scope)
+        path = directive.value.path
+        error = write_baseline(path, directive.value.content, scope)
         if error is None:
             written.append(path)
             out.append(path)
         else:
             failed.append((path, error))
-            out.append({"path": path, "error": error})
+            out.append(to_wire(BaselineNotWritten(path, error)))
     return BaselineWrites({**result, "baselineWrites": out}, tuple(written), tuple(failed))
 
 

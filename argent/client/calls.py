@@ -1,7 +1,7 @@
 """The client side of the file-input boundary: turning file arguments into wire wrappers.
 
 A tool advertises its ``fileInputs`` in ``GET /tools``. Before a call the client replaces each
-applicable argument with ``{"__argentFileInput": true, "path": ..., ...}`` so that the
+applicable argument with a ``FileInput`` (``{"__argentFileInput": true, "path": ..., ...}``) so that the
 tool-server can tell whether it sees the same file (size and mtime) and, over a link, gets the
 bytes: inline base64 for a ``file`` up to 32 MiB, an upload for a ``tar-upload``.
 
@@ -15,6 +15,7 @@ Specs are processed in declaration order; for each one:
 
 Over a link, an input with ``collect`` gets its members after its wrapper is built: the
 ``collector`` (``argent.client.flow_members``) adds ``canonical``, ``spelling`` and ``members``.
+The arguments leave as JSON: each wrapper written by ``argent.link.codec``.
 """
 
 from __future__ import annotations
@@ -27,44 +28,18 @@ import stat
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve
 
 from argent.limits import MAX_FILE_BYTES
+from argent.link.codec import read_or_none, read_specs, to_wire
+from argent.link.models import CONTENT_OMITTED_SIZE_LIMIT, FileInput, FileInputSpec
 
-FILE_INPUT_MARKER = "__argentFileInput"
-CONTENT_OMITTED_SIZE_LIMIT = "size-limit"
 _TEMPLATE_REF = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
 #: Tars and uploads a path; returns ``(upload_id, sha256 hex of the tar.gz)``.
 Uploader = Callable[[str], Awaitable[tuple[str, str]]]
-#: Adds the members of a ``collect`` input to its wrapper in place: ``(spec, wrapper, args)``.
-Collector = Callable[["FileInputWireSpec", dict[str, Any], Mapping[str, Any]], Awaitable[None]]
-
-
-@frozen
-class FileInputWireSpec:
-    """One entry of a tool's advertised ``fileInputs``."""
-
-    target: str
-    path: str
-    kind: str
-    skip_when_set: str | None = None
-    collect: str | None = None
-
-    @classmethod
-    def from_wire(cls, raw: Mapping[str, Any]) -> FileInputWireSpec | None:
-        target, path, kind = raw.get("target"), raw.get("path"), raw.get("kind")
-        if not (isinstance(target, str) and isinstance(path, str) and isinstance(kind, str)):
-            return None
-        skip = raw.get("skipWhenSet")
-        collect = raw.get("collect")
-        return cls(
-            target=target,
-            path=path,
-            kind=kind,
-            skip_when_set=skip if isinstance(skip, str) else None,
-            collect=collect if isinstance(collect, str) else None,
-        )
+#: The wrapper of a ``collect`` input with its members added: ``(spec, wrapper, args) -> wrapper``.
+Collector = Callable[[FileInputSpec, FileInput, Mapping[str, Any]], Awaitable[FileInput]]
 
 
 def interpolate_path(template: str, args: Mapping[str, Any]) -> str | None:
@@ -84,7 +59,7 @@ def interpolate_path(template: str, args: Mapping[str, Any]) -> str | None:
 
 
 async def prepare_file_inputs(
-    specs: Sequence[Mapping[str, Any]] | None,
+    specs: Sequence[FileInputSpec | Mapping[str, Any]] | None,
     args: Any,
     *,
     linked: bool,
@@ -101,10 +76,7 @@ async def prepare_file_inputs(
     if not specs or not isinstance(args, dict):
         return args
     out = dict(args)
-    for raw in specs:
-        spec = FileInputWireSpec.from_wire(raw)
-        if spec is None:
-            continue
+    for spec in read_specs(specs):
         if spec.skip_when_set is not None and spec.skip_when_set in out:
             continue
         current = out.get(spec.target)
@@ -117,8 +89,8 @@ async def prepare_file_inputs(
             continue
         wrapper = await _build_wrapper(spec, path, linked=linked, uploader=uploader)
         if linked and collector is not None and spec.collect is not None:
-            await collector(spec, wrapper, args)
-        out[spec.target] = wrapper
+            wrapper = await collector(spec, wrapper, args)
+        out[spec.target] = to_wire(wrapper)
     return out
 
 
@@ -127,66 +99,57 @@ def has_members(args: Any) -> bool:
     if not isinstance(args, dict):
         return False
     return any(
-        isinstance(value, dict) and value.get(FILE_INPUT_MARKER) is True and "members" in value
+        (wrapper := read_or_none(value, FileInput)) is not None and wrapper.members is not None
         for value in args.values()
     )
 
 
 async def _build_wrapper(
-    spec: FileInputWireSpec, path: str, *, linked: bool, uploader: Uploader | None
-) -> dict[str, Any]:
+    spec: FileInputSpec, path: str, *, linked: bool, uploader: Uploader | None
+) -> FileInput:
     if spec.kind == "file":
         return await asyncio.to_thread(_file_wrapper, path, linked)
     if spec.kind == "tar-upload":
         return await _tar_upload_wrapper(path, linked=linked, uploader=uploader)
     # directory, probe (and kinds this client does not know): the path alone, no stat.
-    return _path_only(path)
-
-
-def _path_only(path: str) -> dict[str, Any]:
-    return {FILE_INPUT_MARKER: True, "path": path}
+    return FileInput(path)
 
 
 def _mtime_ms(st: os.stat_result) -> float:
     return st.st_mtime_ns / 1_000_000
 
 
-def _file_wrapper(path: str, include_content: bool) -> dict[str, Any]:
+def _file_wrapper(path: str, include_content: bool) -> FileInput:
     """Stat (and over a link read) a regular file; anything else is sent as the path alone."""
     try:
         st = os.stat(path)
     except OSError:
-        return _path_only(path)
+        return FileInput(path)
     if not stat.S_ISREG(st.st_mode):
-        return _path_only(path)
-    wire: dict[str, Any] = {**_path_only(path), "size": st.st_size, "mtimeMs": _mtime_ms(st)}
+        return FileInput(path)
+    stated = FileInput(path, size=st.st_size, mtime_ms=_mtime_ms(st))
     if not include_content:
-        return wire
+        return stated
     if st.st_size > MAX_FILE_BYTES:
-        wire["contentOmitted"] = CONTENT_OMITTED_SIZE_LIMIT
-        return wire
+        return evolve(stated, content_omitted=CONTENT_OMITTED_SIZE_LIMIT)
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError:
-        return _path_only(path)
+        return FileInput(path)
     if len(data) > MAX_FILE_BYTES:
-        wire["contentOmitted"] = CONTENT_OMITTED_SIZE_LIMIT
-        return wire
+        return evolve(stated, content_omitted=CONTENT_OMITTED_SIZE_LIMIT)
     # The bytes sent are what the server checks `size` against: keep them consistent.
-    wire["size"] = len(data)
-    wire["content"] = base64.b64encode(data).decode("ascii")
-    return wire
+    return evolve(stated, size=len(data), content=base64.b64encode(data).decode("ascii"))
 
 
-async def _tar_upload_wrapper(path: str, *, linked: bool, uploader: Uploader | None) -> dict[str, Any]:
+async def _tar_upload_wrapper(path: str, *, linked: bool, uploader: Uploader | None) -> FileInput:
     try:
         st = await asyncio.to_thread(os.stat, path)
     except OSError:
-        return _path_only(path)
-    wire: dict[str, Any] = {**_path_only(path), "size": st.st_size, "mtimeMs": _mtime_ms(st)}
+        return FileInput(path)
+    stated = FileInput(path, size=st.st_size, mtime_ms=_mtime_ms(st))
     if linked and uploader is not None:
         upload_id, content_hash = await uploader(path)
-        wire["uploadId"] = upload_id
-        wire["contentHash"] = content_hash
-    return wire
+        return evolve(stated, upload_id=upload_id, content_hash=content_hash)
+    return stated

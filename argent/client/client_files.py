@@ -1,6 +1,7 @@
 """Client-write directives: the one file a recording tool may have the client write.
 
-A directive is ``{"__argentClientFile": true, "path": "<absolute client path>", "content": "<text>"}``.
+A directive is ``{"__argentClientFile": true, "path": "<absolute client path>", "content": "<text>"}``
+(``argent.link.models.ClientFileDirective``, read with the codec).
 A recording kept on the client travels this way: the ``savedTo`` of a recording tool's result is
 the flow file to write. The client trusts no tool-server, so it writes a text directive only when
 all of these hold, and refuses it with a reason otherwise:
@@ -39,12 +40,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from attrs import field, frozen
+from cattrs.errors import ClassValidationError
 
 from argent.flows.names import is_safe_flow_name
+from argent.link.codec import NotAnObject, Read, read
+from argent.link.models import CLIENT_FILE_MARKER, ClientFileDirective
 from argent.link.policy import ClientPolicy, os_error_text
 from argent.runner.link_rules import RECORDING_TOOLS
 
-CLIENT_FILE_MARKER = "__argentClientFile"
 SAVED_TO = "savedTo"
 FLOW_FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+\.yaml\Z")
 _SEGMENT_SPLIT = re.compile(r"[/\\]")
@@ -120,17 +123,28 @@ class AppliedClientFiles:
     refused: tuple[RefusedClientFile, ...] = ()
 
 
+def read_directive(value: Any) -> Read[ClientFileDirective] | None:
+    """The client-file directive ``value`` is (a marked object with a string ``path``), or None."""
+    if not isinstance(value, dict) or value.get(CLIENT_FILE_MARKER) is not True:
+        return None  # the common case, decided without reading
+    try:
+        return read(value, ClientFileDirective)
+    except (NotAnObject, ClassValidationError):
+        return None
+
+
 def is_client_file_directive(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.get(CLIENT_FILE_MARKER) is True
-        and isinstance(value.get("path"), str)
-    )
+    return read_directive(value) is not None
+
+
+def _is_text(directive: Read[ClientFileDirective]) -> bool:
+    return directive.value.encoding is None and "encoding" not in directive.wrong
 
 
 def is_text_directive(value: Any) -> bool:
     """A directive whose content is text (no ``encoding``): the ones applied here."""
-    return is_client_file_directive(value) and value.get("encoding") is None
+    directive = read_directive(value)
+    return directive is not None and _is_text(directive)
 
 
 def text_directive_path_allowed(path: str) -> bool:
@@ -169,11 +183,12 @@ class _Walk:
         self.refused: list[RefusedClientFile] = []
 
     def value(self, value: Any, *, saved_to: bool = False) -> Any:
-        if is_client_file_directive(value):
-            if not is_text_directive(value):
+        directive = read_directive(value)
+        if directive is not None:
+            if not _is_text(directive):
                 return value
-            path = str(value["path"])
-            reason = self._apply(value, path, saved_to)
+            path = directive.value.path
+            reason = self._apply(directive.value, path, saved_to)
             if reason is not None:
                 self.refused.append(RefusedClientFile(path, reason))
                 return None
@@ -185,7 +200,7 @@ class _Walk:
             return [self.value(item) for item in value]
         return value
 
-    def _apply(self, directive: dict[str, Any], path: str, saved_to: bool) -> str | None:
+    def _apply(self, directive: ClientFileDirective, path: str, saved_to: bool) -> str | None:
         tool = self.call.tool
         if tool not in RECORDING_TOOLS:
             return NOT_A_RECORDING.format(tool=tool, tools=", ".join(sorted(RECORDING_TOOLS)))
@@ -198,8 +213,8 @@ class _Walk:
         expected = recording_file_path(root, name)
         if not text_directive_path_allowed(path) or os.path.normpath(path) != expected:
             return NOT_THIS_CALL.format(expected=expected)
-        content = directive.get("content")
-        if not isinstance(content, str):
+        content = directive.content
+        if content is None:
             return NOT_TEXT
         return write_recording(root, name, content)
 

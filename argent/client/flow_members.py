@@ -22,11 +22,13 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal
 
+from attrs import evolve
+
 from argent.client.base import ToolCallError
 from argent.limits import INLINE_MEMBERS_BUDGET
 from argent.link.archive import build_tar_gz_bytes
-from argent.link.members import CollectedMember, Collection, collect_flow_members
-from argent.link.spelling import spelling_to_wire
+from argent.link.members import CollectedMember, Collection, Listing, collect_flow_members
+from argent.link.models import FileInput, WireMember
 
 FLOW_FILES_LOG_ENV = "ARGENT_FLOW_FILES_LOG"
 LOG_PREFIX = "[flow-files]"
@@ -97,16 +99,10 @@ def written_line(path: str) -> str:
     return f"{LOG_PREFIX} baseline {path}: written"
 
 
-def member_wire(
-    member: CollectedMember, how: Transfer | None, upload: tuple[str, str] | None
-) -> dict[str, Any]:
-    out = member.wire_head()
+def member_wire(member: CollectedMember, how: Transfer | None, upload: tuple[str, str] | None) -> WireMember:
     if how == "inline" and member.data is not None:
-        out["content"] = base64.b64encode(member.data).decode("ascii")
-    elif how == "upload" and upload is not None:
-        out["uploadId"], out["contentHash"] = upload
-    out.update(member.wire_tail())
-    return out
+        return member.wire(content=base64.b64encode(member.data).decode("ascii"))
+    return member.wire(upload=upload if how == "upload" else None)
 
 
 def _archives(plan: list[tuple[CollectedMember, Transfer | None]]) -> dict[int, bytes]:
@@ -123,7 +119,7 @@ async def send_members(
     *,
     post: ArchivePoster,
     log: Callable[[str], None] | None,
-) -> list[dict[str, Any]]:
+) -> list[WireMember]:
     """Upload what does not ride inline, log each member, and return the wire members."""
     plan = plan_transfer(collection.members)
     if log is not None:
@@ -148,28 +144,25 @@ async def send_members(
 
 
 async def attach_members(
-    wire: dict[str, Any],
+    wire: FileInput,
     args: Mapping[str, Any],
-    listing: Iterable[Mapping[str, Any]],
+    listing: Listing,
     *,
     post: ArchivePoster,
     log: Callable[[str], None] | None,
-) -> Collection | None:
-    """Add ``canonical``, ``spelling`` and ``members`` to the flow file-input ``wire`` in place.
+) -> tuple[FileInput, Collection | None]:
+    """The flow file input with its ``canonical``, ``spelling`` and ``members``, and the collection.
 
     Nothing is added when the client could not read the flow file (no ``content``).
     """
-    content = wire.get("content")
-    path = wire.get("path")
-    if not isinstance(content, str) or not isinstance(path, str):
-        return None
+    if wire.content is None:
+        return wire, None
     try:
-        data = base64.b64decode(content, validate=True)
+        data = base64.b64decode(wire.content, validate=True)
     except (binascii.Error, ValueError):
-        return None
-    collection = await asyncio.to_thread(collect_flow_members, path, data, args, list(listing))
+        return wire, None
+    collection = await asyncio.to_thread(collect_flow_members, wire.path, data, args, list(listing))
     members = await send_members(collection, post=post, log=log)
-    wire["canonical"] = collection.canonical
-    wire["spelling"] = spelling_to_wire(collection.spelling)
-    wire["members"] = members
-    return collection
+    return evolve(
+        wire, canonical=collection.canonical, spelling=collection.spelling, members=members
+    ), collection

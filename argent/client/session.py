@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import quote
 
 import aiohttp
+from attrs import evolve
 from yarl import URL
 
 from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError
@@ -42,7 +43,7 @@ from argent.client.bounded import (
     parse_json,
     read_body,
 )
-from argent.client.calls import FileInputWireSpec, has_members, prepare_file_inputs
+from argent.client.calls import has_members, prepare_file_inputs
 from argent.client.client_files import ClientFileCall, RefusedClientFile, apply_client_file_directives
 from argent.client.flow_members import (
     UploadRefusedByProxy,
@@ -58,7 +59,19 @@ from argent.limits import (
     MAX_STREAM_LINE_BYTES,
 )
 from argent.link.archive import ArchiveError, build_tar_gz
+from argent.link.codec import read_event, read_or_none
 from argent.link.members import Collection
+from argent.link.models import (
+    ErrorBody,
+    FileInput,
+    FileInputSpec,
+    ProgressEvent,
+    ResultBody,
+    ResultEvent,
+    ToolEntry,
+    ToolListing,
+    UploadAnswer,
+)
 
 NDJSON = "application/x-ndjson"
 LINKED_HEADER = "x-argent-linked"
@@ -182,7 +195,7 @@ class ToolServerClient:
         self.max_result_bytes = max_result_bytes
         self.max_values = max_values
         self._session: aiohttp.ClientSession | None = None
-        self._tools: list[dict[str, Any]] | None = None
+        self._tools: list[ToolEntry] | None = None
 
     async def __aenter__(self) -> ToolServerClient:
         return self
@@ -255,13 +268,13 @@ class ToolServerClient:
     # ------------------------------------------------------------------------------------------
     # GET /tools
 
-    async def list_tools(self) -> list[dict[str, Any]]:
+    async def list_tools(self) -> list[ToolEntry]:
         """The tool listing, fetched once for the client's life."""
         if self._tools is None:
             self._tools = await self._fetch_tools()
         return self._tools
 
-    async def _fetch_tools(self) -> list[dict[str, Any]]:
+    async def _fetch_tools(self) -> list[ToolEntry]:
         try:
             async with self._http().get(
                 "tools",
@@ -272,7 +285,7 @@ class ToolServerClient:
                 body = self._json_or_none(await self._body(resp))
                 if not resp.ok:
                     message = LIST_FAILED.format(url=self.url, status=resp.status, reason=resp.reason or "")
-                    error = _error_text(body)
+                    error = _error_of(body).text
                     if error:
                         message = f"{message}: {error}"
                     raise ToolCallError(self._with_token_hint(message, resp.status), status=resp.status)
@@ -292,19 +305,19 @@ class ToolServerClient:
                 error_code=ERROR_CODE_CLOSED,
                 error_kind=ERROR_KIND_TRANSPORT,
             ) from exc
-        tools = body.get("tools") if isinstance(body, dict) else None
-        if not isinstance(tools, list):
+        listing = read_or_none(body, ToolListing)
+        if listing is None:
             raise ToolCallError(
                 f"GET {self.url}/tools did not answer a tool listing; is this an argent tool-server?",
                 status=502,
                 error_code=ERROR_CODE_PROTOCOL,
                 error_kind=ERROR_KIND_TRANSPORT,
             )
-        return [listed for tool in tools if (listed := _listed_tool(tool)) is not None]
+        return [_listed_tool(entry) for entry in listing.tools]
 
-    async def _entry(self, name: str) -> dict[str, Any] | None:
+    async def _entry(self, name: str) -> ToolEntry | None:
         for tool in await self.list_tools():
-            if tool.get("name") == name:
+            if tool.name == name:
                 return tool
         return None
 
@@ -325,16 +338,15 @@ class ToolServerClient:
         Each text directive the client refuses goes to ``on_refused`` (else its line to the notice).
         """
         entry = await self._entry(name)
-        specs = entry.get("fileInputs") if entry is not None else None
         scope = BaselineWriteScope()
 
-        async def collect(
-            spec: FileInputWireSpec, wrapper: dict[str, Any], call_args: Mapping[str, Any]
-        ) -> None:
-            scope.add(await self._collect_members(spec, wrapper, call_args))
+        async def collect(spec: FileInputSpec, wrapper: FileInput, call_args: Mapping[str, Any]) -> FileInput:
+            wrapper, collection = await self._collect_members(spec, wrapper, call_args)
+            scope.add(collection)
+            return wrapper
 
         prepared = await prepare_file_inputs(
-            specs if isinstance(specs, list) else None,
+            entry.file_inputs if entry is not None else None,
             args,
             linked=self.linked,
             uploader=self.upload if self.linked else None,
@@ -399,25 +411,26 @@ class ToolServerClient:
         body = self._json_or_none(raw)
         del raw
         if resp.ok:
-            if not isinstance(body, dict):
+            answer = read_or_none(body, ResultBody)
+            if answer is None:
                 raise ToolCallError(
                     f"The tool-server at {self.url} answered {name} with a body that is not a JSON object.",
                     status=502,
                     error_code=ERROR_CODE_PROTOCOL,
                     error_kind=ERROR_KIND_TRANSPORT,
                 )
-            return body.get("data")
-        error = _error_text(body)
-        if error is None or not isinstance(body, dict):
+            return answer.data
+        error = _error_of(body)
+        if error.text is None:
             message = CALL_FAILED.format(
                 url=self.url, status=resp.status, reason=resp.reason or "", name=name
             )
             raise ToolCallError(self._with_token_hint(message, resp.status), status=resp.status)
         raise ToolCallError(
-            self._with_token_hint(error, resp.status),
+            self._with_token_hint(error.text, resp.status),
             status=resp.status,
-            error_code=_str_or_none(body.get("error_code")),
-            error_kind=_str_or_none(body.get("error_kind")),
+            error_code=error.error_code,
+            error_kind=error.error_kind,
         )
 
     async def _read_stream(
@@ -431,25 +444,23 @@ class ToolServerClient:
                 raise connection_closed_error(name, describe_exception(exc)) from exc
             if line is None:
                 raise connection_closed_error(name, STREAM_ENDED_DETAIL)
-            event = self._parse_event(name, line)
+            event = read_event(self._parse_event(name, line))
             del line  # a line may be tens of megabytes: free it before the next one arrives
-            kind = event.get("event")
-            data = event.get("data")
-            if kind == "progress" and isinstance(data, dict):
-                outcome = on_progress(data)
+            if isinstance(event, ProgressEvent) and isinstance(event.data, dict):
+                outcome = on_progress(event.data)
                 if inspect.isawaitable(outcome):
                     await outcome
-            elif kind == "result":
-                return data
-            elif kind == "error":
+            elif isinstance(event, ResultEvent):
+                return event.data
+            elif isinstance(event, ErrorBody):
                 raise ToolCallError(
-                    _str_or_none(event.get("error")) or "tool invocation failed",
+                    event.error or "tool invocation failed",
                     status=500,
-                    error_code=_str_or_none(event.get("error_code")),
-                    error_kind=_str_or_none(event.get("error_kind")),
+                    error_code=event.error_code,
+                    error_kind=event.error_kind,
                 )
 
-    def _parse_event(self, name: str, line: bytearray) -> dict[str, Any]:
+    def _parse_event(self, name: str, line: bytearray) -> Any:
         try:
             event = self._parse(line)
         except AnswerNotJson as exc:
@@ -461,7 +472,7 @@ class ToolServerClient:
                 error_kind=ERROR_KIND_TRANSPORT,
                 may_have_run=True,
             ) from exc
-        return event if isinstance(event, dict) else {}
+        return event
 
     # ------------------------------------------------------------------------------------------
     # Members of a flow
@@ -473,15 +484,15 @@ class ToolServerClient:
             print(line, file=sys.stderr, flush=True)
 
     async def _collect_members(
-        self, spec: FileInputWireSpec, wrapper: dict[str, Any], args: Mapping[str, Any]
-    ) -> Collection | None:
+        self, spec: FileInputSpec, wrapper: FileInput, args: Mapping[str, Any]
+    ) -> tuple[FileInput, Collection | None]:
         log = self._flow_files_log if flow_files_log_enabled() else None
         if spec.collect == "step":
             return await attach_step_members(
                 wrapper, args, await self.list_tools(), post=self.post_archive, log=log
             )
         if spec.collect != "flow":
-            return None
+            return wrapper, None
         return await attach_members(
             wrapper,
             args,
@@ -549,7 +560,7 @@ class ToolServerClient:
                 error_kind=ERROR_KIND_TRANSPORT,
             ) from exc
         body = self._json_or_none(raw)
-        error = _error_text(body)
+        error = _error_of(body).text
         if status == 413 and error is None:
             raise UploadRefusedByProxy(
                 UPLOAD_TOO_LARGE.format(url=self.url, reason=reason, size=size, path=path),
@@ -565,15 +576,15 @@ class ToolServerClient:
             if status == 413:
                 message = f"{message} (the archive of {path} is {size} bytes)"
             raise ToolCallError(self._with_token_hint(message, status), status=status)
-        upload_id = body.get("uploadId") if isinstance(body, dict) else None
-        if not isinstance(upload_id, str) or not upload_id:
+        answer = read_or_none(body, UploadAnswer)
+        if answer is None or not answer.upload_id:
             raise ToolCallError(
                 f"Upload to {self.url}/upload failed: the answer carried no uploadId.",
                 status=502,
                 error_code=ERROR_CODE_PROTOCOL,
                 error_kind=ERROR_KIND_TRANSPORT,
             )
-        return upload_id
+        return answer.upload_id
 
 
 def _base_url(url: str) -> URL | None:
@@ -592,32 +603,13 @@ def _ignore_progress(step: dict[str, Any]) -> None:
     return None
 
 
-def _listed_tool(tool: Any) -> dict[str, Any] | None:
-    """A listing entry the CLI can show: a named object whose known fields have their wire types.
-
-    A field of another type is dropped (a ``disabled`` that is not an object keeps its text as
-    the reason), so no listing from any tool-server can crash the client.
-    """
-    if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-        return None
-    entry: dict[str, Any] = {
-        key: value for key, value in tool.items() if isinstance(value, _LISTING_TYPES.get(key, object))
-    }
-    disabled = tool.get("disabled")
-    if disabled is not None and not isinstance(disabled, dict):
-        entry["disabled"] = {"reason": str(disabled)}
-    schema = entry.get("inputSchema")
-    if isinstance(schema, dict):
-        entry["inputSchema"] = _listed_schema(schema)
-    specs = entry.get("fileInputs")
-    if isinstance(specs, list):
-        entry["fileInputs"] = [
-            spec
-            for spec in specs
-            if isinstance(spec, dict)
-            and all(isinstance(spec.get(k), str) for k in ("target", "path", "kind"))
-        ]
-    return entry
+def _listed_tool(entry: ToolEntry) -> ToolEntry:
+    """A listing entry the CLI can show: its JSON Schema with only object properties (their ``enum``
+    a non-empty list, ``items`` an object) and name strings in ``required``. The codec already
+    left out every field of another type, so no listing from any tool-server can crash the client."""
+    if entry.input_schema is None:
+        return entry
+    return evolve(entry, input_schema=_listed_schema(entry.input_schema))
 
 
 def _listed_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -643,26 +635,10 @@ def _listed_property(prop: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: The wire types of the listing fields the client reads (GET /tools).
-_LISTING_TYPES: dict[str, type] = {
-    "description": str,
-    "inputSchema": dict,
-    "fileInputs": list,
-    "disabled": dict,
-    "longRunning": bool,
-}
+#: The JSON types of the schema keywords the CLI reads.
 _PROPERTY_TYPES: dict[str, type] = {"enum": list, "items": dict}
 
 
-def _error_text(body: Any) -> str | None:
-    if not isinstance(body, dict):
-        return None
-    for key in ("error", "message"):
-        value = body.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+def _error_of(body: Any) -> ErrorBody:
+    """An error answer as the client reads it; an empty one when the body is not a JSON object."""
+    return read_or_none(body, ErrorBody) or ErrorBody()

@@ -10,23 +10,25 @@ always a stream.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from attrs import evolve
+
 from argent.client.flow_members import ArchivePoster, send_members
-from argent.link.members import Collection
+from argent.link.members import Collection, Listing
+from argent.link.models import FileInput
 from argent.link.step_members import collect_step_members
 
 
 async def attach_step_members(
-    wire: dict[str, Any],
+    wire: FileInput,
     args: Mapping[str, Any],
-    listing: Iterable[Mapping[str, Any]],
+    listing: Listing,
     *,
     post: ArchivePoster,
     log: Callable[[str], None] | None,
-) -> Collection:
-    """Add ``members`` to the probe ``wire`` in place; the collection (for the baselines it may write)."""
+) -> tuple[FileInput, Collection]:
+    """The probe with its ``members``, and the collection (for the baselines it may write)."""
     collection = await asyncio.to_thread(collect_step_members, args, list(listing))
-    wire["members"] = await send_members(collection, post=post, log=log)
-    return collection
+    return evolve(wire, members=await send_members(collection, post=post, log=log)), collection

@@ -17,6 +17,8 @@ import posixpath
 from typing import Any
 
 from argent.flows.load import decode_flow
+from argent.link.codec import to_wire
+from argent.link.models import ClientFileDirective
 from argent.link.store import Member, MemberStore
 from argent.runner.files import LISTED, FlowFileError, FlowRef, Spelling, enoent_message
 
@@ -101,12 +103,7 @@ class MemberFlowFiles:
     def baseline_writes(self) -> list[dict[str, Any]]:
         """One client-file directive per baseline path the call wrote, with the last bytes."""
         return [
-            {
-                "__argentClientFile": True,
-                "path": path,
-                "content": base64.b64encode(data).decode("ascii"),
-                "encoding": "base64",
-            }
+            to_wire(ClientFileDirective(path, base64.b64encode(data).decode("ascii"), encoding="base64"))
             for path, data in self.written.items()
         ]
 

@@ -27,10 +27,12 @@ from attrs import define, field, frozen
 from argent.flows.model import Flow, ToolStep
 from argent.flows.names import baseline_key
 from argent.limits import MAX_RUN_DEPTH
+from argent.link.codec import read_or_none, to_wire
 from argent.link.fs_cache import FsCache
+from argent.link.models import FileInputSpec, ToolEntry, WireMember
 from argent.link.policy import ClientFile, ClientPolicy, read_client_file
 from argent.link.scan import FlowRefs, refs_of_flow, refs_of_text
-from argent.link.spelling import Spelling, spelling_of, spelling_to_wire
+from argent.link.spelling import Spelling, spelling_of
 from argent.runner.files import canonical_path
 from argent.runner.link_rules import FLOW_EXECUTE, classify_file_inputs, followable_nested_flow
 
@@ -38,7 +40,11 @@ MemberRole = Literal["flow", "baseline", "tool"]
 MemberState = Literal["missing", "refused", "listed"]
 
 BASELINES_DIR = "__baselines__"
+#: The wire fields of a member that follow its bytes.
+_TAIL = ("state", "error")
 CHROMIUM_DEVICE_PREFIX = "chromium-cdp-"
+#: A ``GET /tools`` listing: its entries as read, or as JSON (read with the codec).
+Listing = Iterable[ToolEntry | Mapping[str, Any]]
 DANGLING_IN_UPDATE_RUN = "{path} is a link to nothing — the client writes no baseline through it"
 
 
@@ -64,26 +70,32 @@ class CollectedMember:
             return self.canonical
         return self.key
 
+    def wire(self, *, content: str | None = None, upload: tuple[str, str] | None = None) -> WireMember:
+        """The member on the wire, with its bytes inline (``content``) or as an upload (id, hash);
+        a member with a state carries no size or mtime."""
+        stated = self.state is None
+        return WireMember(
+            role=self.role,
+            key=self.key,
+            path=self.path,
+            canonical=self.canonical,
+            spelling=self.spelling,
+            size=self.size if stated else None,
+            mtime_ms=self.mtime_ms if stated else None,
+            content=content,
+            upload_id=upload[0] if upload is not None else None,
+            content_hash=upload[1] if upload is not None else None,
+            state=self.state,
+            error=self.error,
+        )
+
     def wire_head(self) -> dict[str, Any]:
-        """The wire fields before the bytes (``content`` / ``uploadId`` are the transfer's)."""
-        out: dict[str, Any] = {"role": self.role, "key": self.key, "path": self.path}
-        if self.canonical is not None:
-            out["canonical"] = self.canonical
-        if self.spelling is not None:
-            out["spelling"] = spelling_to_wire(self.spelling)
-        if self.size is not None and self.state is None:
-            out["size"] = self.size
-        if self.mtime_ms is not None and self.state is None:
-            out["mtimeMs"] = self.mtime_ms
-        return out
+        """The JSON fields before the bytes (``content`` / ``uploadId`` are the transfer's)."""
+        return {key: value for key, value in to_wire(self.wire()).items() if key not in _TAIL}
 
     def wire_tail(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.state is not None:
-            out["state"] = self.state
-        if self.error is not None:
-            out["error"] = self.error
-        return out
+        """The JSON fields after the bytes: the state and the client's reason."""
+        return {key: value for key, value in to_wire(self.wire()).items() if key in _TAIL}
 
 
 @frozen
@@ -171,7 +183,7 @@ class _Edges:
 @define
 class _Walk:
     policy: ClientPolicy
-    inputs: Mapping[str, Sequence[Mapping[str, Any]]]
+    inputs: Mapping[str, Sequence[FileInputSpec]]
     members: list[CollectedMember] = field(factory=list)
     pairs: dict[tuple[str, str], str | None] = field(factory=dict)
     tool_paths: set[str] = field(factory=set)
@@ -358,14 +370,13 @@ def _collect_baselines(
 # --------------------------------------------------------------------------------------------
 
 
-def tool_inputs(listing: Iterable[Mapping[str, Any]]) -> dict[str, Sequence[Mapping[str, Any]]]:
+def tool_inputs(listing: Listing) -> dict[str, Sequence[FileInputSpec]]:
     """``fileInputs`` of each tool of a ``GET /tools`` listing, by tool name."""
-    out: dict[str, Sequence[Mapping[str, Any]]] = {}
-    for entry in listing:
-        name = entry.get("name")
-        specs = entry.get("fileInputs")
-        if isinstance(name, str) and isinstance(specs, list):
-            out[name] = [spec for spec in specs if isinstance(spec, Mapping)]
+    out: dict[str, Sequence[FileInputSpec]] = {}
+    for raw in listing:
+        entry = raw if isinstance(raw, ToolEntry) else read_or_none(raw, ToolEntry)
+        if entry is not None:
+            out[entry.name] = entry.file_inputs
     return out
 
 
@@ -373,7 +384,7 @@ def collect_flow_members(
     path: str,
     data: bytes,
     args: Mapping[str, Any],
-    listing: Iterable[Mapping[str, Any]],
+    listing: Listing,
 ) -> Collection:
     """The members of a run of the flow file at ``path`` whose bytes are ``data``."""
     canonical = canonical_path(path)
@@ -400,7 +411,7 @@ def collect_flow_members(
 
 def collect_step_files(
     policy: ClientPolicy,
-    listing: Iterable[Mapping[str, Any]],
+    listing: Listing,
     *,
     origin: str,
     run_name: str,

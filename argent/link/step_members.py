@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from attrs import frozen
 
 from argent.flows.names import is_safe_flow_name
-from argent.link.members import Collection, collect_step_files, tool_inputs
+from argent.link.members import Collection, Listing, collect_step_files, tool_inputs
 from argent.link.policy import ClientPolicy
 from argent.link.spelling import LISTED, spelling_of
 from argent.runner.files import canonical_path
@@ -105,7 +105,7 @@ def _empty() -> Collection:
     return Collection(canonical="", spelling=LISTED, members=())
 
 
-def collect_step_members(call_args: Mapping[str, Any], listing: Iterable[Mapping[str, Any]]) -> Collection:
+def collect_step_members(call_args: Mapping[str, Any], listing: Listing) -> Collection:
     """The members of the step a ``flow-add-step`` call records (``canonical``/``spelling`` of the
     recording file; no members for a call whose step cannot be built)."""
     call = recorded_step_call(call_args)

@@ -1,7 +1,7 @@
 """The tool-server's member store: the files a call brought, held in memory for one run.
 
-``read_members`` turns the ``members`` of a flow file-input object into a ``MemberStore``
-before the arguments are validated:
+``read_members`` turns the ``members`` of a flow file-input object (``WireMember`` models, read
+with ``argent.link.codec``) into a ``MemberStore`` before the arguments are validated:
 
 - a member with an unknown role, or with a key the store already has, is ignored;
 - a member with bytes (inline ``content`` or an upload) keeps them; the bytes must pass the
@@ -20,14 +20,16 @@ from __future__ import annotations
 import base64
 import binascii
 import posixpath
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, Literal
 
 from attrs import define, field, frozen
+from cattrs.errors import IterableValidationError
 
 from argent.errors import FileInputError
 from argent.limits import MAX_FILE_BYTES, MAX_FLOW_MEMBERS_BYTES
-from argent.link.spelling import LISTED, Spelling, spelling_from_wire
+from argent.link.codec import read_items, structure
+from argent.link.models import LISTED, Spelling, UploadRef, WireMember
 
 Role = Literal["flow", "baseline", "tool"]
 ROLES: frozenset[str] = frozenset({"flow", "baseline", "tool"})
@@ -52,7 +54,7 @@ INVALID_SPELLING = "the client sent an invalid spelling for {path}"
 REFUSED_WITHOUT_REASON = "the client did not send {path}"
 
 #: Fetches an upload for a member: ``(upload_id, content_hash, member_path) -> bytes`` (raises 422).
-UploadFetcher = Callable[[str, Any, str], Awaitable[bytes]]
+UploadFetcher = Callable[[str, str | None, str], Awaitable[bytes]]
 
 
 @frozen
@@ -118,17 +120,31 @@ def valid_file_key(key: str) -> bool:
     return key.startswith("/") and "\0" not in key
 
 
+def upload_ids(refs: Iterable[UploadRef]) -> list[str]:
+    """The upload ids of ``refs``, each once, in order."""
+    return list(dict.fromkeys(ref.upload_id for ref in refs if ref.upload_id is not None))
+
+
 def named_upload_ids(raw: Any) -> list[str]:
     """Every upload id the members name (each once), whatever else is wrong with them."""
-    ids: list[str] = []
-    if not isinstance(raw, list):
-        return ids
-    for entry in raw:
-        if isinstance(entry, dict):
-            upload_id = entry.get("uploadId")
-            if isinstance(upload_id, str) and upload_id not in ids:
-                ids.append(upload_id)
-    return ids
+    return upload_ids(read_items(raw, UploadRef))
+
+
+def members_error(exc: BaseException, owner: str) -> FileInputError:
+    """The 422 for a ``members`` value that does not read as a list of member objects."""
+    if isinstance(exc, IterableValidationError):
+        with_notes, _ = exc.group_exceptions()
+        if with_notes:
+            return FileInputError(MEMBER_NOT_AN_OBJECT.format(index=with_notes[0][1].index, path=owner))
+    return FileInputError(MEMBERS_NOT_A_LIST.format(path=owner))
+
+
+def wire_members(raw: Any, owner: str) -> list[WireMember]:
+    """The members of a flow file input as models (422 for a value of another shape)."""
+    try:
+        return structure(raw, list[WireMember])
+    except (ValueError, IterableValidationError) as exc:
+        raise members_error(exc, owner) from None
 
 
 def _decode(content: str, path: str) -> bytes:
@@ -141,25 +157,20 @@ def _decode(content: str, path: str) -> bytes:
         raise FileInputError(MEMBER_BAD_CONTENT.format(path=path)) from None
 
 
-def _check_bytes(data: bytes, recorded: Any, path: str) -> None:
+def _check_bytes(data: bytes, recorded: int | None, path: str) -> None:
     if len(data) > MAX_FILE_BYTES:
         raise FileInputError(MEMBER_TOO_LARGE.format(path=path, size=len(data), limit=MAX_FILE_BYTES))
-    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded != len(data):
+    if recorded is not None and recorded != len(data):
         raise FileInputError(MEMBER_SIZE_MISMATCH.format(path=path, size=len(data), recorded=recorded))
 
 
 async def read_members(raw: Any, *, owner: str, fetch_upload: UploadFetcher) -> MemberStore:
-    """The store of a flow file-input's ``members`` (``owner`` is its path, for messages)."""
-    if not isinstance(raw, list):
-        raise FileInputError(MEMBERS_NOT_A_LIST.format(path=owner))
+    """The store of a flow file-input's ``members`` (``owner`` is its path, for messages); the
+    members as JSON or as models."""
     store = MemberStore()
     flow_bytes = 0
-    for index, entry in enumerate(raw):
-        if not isinstance(entry, dict):
-            raise FileInputError(MEMBER_NOT_AN_OBJECT.format(index=index, path=owner))
-        role, key = entry.get("role"), entry.get("key")
-        if not isinstance(role, str) or not isinstance(key, str):
-            raise FileInputError(MEMBER_NOT_AN_OBJECT.format(index=index, path=owner))
+    for entry in wire_members(raw, owner):
+        role, key = entry.role, entry.key
         if role not in ROLES or key in store.members:
             continue  # unknown roles and repeated keys are ignored
         if role == "flow":
@@ -182,37 +193,32 @@ async def read_members(raw: Any, *, owner: str, fetch_upload: UploadFetcher) -> 
     return store
 
 
-async def _member_bytes(entry: dict[str, Any], path: str, fetch_upload: UploadFetcher) -> bytes | None:
-    content = entry.get("content")
-    upload_id = entry.get("uploadId")
-    if isinstance(content, str) and isinstance(upload_id, str):
+async def _member_bytes(entry: WireMember, path: str, fetch_upload: UploadFetcher) -> bytes | None:
+    if entry.content is not None and entry.upload_id is not None:
         raise FileInputError(MEMBER_BOTH.format(path=path))
     data: bytes | None = None
-    if isinstance(content, str):
-        data = _decode(content, path)
-    elif isinstance(upload_id, str):
-        data = await fetch_upload(upload_id, entry.get("contentHash"), path)
+    if entry.content is not None:
+        data = _decode(entry.content, path)
+    elif entry.upload_id is not None:
+        data = await fetch_upload(entry.upload_id, entry.content_hash, path)
     if data is not None:
-        _check_bytes(data, entry.get("size"), path)
+        _check_bytes(data, entry.size, path)
     return data
 
 
-def _member(role: Role, key: str, path: str, entry: dict[str, Any], data: bytes | None) -> Member:
-    state = entry.get("state")
-    error = entry.get("error")
-    reason = error if isinstance(error, str) and error else None
+def _member(role: Role, key: str, path: str, entry: WireMember, data: bytes | None) -> Member:
+    state = entry.state
+    reason = entry.error or None
     canonical: str | None = None
     spelling: Spelling = LISTED
     invalid: str | None = None
     if role == "flow":
-        raw_canonical = entry.get("canonical")
-        parsed = spelling_from_wire(entry.get("spelling"))
-        if not valid_canonical(raw_canonical):
+        if not valid_canonical(entry.canonical):
             invalid = INVALID_CANONICAL.format(path=path)
-        elif parsed is None:
+        elif entry.spelling is None:
             invalid = INVALID_SPELLING.format(path=path)
         else:
-            canonical, spelling = raw_canonical, parsed
+            canonical, spelling = entry.canonical, entry.spelling
         if canonical is None:
             canonical = posixpath.normpath(path)
     if invalid is not None:
@@ -234,4 +240,4 @@ def _member(role: Role, key: str, path: str, entry: dict[str, Any], data: bytes 
             "refused",
             reason or REFUSED_WITHOUT_REASON.format(path=path),
         )
-    return Member(role, key, path, canonical, spelling, None, state)
+    return Member(role, key, path, canonical, spelling, None, state)  # type: ignore[arg-type]

@@ -19,10 +19,11 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from argent import __version__
-from argent.cli.render import is_report, step_lines, summary_line, unwritten_baseline_lines
+from argent.cli.render import is_report, read_report, step_lines, summary_line, unwritten_baseline_lines
 from argent.client.base import ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client
+from argent.link.models import ToolEntry
 
 INSTRUCTIONS = (
     "argent replays recorded UI flows and drives devices (headless Chromium first). Use flow-execute to run a "
@@ -34,7 +35,7 @@ INSTRUCTIONS = (
 class _State:
     def __init__(self, client: ToolClient) -> None:
         self.client = client
-        self.tools: dict[str, dict[str, Any]] = {}
+        self.tools: dict[str, ToolEntry] = {}
 
 
 @asynccontextmanager
@@ -43,26 +44,29 @@ async def _lifespan(_: Server[_State]) -> AsyncIterator[_State]:
         yield _State(client)
 
 
-def render_report(result: dict[str, Any]) -> str:
+def render_report(result: Any) -> str:
     """A flow report as text: one line per step, then the summary (and refused baseline writes)."""
+    report = read_report(result)
+    if report is None:
+        raise ValueError("not a flow report")
     lines: list[str] = []
-    if result.get("executionPrerequisite"):
-        lines.append(f"Prerequisite: {result['executionPrerequisite']}")
-    device = f" on {result['device']}" if result.get("device") else ""
-    lines.append(f'Running flow "{result.get("flow", "")}"{device} ({len(result["steps"])} steps)')
-    for step in result["steps"]:
-        lines.extend(step_lines(step, str(result.get("flow", ""))))
-    lines.extend(unwritten_baseline_lines(result))
-    lines.append(summary_line(result))
+    if report.execution_prerequisite:
+        lines.append(f"Prerequisite: {report.execution_prerequisite}")
+    device = f" on {report.device}" if report.device else ""
+    lines.append(f'Running flow "{report.flow}"{device} ({len(report.steps)} steps)')
+    for step in report.steps:
+        lines.extend(step_lines(step, report.flow))
+    lines.extend(unwritten_baseline_lines(report))
+    lines.append(summary_line(report))
     return "\n".join(lines)
 
 
-def _content(entry: dict[str, Any] | None, result: Any) -> list[types.ContentBlock]:
+def _content(entry: ToolEntry | None, result: Any) -> list[types.ContentBlock]:
     if is_report(result):
         return [types.TextContent(type="text", text=render_report(result))]
     if (
         entry is not None
-        and entry.get("outputHint") == "image"
+        and entry.output_hint == "image"
         and isinstance(result, dict)
         and isinstance(result.get("image"), str)
     ):
@@ -83,14 +87,14 @@ async def _list_tools(
 ) -> types.ListToolsResult:
     state = ctx.lifespan_context
     entries = await state.client.list_tools()
-    state.tools = {e["name"]: e for e in entries}
+    state.tools = {e.name: e for e in entries}
     tools = []
     for entry in entries:
-        description = entry.get("description", "")
-        if entry.get("disabled"):
-            description = f"[disabled: {entry['disabled'].get('reason', '')}] {description}"
+        description = entry.description or ""
+        if entry.disabled is not None:
+            description = f"[disabled: {entry.disabled.reason}] {description}"
         tools.append(
-            types.Tool(name=entry["name"], description=description, input_schema=entry["inputSchema"])
+            types.Tool(name=entry.name, description=description, input_schema=entry.input_schema or {})
         )
     return types.ListToolsResult(tools=tools)
 
@@ -100,7 +104,7 @@ async def _call_tool(
 ) -> types.CallToolResult:
     state = ctx.lifespan_context
     if not state.tools:
-        state.tools = {e["name"]: e for e in await state.client.list_tools()}
+        state.tools = {e.name: e for e in await state.client.list_tools()}
     refusals: list[RefusedClientFile] = []
     try:
         result = await state.client.call(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from argent.errors import FlowError
@@ -31,6 +31,7 @@ from argent.flows.model import Flow, RunStep, ScriptStep, SnapshotStep, Step, To
 from argent.flows.names import js_number
 from argent.flows.write import step_to_data
 from argent.limits import MAX_RUN_DEPTH
+from argent.link.models import FileInputSpec
 from argent.runner.files import FlowFiles, FlowRef
 from argent.runner.link_rules import FLOW_EXECUTE, RECORDING_TOOLS, classify_file_inputs, nested_flow_ref
 
@@ -61,7 +62,7 @@ OLDER_WHAT = {
 OLDER_CLIENT = "This tool-server runs {what}. Update the argent CLI or MCP adapter on the client."
 
 #: The file-input specs (wire form) a tool declares; None for a tool this server does not have.
-InputsOf = Callable[[str], Sequence[Mapping[str, Any]] | None]
+InputsOf = Callable[[str], Iterable[FileInputSpec | Mapping[str, Any]] | None]
 
 
 class LinkFiles(FlowFiles, Protocol):

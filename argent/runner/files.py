@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import os
 import tempfile
-from typing import Literal, Protocol
+from typing import Protocol
 
 import aiofiles
 from attrs import frozen
@@ -23,18 +23,8 @@ from attrs import frozen
 from argent.flows.load import decode_flow
 from argent.flows.names import FLOW_FILE_NAME_RE, baseline_key
 from argent.limits import MAX_FILE_BYTES
-
-
-@frozen
-class Spelling:
-    """How a directory lists a basename: ``listed``, ``case_folded`` or ``absent``."""
-
-    state: Literal["listed", "case_folded", "absent"]
-    actual: str | None = None
-    addressable: bool | None = None
-
-
-LISTED = Spelling("listed")
+from argent.link.models import LISTED as LISTED
+from argent.link.models import Spelling as Spelling
 
 
 @frozen

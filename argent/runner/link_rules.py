@@ -6,19 +6,22 @@ argument*) and which nested `tool: flow-execute` steps name a flow the client ca
 sides use the functions here: the client to collect members, the runner's preflight to refuse
 what a replay over a link cannot do.
 
-File-input specs are read in their wire form (the ``fileInputs`` entries of ``GET /tools``),
-so the client can apply the rules to a listing and the tool-server to its own registry.
+File-input specs are ``argent.link.models.FileInputSpec`` (JSON ones, as a listing carries
+them, are read with ``argent.link.codec``), so the client applies the rules to a listing and the
+tool-server to its own registry.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from attrs import frozen
 
 from argent.flows.names import is_safe_flow_name
+from argent.link.codec import read_specs
+from argent.link.models import FileInputSpec
 
 #: The extensions (any case) of a file argument.
 FILE_ARGUMENT_EXTENSIONS: tuple[str, ...] = (".png", ".yaml")
@@ -61,20 +64,15 @@ def template_refs(template: str) -> list[str]:
     return _TEMPLATE_REF.findall(template)
 
 
-def _applies(spec: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
+def _applies(spec: FileInputSpec, args: Mapping[str, Any]) -> bool:
     """Whether the spec's template yields a path for ``args`` (every reference a non-empty string)."""
-    template = spec.get("path")
-    if not isinstance(template, str):
-        return False
-    for ref in template_refs(template):
+    for ref in template_refs(spec.path):
         value = args.get(ref)
         if not isinstance(value, str) or value == "":
             return False
-    unwrap = spec.get("unwrapWhenSet")
-    if isinstance(unwrap, str) and unwrap in args:
+    if spec.unwrap_when_set is not None and spec.unwrap_when_set in args:
         return False
-    skip = spec.get("skipWhenSet")
-    return not (isinstance(skip, str) and skip in args)
+    return not (spec.skip_when_set is not None and spec.skip_when_set in args)
 
 
 def is_posix_absolute(path: str) -> bool:
@@ -90,7 +88,7 @@ def has_file_argument_extension(path: str) -> bool:
 
 
 def classify_file_inputs(
-    specs: Sequence[Mapping[str, Any]] | None, args: Any
+    specs: Iterable[FileInputSpec | Mapping[str, Any]] | None, args: Any
 ) -> tuple[list[FileArgument], list[OtherFileInput]]:
     """The file arguments of one `tool:` step and its other file inputs.
 
@@ -103,15 +101,13 @@ def classify_file_inputs(
     others: list[OtherFileInput] = []
     if not specs or not isinstance(args, Mapping):
         return files, others
-    for spec in specs:
-        target = spec.get("target")
-        template = spec.get("path")
-        kind = spec.get("kind")
-        if not isinstance(target, str) or not isinstance(template, str) or not _applies(spec, args):
+    for spec in read_specs(specs):
+        target, template, kind = spec.target, spec.path, spec.kind
+        if not _applies(spec, args):
             continue
         refs = template_refs(template)
         if kind != "file":
-            words = _KIND_WORDS.get(kind if isinstance(kind, str) else "", f"a {kind} input")
+            words = _KIND_WORDS.get(kind, f"a {kind} input")
             others.append(OtherFileInput(target, f"{target} takes {words}"))
             continue
         if len(refs) > 1:

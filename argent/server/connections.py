@@ -29,6 +29,8 @@ from argent.limits import (
     MAX_REQUEST_HEADERS,
     MAX_REQUEST_LINE_BYTES,
 )
+from argent.link.codec import to_wire
+from argent.link.models import ErrorBody
 from argent.server.body import ServerStopping
 from argent.server.config import ServerConfig
 
@@ -54,7 +56,7 @@ _TARGET = re.compile(rb"(?:[A-Z]+ )?(?:/|\*|https?://)")
 
 def raw_json_response(status: int, message: str, **headers: str) -> bytes:
     """A complete HTTP/1.1 JSON answer that closes the connection, written straight to a transport."""
-    body = json.dumps({"error": message}).encode()
+    body = json.dumps(to_wire(ErrorBody(message))).encode()
     lines = [
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
         "Content-Type: application/json; charset=utf-8",
@@ -177,7 +179,7 @@ class GuardedRequestHandler(RequestHandler):
         else:
             status, text = describe_parse_error(exc, max_headers=self.max_headers)
             log.debug("refused a malformed request from %s: %s", request.remote, exc)
-        response = web.json_response({"error": text}, status=status)
+        response = web.json_response(to_wire(ErrorBody(text)), status=status)
         response.force_close()
         return response
 

@@ -16,16 +16,25 @@ import stat
 from typing import Any
 
 from attrs import define, field
+from cattrs.errors import ClassValidationError
 
 from argent.errors import FileInputError
+from argent.link.codec import NotAnObject, Read, read
 from argent.link.member_files import MemberFlowFiles
+from argent.link.models import CONTENT_OMITTED_SIZE_LIMIT, FileInput, FileInputSpec
 from argent.link.store import MemberStore
 from argent.server.inline import decode_content
-from argent.server.member_inputs import discard_member_uploads, linked_flow_files, linked_step_members
+from argent.server.member_inputs import (
+    discard_uploads,
+    has_members,
+    linked_flow_files,
+    linked_step_members,
+    named_uploads,
+)
 from argent.server.tmp_files import ServerFiles
 from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
 from argent.tools.call_policy import CallPolicy
-from argent.tools.registry import FileInputSpec, ResolvedFileInput, ToolSpec
+from argent.tools.registry import ResolvedFileInput, ToolSpec
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -51,12 +60,13 @@ def _remove_all(dirs: list[str]) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def is_wrapper(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.get("__argentFileInput") is True
-        and isinstance(value.get("path"), str)
-    )
+def read_wrapper(value: Any) -> Read[FileInput] | None:
+    """The file-input object of an argument (``__argentFileInput`` and a string ``path``), read
+    with the codec; None for any other value."""
+    try:
+        return read(value, FileInput)
+    except (NotAnObject, ClassValidationError):
+        return None
 
 
 async def resolve_file_inputs(
@@ -81,26 +91,25 @@ async def resolve_file_inputs(
         # A failed call still uses up every upload its members name, also those of the
         # wrappers after the one that failed.
         for value in body.values():
-            if is_wrapper(value):
-                discard_member_uploads(value, uploads)
+            discard_uploads(named_uploads(value), uploads)
         raise
     return out
 
 
 async def _in_place_allowed(
-    spec: FileInputSpec, wire: dict[str, Any], args: dict[str, Any], policy: CallPolicy, linked: bool
+    spec: FileInputSpec, wire: Read[FileInput], args: dict[str, Any], policy: CallPolicy, linked: bool
 ) -> bool:
     """Whether this host may look at the wrapper's path; raises for an unsafe project."""
-    if "members" in wire:
+    if has_members(wire):
         return True  # over a link: the members win and project_root is only a key
     if spec.kind == "probe":
         if not linked:
-            await policy.check_workspace(wire["path"])
+            await policy.check_workspace(wire.value.path)
         return True
     root = args.get("project_root")
     if spec.path.startswith("${project_root}") and isinstance(root, str):
         await policy.check_workspace(root)
-    return await policy.may_read(wire["path"])
+    return await policy.may_read(wire.value.path)
 
 
 async def _resolve_one(
@@ -111,25 +120,27 @@ async def _resolve_one(
     policy: CallPolicy | None = None,
     linked: bool = False,
 ) -> None:
-    wire = out.args.get(spec.target)
-    if not is_wrapper(wire):
+    raw = out.args.get(spec.target)
+    read = read_wrapper(raw)
+    if read is None:
         return
-    assert isinstance(wire, dict)
+    wire = read.value
+    named = named_uploads(raw)
     if spec.unwrap_when_set and spec.unwrap_when_set in out.args:
-        discard_member_uploads(wire, uploads)
-        out.args[spec.target] = wire["path"]
+        discard_uploads(named, uploads)
+        out.args[spec.target] = wire.path
         return
     if spec.skip_when_set and spec.skip_when_set in out.args:
-        discard_member_uploads(wire, uploads)
+        discard_uploads(named, uploads)
         del out.args[spec.target]
         return
-    path: str = wire["path"]
-    if policy is not None and not await _in_place_allowed(spec, wire, out.args, policy, linked):
+    path = wire.path
+    if policy is not None and not await _in_place_allowed(spec, read, out.args, policy, linked):
         present, verified = False, False
     else:
         present, verified = await asyncio.to_thread(_probe, spec.kind, wire)
     if spec.collect == "flow" and spec.kind == "file":
-        files = await linked_flow_files(wire, present, uploads=uploads)
+        files = await linked_flow_files(read, present, named, uploads=uploads)
         if files is not None:
             # Over a link the run reads the members, never this host's copy of the client's path.
             out.args[spec.target] = path
@@ -137,20 +148,20 @@ async def _resolve_one(
             out.flow_files[spec.target] = files
             return
     if spec.kind == "probe":
-        if spec.collect == "step" and "members" in wire:
-            out.step_members[spec.target] = await linked_step_members(wire, uploads=uploads)
+        if spec.collect == "step" and has_members(read):
+            out.step_members[spec.target] = await linked_step_members(read, named, uploads=uploads)
         out.args[spec.target] = path
         out.metadata[spec.target] = ResolvedFileInput(path, present)
         return
     if spec.kind == "tar-upload":
-        upload_id = wire.get("uploadId")
-        if isinstance(upload_id, str):
+        upload_id = wire.upload_id
+        if upload_id is not None:
             upload = uploads.take(upload_id)
             if upload is None:
                 raise FileInputError(upload_not_found_message(upload_id))
             dest = await asyncio.to_thread(uploads.files.mkdtemp, "tar-upload-parent")
             out.temp_dirs.append(dest)
-            extracted = await extract_upload(upload, wire.get("contentHash"), path, dest)
+            extracted = await extract_upload(upload, wire.content_hash, path, dest)
             out.args[spec.target] = extracted
             out.metadata[spec.target] = ResolvedFileInput(path, present, via_upload=True)
             return
@@ -176,34 +187,34 @@ async def _resolve_one(
     )
 
 
-def _probe(kind: str, wire: dict[str, Any]) -> tuple[bool, bool]:
+def _probe(kind: str, wire: FileInput) -> tuple[bool, bool]:
     """(present on this host, size and mtime both sent and matching)."""
     try:
-        st = os.stat(wire["path"])
+        st = os.stat(wire.path)
     except OSError:
         return False, False
     if kind == "probe":
         return True, False
     if kind == "directory":
         return stat.S_ISDIR(st.st_mode), False
-    size, mtime = wire.get("size"), wire.get("mtimeMs")
-    mtime_ok = not isinstance(mtime, int | float) or round(st.st_mtime_ns / 1e6) == round(mtime)
+    size, mtime = wire.size, wire.mtime_ms
+    mtime_ok = mtime is None or round(st.st_mtime_ns / 1e6) == round(mtime)
     if kind == "tar-upload" and stat.S_ISDIR(st.st_mode):
         return mtime_ok, False
     if not stat.S_ISREG(st.st_mode):
         return False, False
-    size_ok = not isinstance(size, int) or st.st_size == size
-    verified = isinstance(size, int) and isinstance(mtime, int | float)
+    size_ok = size is None or st.st_size == size
+    verified = size is not None and mtime is not None
     return size_ok and mtime_ok, verified and size_ok and mtime_ok
 
 
-async def _materialize(wire: dict[str, Any], out: ResolvedInputs, files: ServerFiles) -> str:
-    path: str = wire["path"]
-    content = wire.get("content")
-    if not isinstance(content, str):
-        if wire.get("contentOmitted") == "size-limit":
-            size = wire.get("size")
-            shown = f"{size / (1024 * 1024):.0f} MB" if isinstance(size, int) else "unknown size"
+async def _materialize(wire: FileInput, out: ResolvedInputs, files: ServerFiles) -> str:
+    path = wire.path
+    content = wire.content
+    if content is None:
+        if wire.content_omitted == CONTENT_OMITTED_SIZE_LIMIT:
+            size = wire.size
+            shown = f"{size / (1024 * 1024):.0f} MB" if size is not None else "unknown size"
             raise FileInputError(
                 f'File "{path}" is {shown} — larger than the 32 MB file-input transfer limit, so the client did '
                 "not upload it, and it was not found on the tool-server host. Copy the file to the tool-server "
@@ -214,7 +225,7 @@ async def _materialize(wire: dict[str, Any], out: ResolvedInputs, files: ServerF
             "Either the file does not exist, or it changed since it was referenced — re-create it (or re-run "
             "the producing tool) and try again."
         )
-    data = decode_content(path, content, wire.get("size"))
+    data = decode_content(path, content, wire.size)
     directory = await asyncio.to_thread(files.mkdtemp, "file-input")
     out.temp_dirs.append(directory)
     name = _UNSAFE_NAME.sub("_", os.path.basename(path))

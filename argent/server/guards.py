@@ -11,6 +11,8 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from argent.errors import ArgentError
+from argent.link.codec import to_wire
+from argent.link.models import ErrorBody
 from argent.server.body import BodyReadInterrupted
 from argent.server.config import LOOPBACK_HOSTS, ServerConfig
 from argent.server.connections import GuardedRequestHandler
@@ -28,8 +30,8 @@ UNAUTHORIZED = (
 PUBLIC_PATHS = frozenset({"/healthz"})
 
 
-def json_error(status: int, message: str, **extra: object) -> web.Response:
-    return web.json_response({"error": message, **extra}, status=status)
+def json_error(status: int, message: str, *, error_code: str | None = None) -> web.Response:
+    return web.json_response(to_wire(ErrorBody(message, error_code)), status=status)
 
 
 @web.middleware

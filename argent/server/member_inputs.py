@@ -21,9 +21,17 @@ from typing import Any
 from argent.errors import FileInputError
 from argent.limits import MAX_FILE_BYTES
 from argent.link.archive import FileTooLargeError, NotOneFileError
+from argent.link.codec import Read, read_or_none
 from argent.link.member_files import MemberFlowFiles
-from argent.link.spelling import LISTED, spelling_from_wire
-from argent.link.store import MEMBER_TOO_LARGE, MemberStore, named_upload_ids, read_members, valid_canonical
+from argent.link.models import LISTED, FileInput, NamedUploads, WireMember
+from argent.link.store import (
+    MEMBER_TOO_LARGE,
+    MemberStore,
+    members_error,
+    read_members,
+    upload_ids,
+    valid_canonical,
+)
 from argent.server.inline import decode_content
 from argent.server.uploads import Upload, UploadStore, read_member_upload, upload_not_found_message
 
@@ -43,9 +51,15 @@ def _remove_tar(upload: Upload) -> None:
         os.unlink(upload.tar_path)
 
 
-def discard_member_uploads(wire: dict[str, Any], uploads: UploadStore) -> None:
-    """Delete the uploads that the members of a wrapper name (a wrapper the call does not use)."""
-    for upload_id in named_upload_ids(wire.get("members")):
+def named_uploads(raw: Any) -> list[str]:
+    """The uploads the members of a file-input object name (none for any other value)."""
+    named = read_or_none(raw, NamedUploads)
+    return upload_ids(named.members) if named is not None else []
+
+
+def discard_uploads(upload_ids: list[str], uploads: UploadStore) -> None:
+    """Delete the uploads a wrapper's members name (a wrapper the call does not use)."""
+    for upload_id in upload_ids:
         upload = uploads.take(upload_id)
         if upload is not None:
             _remove_tar(upload)
@@ -57,13 +71,12 @@ class _TakenUploads:
     def __init__(self, ids: list[str], uploads: UploadStore) -> None:
         self.taken: dict[str, Upload | None] = {upload_id: uploads.take(upload_id) for upload_id in ids}
 
-    async def fetch(self, upload_id: str, content_hash: Any, member_path: str) -> bytes:
+    async def fetch(self, upload_id: str, content_hash: str | None, member_path: str) -> bytes:
         upload = self.taken.pop(upload_id, None)
         if upload is None:
             raise FileInputError(upload_not_found_message(upload_id))
-        digest = content_hash if isinstance(content_hash, str) else None
         try:
-            return await read_member_upload(upload, digest, member_path, max_file_bytes=MAX_FILE_BYTES)
+            return await read_member_upload(upload, content_hash, member_path, max_file_bytes=MAX_FILE_BYTES)
         except NotOneFileError as exc:
             raise FileInputError(
                 UPLOAD_NOT_A_FILE.format(path=member_path, limit=MAX_FILE_BYTES, found=exc.found)
@@ -80,41 +93,54 @@ class _TakenUploads:
         self.taken.clear()
 
 
+def has_members(wire: Read[FileInput]) -> bool:
+    """Whether the wrapper carries ``members`` (also a value that is not a list of members)."""
+    return wire.value.members is not None or "members" in wire.wrong
+
+
 async def linked_flow_files(
-    wire: dict[str, Any], present: bool, *, uploads: UploadStore
+    wire: Read[FileInput], present: bool, named: list[str], *, uploads: UploadStore
 ) -> MemberFlowFiles | None:
-    """The run's files for a flow input over a link; None when the input resolves on this host."""
-    path: str = wire["path"]
-    content = wire.get("content")
-    has_members = "members" in wire
-    if not has_members and (
-        present or not isinstance(content, str) or not valid_canonical(os.path.normpath(path))
-    ):
+    """The run's files for a flow input over a link; None when the input resolves on this host.
+    ``named`` are the uploads its members name."""
+    value = wire.value
+    path, content = value.path, value.content
+    with_members = has_members(wire)
+    if not with_members and (present or content is None or not valid_canonical(os.path.normpath(path))):
         return None
-    taken = _TakenUploads(named_upload_ids(wire.get("members")), uploads)
+    taken = _TakenUploads(named, uploads)
     try:
-        if not isinstance(content, str):
+        if content is None:
             raise FileInputError(MEMBERS_WITHOUT_CONTENT.format(path=path))
-        data = decode_content(path, content, wire.get("size"))
-        canonical = wire.get("canonical") if has_members else os.path.normpath(path)
+        data = decode_content(path, content, value.size)
+        canonical = value.canonical if with_members else os.path.normpath(path)
         if not valid_canonical(canonical):
             raise FileInputError(INVALID_ROOT_CANONICAL.format(path=path))
-        spelling = spelling_from_wire(wire["spelling"]) if "spelling" in wire else LISTED
-        if spelling is None:
+        if "spelling" in wire.wrong:
             raise FileInputError(INVALID_ROOT_SPELLING.format(path=path))
         store: MemberStore | None = None
-        if has_members:
-            store = await read_members(wire["members"], owner=path, fetch_upload=taken.fetch)
+        if with_members:
+            store = await read_members(_members_of(wire), owner=path, fetch_upload=taken.fetch)
     finally:
         taken.discard_rest()
     assert isinstance(canonical, str)
-    return MemberFlowFiles.for_root(path, canonical, spelling, data, store)
+    return MemberFlowFiles.for_root(path, canonical, value.spelling or LISTED, data, store)
 
 
-async def linked_step_members(wire: dict[str, Any], *, uploads: UploadStore) -> MemberStore:
+def _members_of(wire: Read[FileInput]) -> list[WireMember]:
+    """The wrapper's members; 422 when its ``members`` did not read as a list of member objects."""
+    wrong = wire.wrong.get("members")
+    if wrong is not None:
+        raise members_error(wrong, wire.value.path)
+    return wire.value.members or []
+
+
+async def linked_step_members(
+    wire: Read[FileInput], named: list[str], *, uploads: UploadStore
+) -> MemberStore:
     """The members of a recorded step (the ``project_root`` probe of flow-add-step over a link)."""
-    taken = _TakenUploads(named_upload_ids(wire.get("members")), uploads)
+    taken = _TakenUploads(named, uploads)
     try:
-        return await read_members(wire["members"], owner=wire["path"], fetch_upload=taken.fetch)
+        return await read_members(_members_of(wire), owner=wire.value.path, fetch_upload=taken.fetch)
     finally:
         taken.discard_rest()

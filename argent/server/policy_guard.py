@@ -12,13 +12,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+import attrs
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 from yarl import URL
 
 from argent.limits import RETRY_AFTER_SECONDS
+from argent.link.models import Disabled, ToolEntry
 from argent.server.config import ServerConfig
 from argent.server.guards import UNAUTHORIZED, Handler, bearer_auth, json_error
 from argent.server.keys import CONFIG, REGISTRY
@@ -53,14 +53,14 @@ def call_policy(request: web.Request) -> CallPolicy:
     return request.app[CONFIG].policy.for_token(request.get(TOKEN_RULE))
 
 
-def listed_tools(request: web.Request) -> list[dict[str, Any]]:
+def listed_tools(request: web.Request) -> list[ToolEntry]:
     """GET /tools for this caller: a tool its token may not call stays listed, disabled with what it needs."""
     policy = call_policy(request)
     entries = request.app[REGISTRY].entries()
-    for entry in entries:
-        reason = policy.disabled_reason(entry["name"])
-        if reason and "disabled" not in entry:
-            entry["disabled"] = {"reason": reason}
+    for index, entry in enumerate(entries):
+        reason = policy.disabled_reason(entry.name)
+        if reason and entry.disabled is None:
+            entries[index] = attrs.evolve(entry, disabled=Disabled(reason))
     return entries
 
 

@@ -12,7 +12,16 @@ from aiohttp import web
 from argent import __version__
 from argent.errors import ArgentError, InvalidToolInputError, PolicyRefusal
 from argent.limits import ABORTED_CALL_GRACE_SECONDS
-from argent.link.wire import to_wire
+from argent.link.codec import event_to_wire, to_wire
+from argent.link.models import (
+    ErrorBody,
+    Health,
+    ProgressEvent,
+    ResultBody,
+    ResultEvent,
+    ToolListing,
+    UploadAnswer,
+)
 from argent.runner.budget import StepBudget
 from argent.server.body import read_body
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
@@ -26,12 +35,12 @@ routes = web.RouteTableDef()
 
 @routes.get("/healthz")
 async def healthz(request: web.Request) -> web.Response:
-    return web.json_response({"ok": True, "version": __version__})
+    return web.json_response(to_wire(Health(ok=True, version=__version__)))
 
 
 @routes.get("/tools")
 async def list_tools(request: web.Request) -> web.Response:
-    return web.json_response({"tools": listed_tools(request)})
+    return web.json_response(to_wire(ToolListing(listed_tools(request))))
 
 
 @routes.post("/upload")
@@ -40,10 +49,10 @@ async def upload(request: web.Request) -> web.Response:
         stored = await request.app[UPLOADS].receive(request.content, request.content_length)
     except ArgentError as exc:
         # Answer now and drop the connection instead of reading the refused body to its end.
-        response = web.json_response({"error": exc.message}, status=exc.status)
+        response = web.json_response(to_wire(ErrorBody(exc.message)), status=exc.status)
         response.force_close()
         return response
-    return web.json_response({"uploadId": stored.upload_id})
+    return web.json_response(to_wire(UploadAnswer(stored.upload_id)))
 
 
 async def _json_body(request: web.Request) -> dict[str, Any]:
@@ -100,16 +109,16 @@ async def call_tool(request: web.Request) -> web.StreamResponse:
             linked=request.headers.get("x-argent-linked") == "1",
         )
     except _PreInvokeError as exc:
-        return web.json_response({"error": exc.message}, status=exc.status)
+        return web.json_response(to_wire(ErrorBody(exc.message)), status=exc.status)
     except PolicyRefusal as exc:
         return web.json_response(exc.to_wire(), status=exc.status)
     except ArgentError as exc:
-        return web.json_response({"error": exc.message}, status=exc.status)
+        return web.json_response(to_wire(ErrorBody(exc.message)), status=exc.status)
     try:
         try:
             args = registry.parse_args(name, resolved.args)
         except InvalidToolInputError as exc:
-            return web.json_response({"error": exc.message}, status=400)
+            return web.json_response(to_wire(ErrorBody(exc.message)), status=400)
         return await _invoke(request, spec, args, resolved)
     finally:
         await resolved.cleanup()
@@ -122,7 +131,7 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
 
     async def emit(event: Any) -> None:
         if stream is not None:
-            await stream.send({"event": "progress", "data": to_wire(event)})
+            await stream.send(event_to_wire(ProgressEvent(event)))
             if stream.broken:
                 abort.set()
 
@@ -150,7 +159,7 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     try:
         result = await asyncio.shield(task)
     except ArgentError as exc:
-        return await _failure(request, stream, exc.to_wire(), exc.status)
+        return await _failure(request, stream, exc.body(), exc.status)
     except asyncio.CancelledError:
         # aiohttp cancels the handler when its client hangs up (the runner's handler_cancellation)
         # and when shutdown's grace is over: the run gets a moment to unwind on its abort event
@@ -163,10 +172,10 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     # A result can hold 100k step reports: converting and encoding it runs off the event loop,
     # in parts, so the thread never holds the GIL for long (see ``dumps_in_parts``).
     if stream is None:
-        body = await asyncio.to_thread(lambda: dumps_in_parts({"data": to_wire(result)}, compact=False))
+        body = await asyncio.to_thread(lambda: dumps_in_parts(to_wire(ResultBody(result)), compact=False))
         return web.Response(body=body.encode(), content_type="application/json")
     line = await asyncio.to_thread(
-        lambda: dumps_in_parts({"event": "result", "data": to_wire(result)}, compact=True) + "\n"
+        lambda: dumps_in_parts(event_to_wire(ResultEvent(result)), compact=True) + "\n"
     )
     await stream.send_encoded(line.encode())
     await stream.close()
@@ -185,10 +194,10 @@ async def _stop(task: asyncio.Task[Any]) -> None:
 
 
 async def _failure(
-    request: web.Request, stream: NdjsonStream | None, body: dict[str, Any], status: int
+    request: web.Request, stream: NdjsonStream | None, body: ErrorBody, status: int
 ) -> web.StreamResponse:
     if stream is None:
-        return web.json_response(body, status=status)
-    await stream.send({"event": "error", **body})
+        return web.json_response(to_wire(body), status=status)
+    await stream.send(event_to_wire(body))
     await stream.close()
     return stream.response

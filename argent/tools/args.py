@@ -8,7 +8,6 @@ the JSON Schema of ``GET /tools`` and a strict cattrs structure hook: no silent
 
 from __future__ import annotations
 
-import re
 import types
 import typing
 from collections.abc import Mapping
@@ -19,6 +18,7 @@ import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
 from argent.errors import InvalidToolInputError
+from argent.link.codec import json_type, strict, strict_scalars
 
 A = TypeVar("A")
 
@@ -35,47 +35,37 @@ def wire_name(f: attrs.Attribute[Any]) -> str:
     return str(f.metadata.get("wire", f.name))
 
 
-def _strict(expected: type, label: str) -> Any:
-    def check(value: Any, _: Any) -> Any:
-        if expected is float:
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-        elif expected is int:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        else:
-            ok = isinstance(value, expected)
-        if not ok:
-            raise ValueError(f"expected {label}, got {_json_type(value)}")
-        return value
+class NotOneOf(ValueError):
+    """A value outside a ``Literal`` argument's choices; its text names them."""
 
-    return check
+    def __init__(self, value: Any, allowed: tuple[Any, ...]) -> None:
+        self.value = value
+        self.allowed = allowed
+        choices = ", ".join(str(choice) for choice in allowed)
+        super().__init__(f"must be one of {choices}, got {str(value)!r}")
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+def _literal(value: Any, tp: Any) -> Any:
+    allowed = get_args(tp)
+    if value not in allowed:
+        raise NotOneOf(value, allowed)
+    return value
+
+
+def _is_literal(tp: Any) -> bool:
+    return get_origin(tp) is Literal
 
 
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
-    conv.register_structure_hook(str, _strict(str, "a string"))
-    conv.register_structure_hook(bool, _strict(bool, "a boolean"))
-    conv.register_structure_hook(int, _strict(int, "an integer"))
-    conv.register_structure_hook(float, _strict(float, "a number"))
-    conv.register_structure_hook(dict, _strict(dict, "an object"))
+    strict_scalars(conv)
+    conv.register_structure_hook(dict, strict(dict, "an object"))
 
     def any_hook(value: Any, _: Any) -> Any:
         return value
 
     conv.register_structure_hook(Any, any_hook)
+    conv.register_structure_hook_func(_is_literal, _literal)
     conv.register_structure_hook_func(
         lambda t: attrs.has(t),
         lambda v, t: _structure_args(conv, v, t),
@@ -93,7 +83,7 @@ def _structure_args(conv: cattrs.Converter, value: Any, cls: type) -> Any:
         fn = make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True, **overrides)  # type: ignore[arg-type]
         _FACTORIES[cls] = fn
     if not isinstance(value, Mapping):
-        raise ValueError(f"expected an object, got {_json_type(value)}")
+        raise ValueError(f"expected an object, got {json_type(value)}")
     return fn(value, cls)
 
 
@@ -103,7 +93,7 @@ _CONVERTER = _make_converter()
 def structure_args(tool: str, raw: Any, cls: type[A]) -> A:
     """Validate ``raw`` (a JSON object) into ``cls``; raise InvalidToolInputError naming each problem."""
     if not isinstance(raw, Mapping):
-        raise InvalidToolInputError(f"Arguments for {tool} must be a JSON object, got {_json_type(raw)}.")
+        raise InvalidToolInputError(f"Arguments for {tool} must be a JSON object, got {json_type(raw)}.")
     try:
         return _CONVERTER.structure(raw, cls)
     except cattrs.ClassValidationError as exc:
@@ -127,17 +117,8 @@ def _problems(exc: cattrs.ClassValidationError, cls: type) -> list[str]:
         elif isinstance(inner, KeyError):
             out.append(f"{name} is required")
         else:
-            out.append(f"{name}: {_literal_message(inner)}" if name else _literal_message(inner))
+            out.append(f"{name}: {inner}" if name else str(inner))
     return out
-
-
-def _literal_message(exc: BaseException) -> str:
-    text = str(exc)
-    match = re.match(r"(.*) not in literal typing\.Literal\[(.*)\]$", text)
-    if match:
-        allowed = ", ".join(v.strip().strip("'") for v in match.group(2).split(","))
-        return f"must be one of {allowed}, got {match.group(1)!r}"
-    return text
 
 
 def unstructure_args(value: Any) -> dict[str, Any]:

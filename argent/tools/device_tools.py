@@ -27,9 +27,10 @@ from argent.devices.chromium.launcher import chromium_unavailable_reason
 from argent.devices.chromium.targets import LaunchTargetError, resolve_launch_target
 from argent.devices.chromium.walker import DESCRIBE_MAX_DEPTH, DESCRIBE_MAX_NODES
 from argent.errors import ArgentError, InvalidToolInputError, ToolExecutionError
+from argent.link.models import FileInputSpec
 from argent.link.png import is_png
 from argent.tools.args import arg
-from argent.tools.registry import FileInputSpec, ToolContext, ToolSpec
+from argent.tools.registry import ToolContext, ToolSpec
 from argent.tools.verdicts import await_ui_element_verdict
 
 DEVICE_FAILED = "DEVICE_FAILED"

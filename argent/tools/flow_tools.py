@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +14,7 @@ from attrs import frozen
 from argent.devices.base import DeviceProvider
 from argent.errors import FlowError, InvalidToolInputError, PolicyRefusal
 from argent.link.member_files import MemberFlowFiles
+from argent.link.models import FileInputSpec
 from argent.runner.check import check_linked_flow
 from argent.runner.directives import DeviceDirectives
 from argent.runner.execute import (
@@ -28,7 +30,7 @@ from argent.runner.files import LISTED, DiskFlowFiles
 from argent.runner.report import FlowRunResult
 from argent.tools.args import arg
 from argent.tools.call_policy import CallPolicy, refuse_script_steps
-from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
+from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
 
 Platform = Literal["ios", "android", "chromium", "vega"]
 
@@ -191,9 +193,9 @@ def flow_tools(
     from argent.tools.invoker import RegistryInvoker
     from argent.tools.member_invoker import MemberToolInvoker
 
-    def inputs_of(tool: str) -> list[dict[str, Any]] | None:
+    def inputs_of(tool: str) -> Sequence[FileInputSpec] | None:
         spec = registry.find(tool)
-        return [s.to_wire() for s in spec.file_inputs] if spec is not None else None
+        return spec.file_inputs if spec is not None else None
 
     async def run_flow(args: FlowExecuteArgs, ctx: ToolContext) -> Any:
         request = _request(args)

@@ -67,7 +67,7 @@ class MemberToolInvoker:
 
     async def invoke(self, tool: str, args: dict[str, Any], ctx: ToolCallContext) -> ToolOutcome:
         spec = self.registry.get(tool)
-        file_args, _ = classify_file_inputs([s.to_wire() for s in spec.file_inputs], args)
+        file_args, _ = classify_file_inputs(spec.file_inputs, args)
         resolved: dict[str, ResolvedFileInput] = {}
         directory: str | None = None
         call_args = dict(args)

@@ -52,6 +52,7 @@ from argent.flows.model import (
 from argent.flows.names import assert_safe_flow_name, is_safe_flow_name
 from argent.flows.write import FlowDocument, flow_to_yaml, summarize_step
 from argent.link.member_files import NO_MEMBER, MemberFlowFiles
+from argent.link.models import FileInputSpec
 from argent.link.store import Member, MemberStore
 from argent.runner.check import NESTED_REASON
 from argent.runner.files import DiskFlowFiles, FlowRef, enoent_message, spelling_of
@@ -81,7 +82,7 @@ from argent.tools.recording_sessions import (
     recording_path,
     write_recording,
 )
-from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
+from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
 
 START_RECORDING = "flow-start-recording"
 ADD_STEP = "flow-add-step"
@@ -531,7 +532,7 @@ class Recorder:
                 raise _refused(OLDER_CLIENT_REFUSED.format(what=OLDER_NESTED))
             return
         spec = self.registry.get(command)
-        files, others = classify_file_inputs([s.to_wire() for s in spec.file_inputs], args)
+        files, others = classify_file_inputs(spec.file_inputs, args)
         if others:
             reason = FILE_INPUT_REASON.format(why=others[0].why)
             raise _refused(LINK_REFUSED.format(command=command, reason=reason))

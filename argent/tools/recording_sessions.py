@@ -31,6 +31,8 @@ from argent.errors import ArgentError
 from argent.flows.names import js_json_string
 from argent.flows.write import FlowDocument
 from argent.limits import MAX_FILE_BYTES
+from argent.link.codec import to_wire
+from argent.link.models import ClientFileDirective
 
 #: Live recordings a tool-server keeps before it evicts the least recently used.
 MAX_LIVE_RECORDINGS = 32
@@ -289,5 +291,6 @@ def _remove_quietly(path: str) -> None:
 
 
 def client_file(flow_file: str, text: str) -> dict[str, Any]:
-    """The directive that has the client write a client-kept recording (upstream-http.md §7)."""
-    return {"__argentClientFile": True, "path": flow_file, "content": text}
+    """The directive that has the client write a client-kept recording (upstream-http.md §7), as
+    JSON: the recording tools answer JSON objects."""
+    return to_wire(ClientFileDirective(flow_file, text))  # type: ignore[no-any-return]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
 from attrs import field, frozen
 
 from argent.errors import ArgentError, ToolExecutionError, ToolNotFoundError
+from argent.link.models import Disabled, FileInputSpec, ToolEntry
 from argent.runner.budget import StepBudget
 from argent.runner.run import ToolOutcome, ToolVerdict
 from argent.tools.args import json_schema, structure_args, wire_name
@@ -26,33 +27,6 @@ if TYPE_CHECKING:
     from argent.tools.call_policy import CallPolicy
 
 A = TypeVar("A")
-
-FileInputKind = Literal["file", "directory", "probe", "tar-upload"]
-
-
-@frozen
-class FileInputSpec:
-    """A file argument the client resolves (advertised verbatim in GET /tools)."""
-
-    target: str
-    path: str
-    kind: FileInputKind
-    optional: bool | None = None
-    skip_when_set: str | None = None
-    unwrap_when_set: str | None = None
-    collect: Literal["flow", "step"] | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"target": self.target, "path": self.path, "kind": self.kind}
-        if self.optional is not None:
-            out["optional"] = self.optional
-        if self.unwrap_when_set is not None:
-            out["unwrapWhenSet"] = self.unwrap_when_set
-        if self.skip_when_set is not None:
-            out["skipWhenSet"] = self.skip_when_set
-        if self.collect is not None:
-            out["collect"] = self.collect
-        return out
 
 
 @frozen
@@ -119,23 +93,18 @@ class ToolSpec(Generic[A]):
     def input_schema(self) -> dict[str, Any]:
         return json_schema(self.args_type)
 
-    def entry(self) -> dict[str, Any]:
+    def entry(self) -> ToolEntry:
         """The GET /tools entry."""
-        out: dict[str, Any] = {
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": self.input_schema(),
-        }
-        if self.output_hint:
-            out["outputHint"] = self.output_hint
-        if self.file_inputs:
-            out["fileInputs"] = [spec.to_wire() for spec in self.file_inputs]
-        if self.long_running:
-            out["longRunning"] = True
         reason = self.disabled_reason
-        if reason:
-            out["disabled"] = {"reason": reason}
-        return out
+        return ToolEntry(
+            name=self.name,
+            description=self.description,
+            input_schema=self.input_schema(),
+            output_hint=self.output_hint or None,
+            file_inputs=list(self.file_inputs),
+            long_running=self.long_running,
+            disabled=Disabled(reason) if reason else None,
+        )
 
 
 class ToolRegistry:
@@ -163,7 +132,7 @@ class ToolRegistry:
     def __iter__(self) -> Any:
         return iter(self._tools.values())
 
-    def entries(self) -> list[dict[str, Any]]:
+    def entries(self) -> list[ToolEntry]:
         return [spec.entry() for spec in self._tools.values()]
 
     def parse_args(self, name: str, raw: Any) -> Any:

@@ -40,9 +40,10 @@ Answer = Callable[[web.Request, Any], Awaitable[web.StreamResponse]]
 
 def real_listing() -> list[dict[str, Any]]:
     """The tool entries a real tool-server lists (the flow and recording tools)."""
+    from argent.link.codec import to_wire
     from argent.tools.builtin import build_registry
 
-    return build_registry().entries()
+    return [to_wire(entry) for entry in build_registry().entries()]
 
 
 def buffered(body: Any, status: int = 200) -> Answer:

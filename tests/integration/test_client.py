@@ -31,7 +31,7 @@ from argent.client.link_config import read_link_config
 from argent.client.routing import Route, open_client
 from argent.client.session import ToolServerClient
 from argent.errors import ArgentError
-from argent.link.wire import to_wire
+from argent.link.codec import to_wire
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
 from argent.tools.args import arg
@@ -273,7 +273,7 @@ async def test_list_tools_is_fetched_once_for_the_clients_life(aiohttp_server: S
         await client.list_tools()
         await client.call("t", {})
         await client.call("t", {})
-    assert [t["name"] for t in first] == ["t", "reader", "installer"]
+    assert [t.name for t in first] == ["t", "reader", "installer"]
     assert recorder.count("GET", "/tools") == 1
     assert recorder.count("POST", "/tools/") == 2
 
@@ -289,7 +289,7 @@ async def test_list_tools_with_a_wrong_token_fails_with_the_status_and_a_token_h
 
 async def test_list_tools_from_the_real_server(tool_server: str) -> None:
     async with _client(tool_server) as client:
-        tools = {t["name"]: t for t in await client.list_tools()}
+        tools = {t.name: to_wire(t) for t in await client.list_tools()}
     assert tools["install"]["fileInputs"] == [{"target": "app", "path": "${app}", "kind": "tar-upload"}]
 
 
@@ -784,7 +784,7 @@ async def test_without_env_or_link_open_client_starts_the_embedded_builtin_serve
     async with open_client() as client:
         assert isinstance(client, ToolServerClient)
         assert (client.source, client.linked) == ("embedded", False)
-        assert "flow-execute" in {t["name"] for t in await client.list_tools()}
+        assert "flow-execute" in {t.name for t in await client.list_tools()}
         url = client.url
     assert not _listening(url)
 

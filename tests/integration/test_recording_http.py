@@ -15,6 +15,7 @@ from aiohttp.test_utils import TestClient
 from argent.client.base import ToolCallError
 from argent.client.session import ToolServerClient
 from argent.flows.parse import parse_flow
+from argent.link.codec import to_wire
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
 from argent.tools.builtin import build_registry
@@ -55,7 +56,7 @@ def client_for(http: Client, *, linked: bool) -> ToolServerClient:
 
 
 async def test_the_listing_declares_the_project_root_probes() -> None:
-    entries = {entry["name"]: entry for entry in build_registry().entries()}
+    entries = {entry.name: to_wire(entry) for entry in build_registry().entries()}
     probe_spec = {"target": "project_root", "path": "${project_root}", "kind": "probe"}
     assert entries["flow-start-recording"]["fileInputs"] == [probe_spec]
     assert entries["flow-add-step"]["fileInputs"] == [{**probe_spec, "collect": "step"}]

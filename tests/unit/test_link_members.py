@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from argent.link.codec import to_wire
 from argent.link.members import CollectedMember, Collection, collect_flow_members
 from argent.link.spelling import Spelling
 from argent.tools.flow_tools import FLOW_FILE_INPUT, FLOW_PATH_INPUT
@@ -511,7 +512,7 @@ def test_a_flow_execute_step_has_no_file_argument_even_when_listed_as_one(proj: 
     # a nested flow (flow_path is "${flow_path}" in GET /tools, yet it is never sent as a tool file).
     listing = [
         *LISTING,
-        {"name": "flow-execute", "fileInputs": [FLOW_PATH_INPUT.to_wire(), FLOW_FILE_INPUT.to_wire()]},
+        {"name": "flow-execute", "fileInputs": [to_wire(FLOW_PATH_INPUT), to_wire(FLOW_FILE_INPUT)]},
     ]
     write(flows(proj) / "other.yaml", "echo: o")
     write(flows(proj) / "inner.yaml", "echo: i")

@@ -21,6 +21,7 @@ from argent.client.flow_members import (
     send_members,
 )
 from argent.limits import INLINE_MEMBERS_BUDGET
+from argent.link.codec import to_wire
 from argent.link.members import CollectedMember, Collection
 from argent.link.spelling import Spelling
 
@@ -103,9 +104,10 @@ async def test_send_members_inlines_uploads_and_logs_without_content() -> None:
         posted.append((archive, path))
         return "upload-1"
 
-    wire = await send_members(
+    sent = await send_members(
         Collection("/p/m.yaml", Spelling("listed"), (big, small)), post=post, log=lines.append
     )
+    wire = [to_wire(member) for member in sent]
     assert lines == [
         f"[flow-files] flow /p/.argent/flows/big.yaml: upload {INLINE_MEMBERS_BUDGET + 1}",
         "[flow-files] flow /p/.argent/flows/small.yaml: inline 5",

@@ -74,3 +74,19 @@ def test_invalid_args_name_the_problem_without_coercion(raw: object, message: st
         structure_args("t", raw, Sample)
     assert caught.value.message == message
     assert caught.value.status == 400
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("win\ndows", "'win\\ndows'"),  # a regex over cattrs' text missed a value with a newline
+        ("x] not in literal typing.Literal['ios'", "\"x] not in literal typing.Literal['ios'\""),
+    ],
+)
+def test_a_value_outside_a_literal_is_named_from_the_structured_error(value: str, shown: str) -> None:
+    with pytest.raises(InvalidToolInputError) as caught:
+        structure_args("t", {"project_root": "/p", "platform": value}, Sample)
+    assert (
+        caught.value.message
+        == f"Invalid arguments for t: platform: must be one of ios, chromium, got {shown}"
+    )
