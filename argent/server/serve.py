@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from argent.cpu import prompt_gil_handoff
 from argent.limits import LISTEN_BACKLOG
 from argent.server.app import claim_tmp_dir, create_app
 from argent.server.config import ServerConfig
@@ -79,9 +80,10 @@ async def serve_forever(
         loop.add_signal_handler(sig, stop.set)
     idle = asyncio.create_task(_idle_watch(server, stop, on_idle))
     try:
-        if on_ready is not None:
-            on_ready()
-        await stop.wait()
+        with prompt_gil_handoff():  # CPU-heavy work in threads never holds the loop's GIL for long
+            if on_ready is not None:
+                on_ready()
+            await stop.wait()
     finally:
         idle.cancel()
         with contextlib.suppress(asyncio.CancelledError):

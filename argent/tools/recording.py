@@ -33,6 +33,7 @@ from typing import Any
 
 from attrs import evolve, frozen
 
+from argent.cpu import run_cpu
 from argent.devices.base import DeviceProvider
 from argent.errors import ArgentError, FlowError, InvalidToolInputError, ToolExecutionError
 from argent.flows.load import parse_flow_async
@@ -369,7 +370,7 @@ class Recorder:
     async def _text(self, session: RecordingSession) -> str:
         if session.client_kept:
             return session.text
-        return await asyncio.to_thread(read_recording, session.flow_file)
+        return await run_cpu(read_recording, session.flow_file)
 
     @staticmethod
     def _saved_to(session: RecordingSession, text: str) -> Any:
@@ -378,14 +379,14 @@ class Recorder:
     async def _check_appendable(self, session: RecordingSession, step: Step) -> None:
         """Refuse before anything runs a step the recording could not take (a broken hand edit, a
         leading launch under a prerequisite, a step that cannot be written)."""
-        await asyncio.to_thread(append_step, await self._text(session), step)
+        await run_cpu(append_step, await self._text(session), step)
 
     async def _append(self, session: RecordingSession, step: Step, *, tool_ran: bool) -> tuple[str, int]:
         """Append ``step`` under the file's lock; the new text and its step count."""
         async with self.sessions.lock(session.key):
             self._current(session, tool_ran=tool_ran)
             if session.client_kept:
-                text = await asyncio.to_thread(append_step, session.text, step)
+                text = await run_cpu(append_step, session.text, step)
                 session.text = text
             else:
                 text = await asyncio.to_thread(_append_on_disk, session.flow_file, step)
