@@ -67,7 +67,7 @@ from argent.runner.link_rules import (
 )
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.tools.args import arg
-from argent.tools.member_invoker import MemberToolInvoker
+from argent.tools.member_invoker import FileInputDirs, MemberToolInvoker
 from argent.tools.recording_sessions import (
     RECORDING_REFUSED,
     RecordingError,
@@ -335,10 +335,13 @@ class Recorder:
         *,
         devices: DeviceProvider | None = None,
         sessions: RecordingSessions | None = None,
+        file_input_dirs: FileInputDirs | None = None,
     ) -> None:
         self.registry = registry
         self.devices = devices
         self.sessions = sessions or RecordingSessions()
+        #: Where a recorded `tool:` step's file arguments go (a tool-server's carry its id).
+        self.file_input_dirs = file_input_dirs
 
     # -- addressing --------------------------------------------------------------------------
 
@@ -543,7 +546,10 @@ class Recorder:
                 writes, result.baseline_writes = result.baseline_writes, None
             return result, writes
         invoker = MemberToolInvoker(
-            self.registry, MemberFlowFiles(_NO_ROOT, b"", plan.members), policy=ctx.policy
+            self.registry,
+            MemberFlowFiles(_NO_ROOT, b"", plan.members),
+            policy=ctx.policy,
+            file_input_dirs=self.file_input_dirs,
         )
         call = ToolCallContext(
             device=None, platform=None, abort=ctx.abort, project_root=None, flow=session.name
@@ -752,9 +758,13 @@ class Recorder:
         ]
 
 
-def recording_tools(registry: ToolRegistry, devices: DeviceProvider | None = None) -> list[ToolSpec[Any]]:
+def recording_tools(
+    registry: ToolRegistry,
+    devices: DeviceProvider | None = None,
+    file_input_dirs: FileInputDirs | None = None,
+) -> list[ToolSpec[Any]]:
     """The recorder tools, bound to the registry that runs their steps."""
-    return Recorder(registry, devices=devices).specs()
+    return Recorder(registry, devices=devices, file_input_dirs=file_input_dirs).specs()
 
 
 # --------------------------------------------------------------------------------------------
