@@ -46,6 +46,9 @@ CPU_WORKER_THREADS = 4
 #: How long a thread running Python keeps the GIL from a waiting one while a server serves (Python's
 #: default is 5 ms; the loop waits that long at each I/O point of a call while a parse runs in a thread).
 GIL_SWITCH_INTERVAL_SECONDS = 0.001
+#: Steps of a call's report encoded on the event loop; a larger one is encoded on the CPU pool (a report of
+#: MAX_STEPS_PER_CALL lines takes seconds to encode).
+RESULT_STEPS_ENCODED_IN_PLACE = 1_000
 #: Characters of an offending entry quoted in a parse error.
 ENTRY_RENDER_CHARS = 200
 

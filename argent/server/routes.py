@@ -17,7 +17,7 @@ from argent.server.body import read_body
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
 from argent.server.policy_guard import call_policy, listed_tools
-from argent.server.stream import NdjsonStream, wants_stream
+from argent.server.stream import NdjsonStream, encode_result, result_body, result_line, wants_stream
 from argent.tools.registry import ToolContext
 
 routes = web.RouteTableDef()
@@ -164,8 +164,9 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
         inflight.discard(abort)
         watcher.cancel()
     if stream is None:
-        return web.json_response({"data": to_wire(result)})
-    await stream.send({"event": "result", "data": to_wire(result)})
+        body = await encode_result(result_body, result)
+        return web.Response(body=body, content_type="application/json", charset="utf-8")
+    await stream.send_line(await encode_result(result_line, result))
     await stream.close()
     return stream.response
 

@@ -8,6 +8,7 @@ workers would stall every other client's file I/O for as long as they take.
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import threading
@@ -20,9 +21,11 @@ import pytest
 
 from argent.cpu import CPU_POOL, CpuPool, prompt_gil_handoff, run_cpu
 from argent.flows.load import parse_flow_async
-from argent.limits import CPU_WORKER_THREADS, GIL_SWITCH_INTERVAL_SECONDS
+from argent.limits import CPU_WORKER_THREADS, GIL_SWITCH_INTERVAL_SECONDS, RESULT_STEPS_ENCODED_IN_PLACE
+from argent.runner.report import FlowRunResult, StepReport
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
+from argent.server.stream import encode_result, result_line
 
 #: The loop's default executor in the first test: as many workers as there are large parses.
 DEFAULT_WORKERS = 2
@@ -140,3 +143,26 @@ def test_a_process_exits_at_once_while_its_cpu_pool_still_works() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
     assert (done.returncode, done.stdout) == (0, "submitted\n"), done.stderr
     assert time.monotonic() - t0 < 10
+
+
+async def test_a_report_of_many_steps_is_encoded_on_the_pool_and_a_small_one_in_place() -> None:
+    """A fan-out's report of 100k lines takes seconds to encode: never on the event loop."""
+
+    def report(steps: int) -> FlowRunResult:
+        return FlowRunResult(
+            flow="main",
+            device="",
+            steps=[StepReport(index=i, kind="echo", status="pass", flow="main") for i in range(steps)],
+        )
+
+    threads: list[str] = []
+
+    def encode(result: Any) -> bytes:
+        threads.append(threading.current_thread().name)
+        return result_line(result)
+
+    big = await encode_result(encode, report(RESULT_STEPS_ENCODED_IN_PLACE + 1))
+    small = await encode_result(encode, report(RESULT_STEPS_ENCODED_IN_PLACE))
+    assert threads[0].startswith(CPU_POOL.name) and threads[1] == threading.current_thread().name
+    assert json.loads(big)["event"] == "result" and len(json.loads(big)["data"]["steps"]) == 1_001
+    assert big.endswith(b"\n") and small.count(b"\n") == 1

@@ -1,0 +1,48 @@
+"""GET /tools stays cheap: every client lists the tools before its first call, so 200 clients at once
+list them 200 times (issue 10: a crowd of busy clients must not stall `/healthz`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from argent.tools.args import arg, json_schema
+from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
+
+
+@attrs.frozen
+class Args:
+    name: str = arg(doc="a name")
+    count: int | None = arg(None)
+
+
+async def nothing(args: Args, ctx: ToolContext) -> Any:
+    return None
+
+
+def test_an_args_schema_is_built_once_per_class() -> None:
+    first = json_schema(Args)
+    assert first["properties"]["name"] == {"type": "string", "description": "a name"}
+    assert json_schema(Args) is first
+
+
+def test_tools_that_share_an_availability_check_run_it_once_per_listing() -> None:
+    checks: list[int] = []
+
+    def needs_something() -> str | None:
+        checks.append(1)
+        return "not installed"
+
+    registry = ToolRegistry(
+        [
+            ToolSpec(name=f"t{i}", description="", args_type=Args, execute=nothing, availability=needs_something)
+            for i in range(5)
+        ]
+        + [ToolSpec(name="free", description="", args_type=Args, execute=nothing)]
+    )
+    entries = registry.entries()
+    assert len(checks) == 1
+    assert [e.get("disabled") for e in entries] == [{"reason": "not installed"}] * 5 + [None]
+    registry.entries()
+    assert len(checks) == 2  # each listing asks again: what is installed may change
