@@ -36,7 +36,9 @@ def test_tools_that_share_an_availability_check_run_it_once_per_listing() -> Non
 
     registry = ToolRegistry(
         [
-            ToolSpec(name=f"t{i}", description="", args_type=Args, execute=nothing, availability=needs_something)
+            ToolSpec(
+                name=f"t{i}", description="", args_type=Args, execute=nothing, availability=needs_something
+            )
             for i in range(5)
         ]
         + [ToolSpec(name="free", description="", args_type=Args, execute=nothing)]
