@@ -49,6 +49,8 @@ GIL_SWITCH_INTERVAL_SECONDS = 0.001
 #: Steps of a call's report encoded on the event loop; a larger one is encoded on the CPU pool (a report of
 #: MAX_STEPS_PER_CALL lines takes seconds to encode).
 RESULT_STEPS_ENCODED_IN_PLACE = 1_000
+#: How long a GET /tools answer is reused for the same token (a tool's availability is looked up again after).
+TOOL_LISTING_CACHE_SECONDS = 1.0
 #: Characters of an offending entry quoted in a parse error.
 ENTRY_RENDER_CHARS = 200
 

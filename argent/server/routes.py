@@ -16,7 +16,7 @@ from argent.link.wire import to_wire
 from argent.server.body import read_body
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
-from argent.server.policy_guard import call_policy, listed_tools
+from argent.server.policy_guard import call_policy, listing_body
 from argent.server.stream import NdjsonStream, encode_result, result_body, result_line, wants_stream
 from argent.tools.registry import ToolContext
 
@@ -33,7 +33,7 @@ async def healthz(request: web.Request) -> web.Response:
 
 @routes.get("/tools")
 async def list_tools(request: web.Request) -> web.Response:
-    return web.json_response({"tools": listed_tools(request)})
+    return web.Response(body=listing_body(request), content_type="application/json", charset="utf-8")
 
 
 @routes.post("/upload")
