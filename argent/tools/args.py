@@ -8,7 +8,6 @@ the JSON Schema of ``GET /tools`` and a strict cattrs structure hook: no silent
 
 from __future__ import annotations
 
-import functools
 import re
 import types
 import typing
@@ -153,15 +152,7 @@ def unstructure_args(value: Any) -> dict[str, Any]:
 
 
 def json_schema(cls: type) -> dict[str, Any]:
-    """The JSON Schema (top-level object) of an args class, for GET /tools and the CLI.
-
-    Kept per class (read it, never change it): resolving the type hints costs milliseconds, and
-    every client lists the tools before its first call, so a crowd of them would stall the loop."""
-    return _schema_of(cls)
-
-
-@functools.cache
-def _schema_of(cls: type) -> dict[str, Any]:
+    """The JSON Schema (top-level object) of an args class, for GET /tools and the CLI."""
     props: dict[str, Any] = {}
     required: list[str] = []
     hints = typing.get_type_hints(cls)

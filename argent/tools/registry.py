@@ -110,8 +110,8 @@ class ToolSpec(Generic[A]):
     def input_schema(self) -> dict[str, Any]:
         return json_schema(self.args_type)
 
-    def entry(self, reasons: dict[Callable[[], str | None], str | None] | None = None) -> dict[str, Any]:
-        """The GET /tools entry; ``reasons`` keeps each availability check's answer for one listing."""
+    def entry(self) -> dict[str, Any]:
+        """The GET /tools entry."""
         out: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
@@ -123,12 +123,7 @@ class ToolSpec(Generic[A]):
             out["fileInputs"] = [spec.to_wire() for spec in self.file_inputs]
         if self.long_running:
             out["longRunning"] = True
-        if reasons is not None and self.availability is not None:
-            if self.availability not in reasons:
-                reasons[self.availability] = self.availability()
-            reason = reasons[self.availability]
-        else:
-            reason = self.disabled_reason
+        reason = self.disabled_reason
         if reason:
             out["disabled"] = {"reason": reason}
         return out
@@ -160,10 +155,7 @@ class ToolRegistry:
         return iter(self._tools.values())
 
     def entries(self) -> list[dict[str, Any]]:
-        """Every tool's entry; tools that share an availability check (the device tools: is Chromium
-        installed?) run it once per listing, as every client lists the tools before it calls one."""
-        reasons: dict[Callable[[], str | None], str | None] = {}
-        return [spec.entry(reasons) for spec in self._tools.values()]
+        return [spec.entry() for spec in self._tools.values()]
 
     def parse_args(self, name: str, raw: Any) -> Any:
         spec = self.get(name)

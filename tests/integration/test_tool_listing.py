@@ -13,7 +13,7 @@ from argent.limits import TOOL_LISTING_CACHE_SECONDS
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
 from argent.server.keys import REGISTRY
-from argent.tools.args import arg, json_schema
+from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
 
 
@@ -25,35 +25,6 @@ class Args:
 
 async def nothing(args: Args, ctx: ToolContext) -> Any:
     return None
-
-
-def test_an_args_schema_is_built_once_per_class() -> None:
-    first = json_schema(Args)
-    assert first["properties"]["name"] == {"type": "string", "description": "a name"}
-    assert json_schema(Args) is first
-
-
-def test_tools_that_share_an_availability_check_run_it_once_per_listing() -> None:
-    checks: list[int] = []
-
-    def needs_something() -> str | None:
-        checks.append(1)
-        return "not installed"
-
-    registry = ToolRegistry(
-        [
-            ToolSpec(
-                name=f"t{i}", description="", args_type=Args, execute=nothing, availability=needs_something
-            )
-            for i in range(5)
-        ]
-        + [ToolSpec(name="free", description="", args_type=Args, execute=nothing)]
-    )
-    entries = registry.entries()
-    assert len(checks) == 1
-    assert [e.get("disabled") for e in entries] == [{"reason": "not installed"}] * 5 + [None]
-    registry.entries()
-    assert len(checks) == 2  # each listing asks again: what is installed may change
 
 
 async def test_a_crowd_of_listings_looks_the_tools_up_once_and_a_new_tool_shows_at_once(
