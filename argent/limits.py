@@ -22,8 +22,9 @@ MAX_FILE_BYTES = 32 * MIB
 MAX_FLOW_MEMBERS_BYTES = 32 * MIB
 #: Members sent inside the call body before the rest go through POST /upload.
 INLINE_MEMBERS_BUDGET = 256 * KIB
-#: Calls one token may run at once on a tool-server whose config sets no limit (over it: 429).
-DEFAULT_CONCURRENT_CALLS_PER_TOKEN = 64
+#: Calls one token may run at once on a tool-server whose config sets no limit (over it: 429): 200 busy
+#: clients sharing one token fit, with room for a few more.
+DEFAULT_CONCURRENT_CALLS_PER_TOKEN = 256
 #: Seconds a 429 asks the caller to wait before calling again (Retry-After).
 RETRY_AFTER_SECONDS = 1
 #: Shortest token a --config file may name: a shared server's token guards every tool.
@@ -38,6 +39,18 @@ MAX_STEPS_PER_CALL = 100_000
 ABORTED_CALL_GRACE_SECONDS = 2.0
 #: Longest stretch the flow engine runs without giving the event loop back to other calls.
 ENGINE_YIELD_SECONDS = 0.005
+#: Threads of the pool that runs CPU-heavy work (parsing, tar, PNG decode and diff; see ``argent.cpu``):
+#: apart from the loop's default executor, so file I/O never waits behind it; few, since the GIL runs
+#: one of them at a time and each may hold a large parse in memory.
+CPU_WORKER_THREADS = 4
+#: How long a thread running Python keeps the GIL from a waiting one while a server serves (Python's
+#: default is 5 ms; the loop waits that long at each I/O point of a call while a parse runs in a thread).
+GIL_SWITCH_INTERVAL_SECONDS = 0.001
+#: Steps of a call's report encoded on the event loop; a larger one is encoded on the CPU pool (a report of
+#: MAX_STEPS_PER_CALL lines takes seconds to encode).
+RESULT_STEPS_ENCODED_IN_PLACE = 1_000
+#: How long a GET /tools answer is reused for the same token (a tool's availability is looked up again after).
+TOOL_LISTING_CACHE_SECONDS = 1.0
 #: Characters of an offending entry quoted in a parse error.
 ENTRY_RENDER_CHARS = 200
 

@@ -1,7 +1,7 @@
 """How a call reads a flow: UTF-8 text, parsed in a thread, through a bounded cache of parsed flows.
 
 Parsing is pure Python and costs about 0.1 ms per YAML value, so a large flow parsed on the event
-loop would stall every other client; ``parse_flow_async`` runs it with ``asyncio.to_thread``.
+loop would stall every other client; ``parse_flow_async`` runs it on the CPU pool (``argent.cpu``).
 A parsed ``Flow`` is a frozen value and a pure function of the text, so it is kept by the SHA-256
 of the text: a `run:` fragment reached many times, or a root flow read by the preflight and then
 by the run, is parsed once. A parse error is kept too (as its fields, raised afresh each time),
@@ -13,7 +13,6 @@ This module stays light (no YAML import) because ``argent.runner.files`` uses ``
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import threading
 from collections import OrderedDict
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 from attrs import frozen
 
 from argent import limits
+from argent.cpu import run_cpu
 from argent.errors import FlowParseError
 
 if TYPE_CHECKING:
@@ -168,5 +168,5 @@ PARSED_FLOWS = ParsedFlows()
 
 
 async def parse_flow_async(text: str) -> Flow:
-    """Parse (and validate) a flow in a worker thread, through ``PARSED_FLOWS``; raises ``FlowParseError``."""
-    return await asyncio.to_thread(PARSED_FLOWS.parse, text)
+    """Parse (and validate) a flow on the CPU pool, through ``PARSED_FLOWS``; raises ``FlowParseError``."""
+    return await run_cpu(PARSED_FLOWS.parse, text)

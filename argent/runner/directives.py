@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeVar
 
 from attrs import define, field, frozen
 
+from argent.cpu import run_cpu
 from argent.devices.base import Device, DeviceError, Frame
 from argent.flows.model import (
     AssertStep,
@@ -643,14 +644,14 @@ class DeviceDirectives:
                 shot_err = shot_res
             else:
                 try:
-                    px = await asyncio.to_thread(pixels.idle_frame, shot_res)
+                    px = await run_cpu(pixels.idle_frame, shot_res)
                     shots += 1
                 except Exception as exc:
                     shot_err = exc
             if rounds > 1:
                 tree_still = fp is not None and fp == prev_fp
                 motion = (
-                    await asyncio.to_thread(pixels.idle_state, prev_px, px)
+                    await run_cpu(pixels.idle_state, prev_px, px)
                     if px is not None and prev_px is not None
                     else None
                 )
@@ -815,7 +816,7 @@ class DeviceDirectives:
                     f"cropOn matched {describe_selector(crop_sel)} but its on-screen region is empty at this "
                     "resolution — nothing was compared",
                 )
-            current = await asyncio.to_thread(_crop_png, shot, rect)
+            current = await run_cpu(_crop_png, shot, rect)
         path = f"{baseline_dir(run.root, run.name)}/{key}.png"
         if run.update_baselines:
             existed = await run.files.write_baseline(path, current)
@@ -837,7 +838,7 @@ class DeviceDirectives:
                 snapshot_key=key,
             )
         try:
-            result = await asyncio.to_thread(_compare, baseline, current, crop_sel is None, max_mismatch)
+            result = await run_cpu(_compare, baseline, current, crop_sel is None, max_mismatch)
         except pixels.PngError as exc:
             return DirectiveOutcome("error", f"baseline {path} is unusable: {exc}")
         diff, images = result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import shutil
 import time
@@ -52,7 +53,11 @@ def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> we
     if registry is None:
         from argent.tools.builtin import build_registry
 
-        registry = build_registry(devices=devices, artifacts_dir=artifacts_dir)
+        registry = build_registry(
+            devices=devices,
+            artifacts_dir=artifacts_dir,
+            file_input_dirs=functools.partial(files.mkdtemp, "file-input"),
+        )
     app = web.Application(
         middlewares=[json_errors, host_guard(config), *policy_middlewares(config), track_activity],
         client_max_size=config.max_body_bytes,

@@ -12,13 +12,18 @@
 
 from __future__ import annotations
 
+import json
+import time
+import weakref
+
 import attrs
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 from yarl import URL
 
-from argent.limits import RETRY_AFTER_SECONDS
-from argent.link.models import Disabled, ToolEntry
+from argent.limits import RETRY_AFTER_SECONDS, TOOL_LISTING_CACHE_SECONDS
+from argent.link.codec import to_wire
+from argent.link.models import Disabled, ToolEntry, ToolListing
 from argent.server.config import ServerConfig
 from argent.server.guards import UNAUTHORIZED, Handler, bearer_auth, json_error
 from argent.server.keys import CONFIG, REGISTRY
@@ -62,6 +67,31 @@ def listed_tools(request: web.Request) -> list[ToolEntry]:
         if reason and entry.disabled is None:
             entries[index] = attrs.evolve(entry, disabled=Disabled(reason))
     return entries
+
+
+#: The GET /tools bodies of each app, by token name: (until when, the tool names, the body).
+_LISTINGS: weakref.WeakKeyDictionary[
+    web.Application, dict[str | None, tuple[float, tuple[str, ...], bytes]]
+] = weakref.WeakKeyDictionary()
+
+
+def listing_body(request: web.Request) -> bytes:
+    """The JSON body of GET /tools for this caller, kept for TOOL_LISTING_CACHE_SECONDS.
+
+    Every client lists the tools before it calls one, and a listing costs milliseconds (each tool's
+    entry, whether Chromium is installed, 13 KB of JSON): a crowd of clients would stall the loop.
+    A tool registered meanwhile shows at once; a change of availability within the period."""
+    rule = request.get(TOKEN_RULE)
+    token = rule.name if rule is not None else None
+    names = tuple(spec.name for spec in request.app[REGISTRY])
+    now = time.monotonic()
+    kept = _LISTINGS.setdefault(request.app, {})
+    cached = kept.get(token)
+    if cached is not None and cached[0] > now and cached[1] == names:
+        return cached[2]
+    body = json.dumps(to_wire(ToolListing(listed_tools(request)))).encode()
+    kept[token] = (now + TOOL_LISTING_CACHE_SECONDS, names, body)
+    return body
 
 
 def _hostname(raw: str) -> str:

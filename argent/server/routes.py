@@ -17,17 +17,14 @@ from argent.link.models import (
     ErrorBody,
     Health,
     ProgressEvent,
-    ResultBody,
-    ResultEvent,
-    ToolListing,
     UploadAnswer,
 )
 from argent.runner.budget import StepBudget
 from argent.server.body import read_body
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
-from argent.server.policy_guard import call_policy, listed_tools
-from argent.server.stream import NdjsonStream, dumps_in_parts, wants_stream
+from argent.server.policy_guard import call_policy, listing_body
+from argent.server.stream import NdjsonStream, encode_result, result_body, result_line, wants_stream
 from argent.tools.registry import ToolContext
 
 routes = web.RouteTableDef()
@@ -40,7 +37,7 @@ async def healthz(request: web.Request) -> web.Response:
 
 @routes.get("/tools")
 async def list_tools(request: web.Request) -> web.Response:
-    return web.json_response(to_wire(ToolListing(listed_tools(request))))
+    return web.Response(body=listing_body(request), content_type="application/json", charset="utf-8")
 
 
 @routes.post("/upload")
@@ -172,12 +169,9 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     # A result can hold 100k step reports: converting and encoding it runs off the event loop,
     # in parts, so the thread never holds the GIL for long (see ``dumps_in_parts``).
     if stream is None:
-        body = await asyncio.to_thread(lambda: dumps_in_parts(to_wire(ResultBody(result)), compact=False))
-        return web.Response(body=body.encode(), content_type="application/json")
-    line = await asyncio.to_thread(
-        lambda: dumps_in_parts(event_to_wire(ResultEvent(result)), compact=True) + "\n"
-    )
-    await stream.send_encoded(line.encode())
+        body = await encode_result(result_body, result)
+        return web.Response(body=body, content_type="application/json", charset="utf-8")
+    await stream.send_line(await encode_result(result_line, result))
     await stream.close()
     return stream.response
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from aiohttp import web
 
+from argent.cpu import prompt_gil_handoff
 from argent.limits import LISTEN_BACKLOG
 from argent.server.app import claim_tmp_dir, create_app
 from argent.server.config import ServerConfig
@@ -85,9 +87,12 @@ async def serve_forever(
         loop.add_signal_handler(sig, stop.set)
     idle = asyncio.create_task(_idle_watch(server, stop, on_idle))
     try:
-        if on_ready is not None:
-            on_ready()
-        await stop.wait()
+        # CPU-heavy work in threads never holds the loop's GIL for long, nor do full collections walk
+        # what the server loaded.
+        with prompt_gil_handoff(), _startup_frozen():
+            if on_ready is not None:
+                on_ready()
+            await stop.wait()
     finally:
         idle.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -95,6 +100,18 @@ async def serve_forever(
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
         await server.stop()
+
+
+@contextlib.contextmanager
+def _startup_frozen() -> Iterator[None]:
+    """What is loaded before serving lives as long as the server: a full collection (which holds the
+    GIL, so stalls the loop) need not walk it again. Unfrozen afterwards, for a caller that goes on."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 async def _idle_watch(server: RunningServer, stop: asyncio.Event, on_idle: Callable[[], None] | None) -> None:

@@ -1,11 +1,22 @@
-"""The NDJSON progress stream of a tool call: one JSON object per line, flushed as it happens."""
+"""The NDJSON progress stream of a tool call: one JSON object per line, flushed as it happens.
+
+A call's result is encoded where it costs others nothing: a report of many steps (a fan-out's
+100k lines take seconds to encode) on the CPU pool, any other result in place, so a small result
+never queues behind the pool's work.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
+
+from argent.cpu import run_cpu
+from argent.limits import RESULT_STEPS_ENCODED_IN_PLACE
+from argent.link.codec import event_to_wire, to_wire
+from argent.link.models import ResultBody, ResultEvent
 
 NDJSON = "application/x-ndjson"
 STREAM_HEADERS = {
@@ -21,6 +32,25 @@ def wants_stream(request: web.Request) -> bool:
 
 def encode_line(payload: Any) -> bytes:
     return (json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def result_line(result: Any) -> bytes:
+    """The terminal line of a stream whose call succeeded."""
+    return (dumps_in_parts(event_to_wire(ResultEvent(result)), compact=True) + "\n").encode()
+
+
+def result_body(result: Any) -> bytes:
+    """The body of a buffered answer whose call succeeded (as ``web.json_response`` writes it)."""
+    return dumps_in_parts(to_wire(ResultBody(result)), compact=False).encode()
+
+
+async def encode_result(encode: Callable[[Any], bytes], result: Any) -> bytes:
+    """``encode(result)``: on the CPU pool for a report of more than RESULT_STEPS_ENCODED_IN_PLACE
+    steps (in parts, see ``dumps_in_parts``), any other result in place."""
+    steps = getattr(result, "steps", None)
+    if isinstance(steps, list) and len(steps) > RESULT_STEPS_ENCODED_IN_PLACE:
+        return await run_cpu(encode, result)
+    return encode(result)
 
 
 #: A list longer than this is encoded item by item (see ``dumps_in_parts``).
@@ -72,10 +102,10 @@ class NdjsonStream:
 
     async def send(self, payload: Any) -> None:
         """Write one line and wait until it is handed to the socket; a gone client marks the stream broken."""
-        await self.send_encoded(encode_line(payload))
+        await self.send_line(encode_line(payload))
 
-    async def send_encoded(self, line: bytes) -> None:
-        """Write one line already encoded by ``encode_line`` (a large one is encoded off the loop)."""
+    async def send_line(self, line: bytes) -> None:
+        """``send`` of a line already encoded."""
         if self.broken:
             return
         try:

@@ -31,6 +31,7 @@ import aiofiles.os
 from aiohttp import StreamReader
 from attrs import frozen
 
+from argent.cpu import run_cpu
 from argent.errors import ArgentError, FileInputError, UploadStorageFullError, UploadTooLargeError
 from argent.limits import (
     BODY_IDLE_TIMEOUT_SECONDS,
@@ -350,7 +351,7 @@ async def extract_upload(
     await _check_hash(upload, content_hash, client_path)
     prefix = f"{EXTRACT_DIR_PREFIX}{upload.sha256[:16]}-"
     work = asyncio.ensure_future(
-        asyncio.to_thread(
+        run_cpu(
             _extract_in_thread,
             upload.tar_path,
             dest_parent,
@@ -402,7 +403,7 @@ async def read_member_upload(
     """
     await _check_hash(upload, content_hash, member_path)
     try:
-        return await asyncio.to_thread(_read_in_thread, upload.tar_path, max_file_bytes, max_overhead_bytes)
+        return await run_cpu(_read_in_thread, upload.tar_path, max_file_bytes, max_overhead_bytes)
     except (NotOneFileError, FileTooLargeError):
         raise
     except ArchiveError as exc:

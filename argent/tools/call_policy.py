@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit
 
 from attrs import field, frozen
 
+from argent.cpu import run_cpu
 from argent.errors import PolicyRefusal
 from argent.flows.model import Flow, RunStep, ScriptStep, ToolStep, walk_steps
 from argent.limits import MAX_RUN_DEPTH
@@ -195,7 +196,7 @@ async def _parse(files: DiskFlowFiles, ref: FlowRef) -> Flow | None:
 
     try:
         text = await files.read_text(ref)
-        return await asyncio.to_thread(parse_flow, text)
+        return await run_cpu(parse_flow, text)
     except Exception:
         return None  # a flow that cannot be read or parsed: its step reports that when it runs
 

@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeVar
 from attrs import frozen
 
 from argent import limits
+from argent.cpu import run_cpu
 from argent.devices.base import Device, DeviceError, DeviceProvider, UiNode, UiTree
 from argent.devices.chromium.device import ChromiumDevice
 from argent.devices.chromium.keys import named_key, unknown_key_message
@@ -553,7 +554,7 @@ def device_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             await ctx.policy.check_page(args.url)
 
     async def screenshot_diff(args: ScreenshotDiffArgs, ctx: ToolContext) -> Any:
-        return await asyncio.to_thread(compare_pngs, args.baseline_path, args.current_path)
+        return await run_cpu(compare_pngs, args.baseline_path, args.current_path)
 
     def spec(
         name: str,

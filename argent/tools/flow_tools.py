@@ -6,7 +6,7 @@ import asyncio
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 from attrs import frozen
@@ -31,6 +31,9 @@ from argent.runner.report import FlowRunResult
 from argent.tools.args import arg
 from argent.tools.call_policy import CallPolicy, refuse_script_steps
 from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
+
+if TYPE_CHECKING:
+    from argent.tools.member_invoker import FileInputDirs
 
 Platform = Literal["ios", "android", "chromium", "vega"]
 
@@ -184,12 +187,16 @@ async def check_disk_run(
 
 
 def flow_tools(
-    registry: ToolRegistry, devices: DeviceProvider | None = None, artifacts_dir: str | None = None
+    registry: ToolRegistry,
+    devices: DeviceProvider | None = None,
+    artifacts_dir: str | None = None,
+    file_input_dirs: FileInputDirs | None = None,
 ) -> list[ToolSpec[Any]]:
     """The flow tools, bound to the registry that serves their `tool:` steps and to the devices runs use.
 
     Failed snapshots leave their images under ``artifacts_dir`` (the tool-server removes it when
-    it stops); None puts them in the system temp directory."""
+    it stops); None puts them in the system temp directory. ``file_input_dirs`` makes the
+    directories of a linked run's `tool:` steps' file arguments (None: the system temp dir)."""
     from argent.tools.invoker import RegistryInvoker
     from argent.tools.member_invoker import MemberToolInvoker
 
@@ -221,7 +228,7 @@ def flow_tools(
         result = await execute_flow(
             request,
             files=linked,
-            tools=MemberToolInvoker(registry, linked, policy=ctx.policy),
+            tools=MemberToolInvoker(registry, linked, policy=ctx.policy, file_input_dirs=file_input_dirs),
             directives=directives_for(ctx, artifacts_dir),
             devices=devices,
             on_progress=ctx.emit_progress,

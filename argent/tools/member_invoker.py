@@ -5,7 +5,8 @@ file input of its own) names a file on the client. The runner looks it up by the
 written — a baseline an earlier step of the call wrote first, then the members — and hands the
 tool the bytes in a temporary file, as a direct call over a link would. A path the client has
 no file for, or one it refused, fails the step with a reason; the temporary files go when the
-tool returns.
+tool returns. A tool-server makes their directory with its own id in the name (``file_input_dirs``),
+so the next server on its temp dir removes what a killed one left mid-step.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from argent.errors import ToolExecutionError
@@ -26,6 +28,14 @@ from argent.tools.registry import ResolvedFileInput, ToolContext, ToolRegistry
 
 NO_CLIENT_FILE = 'the client has no file at "{path}" (argument {name} of {tool})'
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+#: Makes a new private directory for the file arguments of one `tool:` step (blocking).
+FileInputDirs = Callable[[], str]
+
+
+def system_file_input_dir() -> str:
+    """A file-input directory in the system temp dir (no server's: a run outside a tool-server)."""
+    return tempfile.mkdtemp("", "argent-file-input-")
 
 
 def _write_temp(directory: str, path: str, data: bytes) -> str:
@@ -46,12 +56,12 @@ class MemberToolInvoker:
         self,
         registry: ToolRegistry,
         files: MemberFlowFiles,
-        tmp_dir: str | None = None,
         policy: CallPolicy | None = None,
+        file_input_dirs: FileInputDirs | None = None,
     ) -> None:
         self.registry = registry
         self.files = files
-        self.tmp_dir = tmp_dir
+        self.file_input_dirs = file_input_dirs or system_file_input_dir
         #: The rules of the call whose run this is; its `tool:` steps obey them too.
         self.policy = policy
 
@@ -73,7 +83,7 @@ class MemberToolInvoker:
         call_args = dict(args)
         try:
             if file_args:
-                directory = await asyncio.to_thread(tempfile.mkdtemp, "", "argent-file-input-", self.tmp_dir)
+                directory = await asyncio.to_thread(self.file_input_dirs)
                 for argument in file_args:
                     data = self._client_bytes(argument.path, argument.name, tool)
                     sub = await asyncio.to_thread(tempfile.mkdtemp, "", "arg-", directory)

@@ -33,6 +33,7 @@ from typing import Any
 
 from attrs import evolve, frozen
 
+from argent.cpu import run_cpu
 from argent.devices.base import DeviceProvider
 from argent.errors import ArgentError, FlowError, InvalidToolInputError, ToolExecutionError
 from argent.flows.load import parse_flow_async
@@ -67,7 +68,7 @@ from argent.runner.load import check_project_root
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.runner.run import DEVICE_ARG_KEYS, RUN_ABORTED, Run, ToolCallContext, sleep_or_abort
 from argent.tools.args import arg
-from argent.tools.member_invoker import MemberToolInvoker
+from argent.tools.member_invoker import FileInputDirs, MemberToolInvoker
 from argent.tools.recording_sessions import (
     RECORDING_REFUSED,
     RecordingError,
@@ -338,10 +339,13 @@ class Recorder:
         *,
         devices: DeviceProvider | None = None,
         sessions: RecordingSessions | None = None,
+        file_input_dirs: FileInputDirs | None = None,
     ) -> None:
         self.registry = registry
         self.devices = devices
         self.sessions = sessions or RecordingSessions()
+        #: Where a recorded `tool:` step's file arguments go (a tool-server's carry its id).
+        self.file_input_dirs = file_input_dirs
 
     # -- addressing --------------------------------------------------------------------------
 
@@ -373,7 +377,7 @@ class Recorder:
     async def _text(self, session: RecordingSession) -> str:
         if session.client_kept:
             return session.text
-        return await asyncio.to_thread(read_recording, session.flow_file)
+        return await run_cpu(read_recording, session.flow_file)
 
     @staticmethod
     def _saved_to(session: RecordingSession, text: str) -> Any:
@@ -570,7 +574,10 @@ class Recorder:
                 writes, result.baseline_writes = result.baseline_writes, None
             return result, writes
         invoker = MemberToolInvoker(
-            self.registry, MemberFlowFiles(_NO_ROOT, b"", plan.members), policy=ctx.policy
+            self.registry,
+            MemberFlowFiles(_NO_ROOT, b"", plan.members),
+            policy=ctx.policy,
+            file_input_dirs=self.file_input_dirs,
         )
         call = ToolCallContext(
             device=None, platform=None, abort=ctx.abort, project_root=None, flow=session.name
@@ -779,9 +786,13 @@ class Recorder:
         ]
 
 
-def recording_tools(registry: ToolRegistry, devices: DeviceProvider | None = None) -> list[ToolSpec[Any]]:
+def recording_tools(
+    registry: ToolRegistry,
+    devices: DeviceProvider | None = None,
+    file_input_dirs: FileInputDirs | None = None,
+) -> list[ToolSpec[Any]]:
     """The recorder tools, bound to the registry that runs their steps."""
-    return Recorder(registry, devices=devices).specs()
+    return Recorder(registry, devices=devices, file_input_dirs=file_input_dirs).specs()
 
 
 # --------------------------------------------------------------------------------------------

@@ -133,13 +133,19 @@ def answer_in(received: bytes) -> Answer:
     return Answer(int(lines[0].split()[1]), headers, body)
 
 
-async def trickle(writer: asyncio.StreamWriter, first: bytes, every: float) -> None:
-    """Send the start of a request, then one header byte every ``every`` seconds, forever."""
+async def trickle(
+    writer: asyncio.StreamWriter, first: bytes, every: float, trickling: asyncio.Event | None = None
+) -> None:
+    """Send the start of a request, then one header byte every ``every`` seconds, forever.
+
+    ``trickling`` is set once the first trickled byte is sent."""
     writer.write(first)
     while True:
         await writer.drain()
         await asyncio.sleep(every)
         writer.write(b"a")
+        if trickling is not None:
+            trickling.set()
 
 
 @contextlib.asynccontextmanager
@@ -240,12 +246,16 @@ async def test_trickled_headers_a_stalled_upload_and_an_idle_connection_close_wi
 async def test_200_trickling_connections_delay_no_one(hostile_server: Probe) -> None:
     probe = hostile_server
     opened = await asyncio.gather(*(connect(probe.url) for _ in range(200)))
+    trickling = [asyncio.Event() for _ in opened]
     senders = [
-        asyncio.create_task(trickle(writer, b"GET /tools HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", 0.2))
-        for _, writer in opened
+        asyncio.create_task(
+            trickle(writer, b"GET /tools HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", 0.2, started)
+        )
+        for (_, writer), started in zip(opened, trickling, strict=True)
     ]
     try:
-        await asyncio.sleep(0.5)  # every trickler has started; they keep going during the checks below
+        # Every trickler is mid-header; they keep going during the checks below.
+        await asyncio.wait_for(asyncio.gather(*(started.wait() for started in trickling)), 10)
         for _ in range(5):
             await asyncio.to_thread(probe.assert_healthy)
         await asyncio.to_thread(probe.assert_serves_a_normal_flow)

@@ -1,5 +1,5 @@
 """The runner and the flow language keep their layering: no import cycle (lazy imports inside
-functions count), `flows/` imports nothing of ours but errors and limits, and the engine names no
+functions count), `flows/` imports nothing of ours but errors, limits and the CPU pool, and the engine names no
 tool and no directive."""
 
 from __future__ import annotations
@@ -85,12 +85,17 @@ def test_the_runner_and_the_flow_language_have_no_import_cycle() -> None:
     assert cycle is None, " -> ".join(cycle or [])
 
 
-def test_flows_imports_nothing_of_ours_but_errors_and_limits() -> None:
+#: What the flow language may use of ours: the errors, the limits, and the CPU pool that parses
+#: run on (a leaf module of its own: asyncio and the limits only).
+FLOWS_MAY_IMPORT = ("argent.errors", "argent.limits", "argent.cpu")
+
+
+def test_flows_imports_nothing_of_ours_but_errors_limits_and_the_cpu_pool() -> None:
     for path in sorted((PACKAGE / "flows").rglob("*.py")):
         outside = {
             dep
             for dep in _imports(path)
-            if not dep.startswith("argent.flows") and dep not in ("argent.errors", "argent.limits")
+            if not dep.startswith("argent.flows") and dep not in FLOWS_MAY_IMPORT
         }
         assert not outside, f"{path.name} imports {sorted(outside)}"
 
