@@ -115,9 +115,21 @@ async def execute_flow(
         )
     finally:
         if booted is not None and devices is not None:
-            # The run owns what it booted: stopped however the run ends (also when cancelled).
-            with contextlib.suppress(Exception):
-                await asyncio.shield(devices.stop(booted.id))
+            await _stop_booted(devices, booted.id)
+
+
+async def _stop_booted(devices: DeviceProvider, device_id: str) -> None:
+    """The run owns what it booted: stopped however the run ends. A cancelled run still waits for
+    the stop (held here, so it is never dropped half done when the server shuts down)."""
+    stopping = asyncio.ensure_future(devices.stop(device_id))
+    try:
+        await asyncio.shield(stopping)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            await stopping
+        raise
+    except Exception:
+        return
 
 
 # --------------------------------------------------------------------------------------------
