@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import click
 
 from argent.cli.live import LiveStatus
 from argent.cli.render import echo, is_report, json_text, step_lines, summary_line, unwritten_baseline_lines
+from argent.cli.suite import SuiteOptions, run_flows, suite_options
 from argent.cli.targets import (
     FlowTarget,
     UsageProblem,
@@ -24,7 +25,7 @@ from argent.cli.targets import (
     list_saved_flows,
     resolve_flow_ref,
 )
-from argent.client.base import ToolCallError
+from argent.client.base import ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client
 
@@ -60,6 +61,7 @@ def _project_root(option: str | None) -> Path:
 @click.option("--output", type=click.Path(file_okay=False), help="Copy the images of failed snapshots here.")
 @click.option("-r", "--recursive", is_flag=True, help="With a directory: include its subdirectories.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@suite_options
 def run_command(
     ref: str,
     project_root: str | None,
@@ -69,6 +71,7 @@ def run_command(
     output: str | None,
     recursive: bool,
     as_json: bool,
+    suite: SuiteOptions,
 ) -> None:
     """Run a saved flow by name, a flow file, or every flow of a directory.
 
@@ -84,11 +87,7 @@ def run_command(
     if update_baselines:
         options["updateBaselines"] = True
     runner = _FlowRun(root, options, as_json=as_json, output=output)
-    if isinstance(targets, FlowTarget):
-        code = asyncio.run(runner.single(targets))
-    else:
-        code = asyncio.run(runner.batch(targets, os.path.abspath(ref)))
-    sys.exit(code)
+    sys.exit(run_flows(runner, targets, suite, ref=ref))
 
 
 class _FlowRun:
@@ -97,6 +96,13 @@ class _FlowRun:
         self.options = options
         self.as_json = as_json
         self.output = output
+        #: The reports' hook on every call of the run (``argent.cli.suite``).
+        self.wrap_client: Callable[[ToolClient], ToolClient] = lambda client: client
+
+    @contextlib.asynccontextmanager
+    async def client(self) -> AsyncIterator[ToolClient]:
+        async with open_client(notice=self.notice) as client:
+            yield self.wrap_client(client)
 
     def notice(self, text: str) -> None:
         """A note for the user on stderr (a ``[flow-files]`` line, an upload): a JSON warning object
@@ -141,7 +147,7 @@ class _FlowRun:
                 live.line(line)
             live.next_step = _index(step) + 2
 
-        async with open_client(notice=self.notice) as client, live:
+        async with self.client() as client, live:
             try:
                 result = await client.call(
                     "flow-execute",
@@ -193,7 +199,7 @@ class _FlowRun:
         flows: list[dict[str, Any]] = []
         passed = failed = skipped = 0
         stopped = False
-        async with open_client(notice=self.notice) as client:
+        async with self.client() as client:
             for i, target in enumerate(targets, start=1):
                 rel = os.path.relpath(target.path, directory)
                 entry: dict[str, Any] = {"path": target.path}
@@ -269,14 +275,15 @@ class _FlowRun:
 
 #: The file that claims an export directory for one flow file (its resolved path and a newline).
 EXPORT_MARKER = ".argent-flow-source"
-EXPORT_ROLES = ("baseline", "current", "diff")
+EXPORT_ROLES = ("baseline", "current", "diff", "screenshot")
 _SAFE_EXPORT_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
 
 
 def export_artifacts(
     result: dict[str, Any], flow_path: str, stem: str, out: Path, warn: Callable[[str], None]
 ) -> list[dict[str, Any]]:
-    """Copy each failed step's artifacts to ``<out>/<stem>/<snapshotKey>-<role>.png`` and point the
+    """Copy each failed step's artifacts to ``<out>/<stem>/<snapshotKey>-<role>.png`` (a failed device
+    step's screenshot to ``<out>/<stem>/step-<n>-screenshot.png``) and point the
     report at the copies. The directory is claimed with a marker naming the flow file, only once a
     file is about to be copied; another flow's directory is never written into: the export moves to
     ``<stem>-<hash of the flow path>`` instead (longer hashes while those are taken too).
@@ -287,10 +294,12 @@ def export_artifacts(
         if not isinstance(step, dict):
             continue
         artifacts = step.get("artifacts")
-        if step.get("status") != "fail" or not isinstance(artifacts, dict) or not artifacts:
+        if step.get("status") not in ("fail", "error") or not isinstance(artifacts, dict) or not artifacts:
             continue
         key = step.get("snapshotKey")
-        if not isinstance(key, str) or not key:
+        if (not isinstance(key, str) or not key) and set(artifacts) == {"screenshot"}:
+            key = f"step-{_index(step) + 1}"  # a failed device step's screenshot
+        elif not isinstance(key, str) or not key:
             baseline = artifacts.get("baseline")
             key = (
                 os.path.basename(baseline)[:-4]
