@@ -316,8 +316,8 @@ def _figures(refs: Iterable[ImageRef]) -> str:
             body = f'<a href="{_t(ref.href)}"><img src="{_t(ref.href)}" alt="{_t(ref.role)}"></a>'
             caption = _t(ref.role)
         else:
-            body = '<div class="nofile">not on this machine</div>'
-            caption = f"{_t(ref.role)} — kept on the tool-server at {_t(ref.source)}"
+            body = '<div class="nofile">not copied</div>'
+            caption = f"{_t(ref.role)} — not copied into the report (the tool-server's path: {_t(ref.source)})"
         out.append(f'<figure class="{_t(ref.role)}">{body}<figcaption>{caption}</figcaption></figure>')
     return f'<div class="shots">{"".join(out)}</div>'
 

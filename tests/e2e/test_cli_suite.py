@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import xmlschema
 
-from tests.e2e.conftest import Cli, start_server_process
+from tests.e2e.conftest import Cli, read_until, start_server_process
 
 pytestmark = pytest.mark.e2e
 
@@ -250,3 +250,22 @@ def test_workers_share_a_linked_tool_server_that_allows_fewer_calls(
         assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("5", "0", "0")
     finally:
         server.stop(signal.SIGTERM)
+
+
+def test_an_interrupted_run_still_writes_its_reports(cli: Cli, project: Path) -> None:
+    for i in range(3):
+        write(project / "suite" / f"w{i}.yaml", "steps:\n  - wait: 60000\n")
+    run = cli.spawn("flow", "run", "suite", "--workers", "2", "--junit-xml", "j.xml", "--html", "h")
+    assert run.stdout is not None
+    read_until(run.stdout, lambda line: "suite/w1.yaml] started" in line)
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 1 and err.strip() == "Aborted!"
+    by_name = cases(junit(project / "j.xml"))
+    skipped = {name: case.find("skipped").get("message") for name, case in by_name.items()}  # type: ignore[union-attr]
+    assert skipped == {
+        "suite/w0.yaml": "run aborted",
+        "suite/w1.yaml": "run aborted",
+        "suite/w2.yaml": "not run (batch stopped)",
+    }
+    assert "suite/w2.yaml" in (project / "h" / "index.html").read_text(encoding="utf-8")

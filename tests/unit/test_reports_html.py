@@ -158,7 +158,7 @@ async def test_images_that_are_not_pngs_from_a_tool_server_are_not_copied(tmp_pa
     page, links = await write_report(out, outcomes)
     assert [u for u in links.urls if u.endswith(".png")] == []
     assert sorted(p.name for p in (out / "images").rglob("*") if p.is_file()) == []
-    assert f"kept on the tool-server at {far}" in page
+    assert f"not copied into the report (the tool-server's path: {far})" in page
     assert "escape" not in page
 
 
@@ -190,3 +190,20 @@ def test_the_report_directory_is_new_empty_or_an_earlier_report(tmp_path: Path) 
     file.write_text("x")
     with pytest.raises(ReportDirProblem, match="is a file"):
         prepare_report_dir(str(file))
+
+
+async def test_a_fifo_or_an_oversized_image_is_not_copied_and_nothing_hangs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fifo = tmp_path / "argent-flow-diff-f" / "x.png"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)  # opening it for reading would block until a writer came
+    big = png(tmp_path / "argent-flow-diff-b", "big.png", (9, 9, 9))
+    monkeypatch.setattr("argent.reports.html.MAX_REPORT_IMAGE_BYTES", os.path.getsize(big) - 1)
+    artifacts = {"current": str(fifo), "diff": big}
+    out = tmp_path / "report"
+    page, links = await write_report(
+        out, [outcome(0, "a.yaml", result=report(step(0, "snapshot", "fail", artifacts=artifacts)))]
+    )
+    assert [u for u in links.urls if u.endswith(".png")] == []
+    assert f"path: {fifo})" in page and f"path: {big})" in page
