@@ -198,7 +198,9 @@ def _say_empty_shard(runner: _FlowRun, suite: SuiteOptions, targets: FlowTarget 
     text = f"Shard {suite.shard} keeps no flow of the {count} selected; nothing to run."
     if runner.as_json:
         echo(json_text({"ok": True, "total": 0, "passed": 0, "failed": 0, "skipped": 0, "flows": []}))
-    runner.notice(text) if runner.as_json else echo(text)
+        runner.notice(text)
+    else:
+        echo(text)
 
 
 @define

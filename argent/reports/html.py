@@ -317,7 +317,9 @@ def _figures(refs: Iterable[ImageRef]) -> str:
             caption = _t(ref.role)
         else:
             body = '<div class="nofile">not copied</div>'
-            caption = f"{_t(ref.role)} — not copied into the report (the tool-server's path: {_t(ref.source)})"
+            caption = (
+                f"{_t(ref.role)} — not copied into the report (the tool-server's path: {_t(ref.source)})"
+            )
         out.append(f'<figure class="{_t(ref.role)}">{body}<figcaption>{caption}</figcaption></figure>')
     return f'<div class="shots">{"".join(out)}</div>'
 
