@@ -27,6 +27,9 @@ INLINE_MEMBERS_BUDGET = 256 * KIB
 DEFAULT_CONCURRENT_CALLS_PER_TOKEN = 256
 #: Seconds a 429 asks the caller to wait before calling again (Retry-After).
 RETRY_AFTER_SECONDS = 1
+#: How long `argent flow run --workers N` keeps retrying a flow the tool-server answered 429 (busy)
+#: before reporting it as an error (a shared server may allow fewer calls at once than N).
+SUITE_BUSY_RETRY_SECONDS = 600
 #: Shortest token a --config file may name: a shared server's token guards every tool.
 MIN_TOKEN_CHARS = 16
 #: Lifetime of an unused upload.
@@ -61,6 +64,10 @@ DEFAULT_IDLE_TIMEOUT_MS = 7500
 DEFAULT_IDLE_STABLE_FOR_MS = 250
 DEFAULT_LONG_PRESS_MS = 800
 DEFAULT_MAX_MISMATCH = 0.5
+#: How long a failed device step waits for the screenshot it carries (the report's evidence).
+FAILURE_SCREENSHOT_TIMEOUT_SECONDS = 5.0
+#: Largest image the HTML report copies from a step's artifacts (a 4K screenshot is a few MiB).
+MAX_REPORT_IMAGE_BYTES = 64 * MIB
 DEFAULT_SCRIPT_TIMEOUT_MS = 120_000
 MAX_SCRIPT_STDERR_TAIL = 2000
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from argent.cli.render import (
     summary_line,
     unwritten_baseline_lines,
 )
+from argent.cli.suite import SuiteOptions, run_flows, suite_options
 from argent.cli.targets import (
     FlowTarget,
     UsageProblem,
@@ -33,7 +34,7 @@ from argent.cli.targets import (
     list_saved_flows,
     resolve_flow_ref,
 )
-from argent.client.base import ToolCallError
+from argent.client.base import ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client
 from argent.link.codec import read_or_none
@@ -71,6 +72,7 @@ def _project_root(option: str | None) -> Path:
 @click.option("--output", type=click.Path(file_okay=False), help="Copy the images of failed snapshots here.")
 @click.option("-r", "--recursive", is_flag=True, help="With a directory: include its subdirectories.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@suite_options
 def run_command(
     ref: str,
     project_root: str | None,
@@ -80,6 +82,7 @@ def run_command(
     output: str | None,
     recursive: bool,
     as_json: bool,
+    suite: SuiteOptions,
 ) -> None:
     """Run a saved flow by name, a flow file, or every flow of a directory.
 
@@ -95,11 +98,7 @@ def run_command(
     if update_baselines:
         options["updateBaselines"] = True
     runner = _FlowRun(root, options, as_json=as_json, output=output)
-    if isinstance(targets, FlowTarget):
-        code = asyncio.run(runner.single(targets))
-    else:
-        code = asyncio.run(runner.batch(targets, os.path.abspath(ref)))
-    click.get_current_context().exit(code)
+    click.get_current_context().exit(run_flows(runner, targets, suite, ref=ref))
 
 
 class _FlowRun:
@@ -108,6 +107,13 @@ class _FlowRun:
         self.options = options
         self.as_json = as_json
         self.output = output
+        #: The reports' hook on every call of the run (``argent.cli.suite``).
+        self.wrap_client: Callable[[ToolClient], ToolClient] = lambda client: client
+
+    @contextlib.asynccontextmanager
+    async def client(self) -> AsyncIterator[ToolClient]:
+        async with open_client(notice=self.notice) as client:
+            yield self.wrap_client(client)
 
     def notice(self, text: str) -> None:
         """A note for the user on stderr (a ``[flow-files]`` line, an upload): a JSON warning object
@@ -153,7 +159,7 @@ class _FlowRun:
                 live.line(line)
             live.next_step = (report.index if report is not None else 0) + 2
 
-        async with open_client(notice=self.notice) as client, live:
+        async with self.client() as client, live:
             try:
                 result = await client.call(
                     "flow-execute",
@@ -204,7 +210,7 @@ class _FlowRun:
         flows: list[dict[str, Any]] = []
         passed = failed = skipped = 0
         stopped = False
-        async with open_client(notice=self.notice) as client:
+        async with self.client() as client:
             for i, target in enumerate(targets, start=1):
                 rel = os.path.relpath(target.path, directory)
                 entry: dict[str, Any] = {"path": target.path}
@@ -278,26 +284,29 @@ class _FlowRun:
 
 #: The file that claims an export directory for one flow file (its resolved path and a newline).
 EXPORT_MARKER = ".argent-flow-source"
-EXPORT_ROLES = ("baseline", "current", "diff")
+EXPORT_ROLES = ("baseline", "current", "diff", "screenshot")
 _SAFE_EXPORT_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
 
 
 def export_artifacts(
     result: Any, flow_path: str, stem: str, out: Path, warn: Callable[[str], None]
 ) -> list[StepReport]:
-    """Copy each failed step's artifacts to ``<out>/<stem>/<snapshotKey>-<role>.png`` and point the
-    report (the JSON the CLI prints) at the copies. The directory is claimed with a marker naming
-    the flow file, only once a file is about to be copied; another flow's directory is never
-    written into: the export moves to ``<stem>-<hash of the flow path>`` instead (longer hashes
-    while those are taken too). Returns the steps whose artifacts now name the copies."""
+    """Copy each failed step's artifacts to ``<out>/<stem>/<snapshotKey>-<role>.png`` (a failed device
+    step's screenshot to ``<out>/<stem>/step-<n>-screenshot.png``) and point the
+    report at the copies. The directory is claimed with a marker naming the flow file, only once a
+    file is about to be copied; another flow's directory is never written into: the export moves to
+    ``<stem>-<hash of the flow path>`` instead (longer hashes while those are taken too).
+    Returns the steps whose artifacts now name the copies."""
     jobs: list[tuple[dict[str, Any], str, str, str]] = []
     steps: list[dict[str, Any]] = []
     for raw in _raw_steps(result):
         step = read_step(raw)
-        if step is None or step.status != "fail" or not step.artifacts:
+        if step is None or step.status not in ("fail", "error") or not step.artifacts:
             continue
         key = step.snapshot_key
-        if not key:
+        if not key and set(step.artifacts) == {"screenshot"}:
+            key = f"step-{step.index + 1}"  # a failed device step's screenshot
+        elif not key:
             baseline = step.artifacts.get("baseline", "")
             key = os.path.basename(baseline)[:-4] if baseline.endswith(".png") else ""
         if not _SAFE_EXPORT_NAME.match(key):

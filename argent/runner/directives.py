@@ -25,6 +25,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, TypeVar
 
+import attrs
 from attrs import define, field, frozen
 
 from argent.cpu import run_cpu
@@ -57,6 +58,7 @@ from argent.limits import (
     DEFAULT_IDLE_TIMEOUT_MS,
     DEFAULT_LONG_PRESS_MS,
     DEFAULT_MAX_MISMATCH,
+    FAILURE_SCREENSHOT_TIMEOUT_SECONDS,
     IDLE_POLL_MS,
     SCROLL_TO_MAX_ATTEMPTS,
     SCROLL_TO_MIN_STEP,
@@ -84,6 +86,8 @@ T = TypeVar("T")
 RUN_ABORTED_DURING_SNAPSHOT_SETTLE = "run aborted during snapshot settle"
 RUN_ABORTED_WHILE_RESOLVING_CROP = "run aborted while resolving cropOn"
 DIFF_SCRATCH_PREFIX = "argent-flow-diff-"
+#: The artifact role of the screenshot a failed device step carries (beside baseline/current/diff).
+FAILURE_SCREENSHOT_ROLE = "screenshot"
 SECRET_ENV_PREFIX = "ARGENT_SECRET_"
 _SECRET = re.compile(r"\{\{secret:([^{}]*)\}\}")
 
@@ -239,10 +243,13 @@ class DeviceDirectives:
         env: Mapping[str, str] | None = None,
         scratch_dir: str | None = None,
         page_gate: Callable[[str, str | None], Awaitable[None]] | None = None,
+        failure_screenshots: bool = False,
     ) -> None:
         self.t = timings or Timings()
         self._env = env
         self._scratch_dir = scratch_dir
+        #: A step that fails or errors carries a screenshot of the device taken right then.
+        self._failure_screenshots = failure_screenshots
         #: Refuses (raises) a launch target whose page the call may not read from this host.
         self._page_gate = page_gate
         self._runs: weakref.WeakKeyDictionary[Run, _RunState] = weakref.WeakKeyDictionary()
@@ -250,6 +257,29 @@ class DeviceDirectives:
     # -- the protocol ---------------------------------------------------------------------
 
     async def execute(self, step: Step, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        outcome = await self._execute(step, device, ctx)
+        if self._failure_screenshots and outcome.status in ("fail", "error") and not outcome.artifacts:
+            path = await self._failure_screenshot(device, ctx)
+            if path is not None:
+                outcome = attrs.evolve(outcome, artifacts={FAILURE_SCREENSHOT_ROLE: path})
+        return outcome
+
+    async def _failure_screenshot(self, device: Device, ctx: DirectiveContext) -> str | None:
+        """The screen as the step left it, as a file beside failed snapshots' images (the report's
+        evidence of what the step saw); None when the run is aborting, or the device gives no PNG
+        within ``FAILURE_SCREENSHOT_TIMEOUT_SECONDS``, or it cannot be kept: the step's own verdict
+        stands either way."""
+        if ctx.run.abort.is_set():
+            return None
+        name = f"step-{len(ctx.run.steps) + 1}-{FAILURE_SCREENSHOT_ROLE}.png"
+        try:
+            shot = await self._race(ctx, device.screenshot(), FAILURE_SCREENSHOT_TIMEOUT_SECONDS)
+            pixels.png_size(shot)
+            return await asyncio.to_thread(_write, self._scratch(), name, shot)
+        except Exception:
+            return None
+
+    async def _execute(self, step: Step, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
         try:
             return await self._dispatch(step, device, ctx)
         except _Aborted as exc:

@@ -157,7 +157,7 @@ def disk_files(ctx: ToolContext) -> DiskFlowFiles:
 def directives_for(ctx: ToolContext, artifacts_dir: str | None) -> DeviceDirectives:
     """The device directives of a run; its launches open only pages the call may read here."""
     gate = ctx.policy.check_page if ctx.policy is not None else None
-    return DeviceDirectives(scratch_dir=artifacts_dir, page_gate=gate)
+    return DeviceDirectives(scratch_dir=artifacts_dir, page_gate=gate, failure_screenshots=True)
 
 
 def _prerequisite_sent(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> bool:

@@ -1,0 +1,302 @@
+"""`argent flow run` as a suite runner (INTERFACE.md §7): ``--shard I/N``, ``--workers N``,
+``--junit-xml PATH`` and ``--html DIR``.
+
+- ``--shard I/N`` keeps, of the flows a run selects sorted by their path relative to the project
+  root, those at positions p (0-based) with ``p % N == I - 1``: the N shards are disjoint and
+  together run every flow, so N CI jobs split a suite without talking to each other.
+- ``--workers N`` runs up to N flows at once, each in its own flow-execute call on the one
+  tool-server of the command (the embedded one, or the linked one); a run that launches Chromium
+  gets its own browser from the tool-server. Every human line of a flow then starts with
+  ``[<flow path relative to the project root>] ``; ``--json`` and the reports keep the input order.
+- The reports are written from the calls' results (``argent.reports``) whatever the outcome, and
+  leave the exit code alone.
+
+``argent.cli.flow`` keeps the one-flow and one-at-a-time runs; this module selects the flows,
+runs them concurrently when asked, and records them for the reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+from attrs import define, field, frozen
+
+from argent.cli.render import echo, is_report, json_text, step_lines, summary_line
+from argent.cli.targets import FlowTarget, UsageProblem
+from argent.client.base import ToolCallError, ToolClient
+from argent.client.client_files import RefusedClientFile
+from argent.limits import RETRY_AFTER_SECONDS, SUITE_BUSY_RETRY_SECONDS
+from argent.reports.html import HtmlReport, ReportDirProblem, prepare_report_dir
+from argent.reports.recorder import SuiteRecorder, relative_name
+
+if TYPE_CHECKING:
+    from argent.cli.flow import _FlowRun
+
+EXIT_OK, EXIT_FAILED = 0, 1
+BUSY_STATUS = 429
+SHARD_FORMAT = "--shard takes I/N with whole numbers 1 <= I <= N (e.g. 2/4), not {value!r}"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# --------------------------------------------------------------------------------------------
+# Options
+
+
+@frozen
+class Shard:
+    """Shard ``index`` of ``total`` (1-based, as typed)."""
+
+    index: int
+    total: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.total}"
+
+
+def parse_shard(value: str) -> Shard:
+    """``I/N`` with ``1 <= I <= N``; anything else raises ``ValueError`` with the message to show."""
+    text = value.strip()
+    head, sep, tail = text.partition("/")
+    if not sep or not head.isdecimal() or not tail.isdecimal() or not head.isascii() or not tail.isascii():
+        raise ValueError(SHARD_FORMAT.format(value=value))
+    index, total = int(head), int(tail)
+    if not 1 <= index <= total:
+        raise ValueError(SHARD_FORMAT.format(value=value))
+    return Shard(index, total)
+
+
+class ShardType(click.ParamType):  # type: ignore[type-arg]
+    name = "I/N"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Shard:
+        if isinstance(value, Shard):
+            return value
+        try:
+            return parse_shard(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def select_shard(targets: Sequence[FlowTarget], root: str, shard: Shard) -> list[FlowTarget]:
+    """The targets of ``shard``: sorted by path relative to ``root``, every N-th from I - 1."""
+    ordered = sorted(targets, key=lambda t: relative_name(t.path, root))
+    return [t for p, t in enumerate(ordered) if p % shard.total == shard.index - 1]
+
+
+@frozen
+class SuiteOptions:
+    junit_xml: str | None = None
+    html: str | None = None
+    shard: Shard | None = None
+    workers: int = 1
+
+
+def suite_options(fn: F) -> F:
+    """Add ``--junit-xml``, ``--html``, ``--shard`` and ``--workers`` to a command; it receives them
+    as one ``suite: SuiteOptions`` keyword."""
+
+    @click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="Run up to N flows at once, each its own call on the one tool-server.",
+    )
+    @click.option(
+        "--shard",
+        type=ShardType(),
+        help="Run shard I of N: the flows at sorted positions p with p % N == I - 1.",
+    )
+    @click.option(
+        "--html",
+        "html_dir",
+        type=click.Path(),
+        help="Write a self-contained HTML report to DIR/index.html (images under DIR/images).",
+    )
+    @click.option("--junit-xml", type=click.Path(), help="Write a JUnit XML report to PATH.")
+    @functools.wraps(fn)
+    def wrapper(
+        *args: Any,
+        junit_xml: str | None,
+        html_dir: str | None,
+        shard: Shard | None,
+        workers: int,
+        **kwargs: Any,
+    ) -> Any:
+        suite = SuiteOptions(junit_xml=junit_xml, html=html_dir, shard=shard, workers=workers)
+        return fn(*args, suite=suite, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------------------------
+# The run
+
+
+def run_flows(
+    runner: _FlowRun, targets: FlowTarget | list[FlowTarget], suite: SuiteOptions, *, ref: str
+) -> int:
+    """Run what ``argent flow run`` selected as ``suite`` says; the exit code."""
+    root = str(runner.root)
+    selected = [targets] if isinstance(targets, FlowTarget) else list(targets)
+    if suite.shard is not None:
+        selected = select_shard(selected, root, suite.shard)
+    recorder = _recorder(selected, root, suite)
+    if recorder is not None:
+        runner.wrap_client = recorder.wrap
+    code = EXIT_OK
+    try:
+        if not selected:
+            _say_empty_shard(runner, suite, targets)
+        elif isinstance(targets, FlowTarget):
+            code = asyncio.run(runner.single(targets))
+        elif suite.workers > 1:
+            code = asyncio.run(ParallelBatch(runner, selected, os.path.abspath(ref), suite.workers).run())
+        else:
+            code = asyncio.run(runner.batch(selected, os.path.abspath(ref)))
+    finally:
+        if recorder is not None:
+            for problem in recorder.write():
+                echo(f"Error: {problem}", err=True)
+                code = code or EXIT_FAILED
+    return code
+
+
+def _recorder(selected: list[FlowTarget], root: str, suite: SuiteOptions) -> SuiteRecorder | None:
+    """The recorder of the reports asked for; their paths are checked before anything runs."""
+    if suite.junit_xml is None and suite.html is None:
+        return None
+    if suite.junit_xml is not None:
+        path = os.path.abspath(suite.junit_xml)
+        if os.path.isdir(path):
+            raise UsageProblem(f"--junit-xml names a file to write, but {path} is a directory.")
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        except OSError as exc:
+            raise UsageProblem(f"--junit-xml cannot write {path}: {exc.strerror or exc}.") from None
+    html: HtmlReport | None = None
+    if suite.html is not None:
+        directory = os.path.abspath(suite.html)
+        try:
+            prepare_report_dir(directory)
+        except ReportDirProblem as exc:
+            raise UsageProblem(str(exc)) from None
+        html = HtmlReport(directory)
+    junit = os.path.abspath(suite.junit_xml) if suite.junit_xml is not None else None
+    return SuiteRecorder(selected, root, junit=junit, html=html)
+
+
+def _say_empty_shard(runner: _FlowRun, suite: SuiteOptions, targets: FlowTarget | list[FlowTarget]) -> None:
+    count = 1 if isinstance(targets, FlowTarget) else len(targets)
+    text = f"Shard {suite.shard} keeps no flow of the {count} selected; nothing to run."
+    if runner.as_json:
+        echo(json_text({"ok": True, "total": 0, "passed": 0, "failed": 0, "skipped": 0, "flows": []}))
+        runner.notice(text)
+    else:
+        echo(text)
+
+
+@define
+class ParallelBatch:
+    """A directory run on up to ``workers`` concurrent calls, started in input order.
+
+    Per flow it does what the one-at-a-time batch does (the same statuses, exports and JSON
+    entries), printing a flow's lines together when it ends, each prefixed with its path."""
+
+    runner: _FlowRun
+    targets: list[FlowTarget]
+    directory: str
+    workers: int
+    stopped: bool = False
+    entries: list[dict[str, Any]] = field(factory=list)
+    next_position: int = 0
+
+    async def run(self) -> int:
+        total = len(self.targets)
+        self.entries = [{"path": t.path} for t in self.targets]
+        async with self.runner.client() as client:
+            await asyncio.gather(*(self._worker(client) for _ in range(min(self.workers, total))))
+        passed = sum(1 for e in self.entries if e.get("status") == "pass")
+        failed = sum(1 for e in self.entries if e.get("status") == "fail")
+        skipped = sum(1 for e in self.entries if e.get("status") == "skip")
+        ok = failed == 0
+        if self.runner.as_json:
+            summary = {"ok": ok, "total": total, "passed": passed, "failed": failed, "skipped": skipped}
+            echo(json_text({**summary, "flows": self.entries}))
+        else:
+            plural = "s" if total != 1 else ""
+            echo(
+                f"\n{'PASS' if ok else 'FAIL'} — {total} flow{plural}: {passed} passed, {failed} failed, "
+                f"{skipped} skipped"
+            )
+        return EXIT_OK if ok else EXIT_FAILED
+
+    async def _worker(self, client: ToolClient) -> None:
+        while self.next_position < len(self.targets):
+            position = self.next_position
+            self.next_position += 1
+            await self._one(client, position)
+
+    def _say(self, prefix: str, lines: Sequence[str]) -> None:
+        if self.runner.as_json:
+            return
+        for line in lines:
+            for part in line.split("\n"):
+                echo(prefix + part.removeprefix("  "))
+
+    async def _one(self, client: ToolClient, position: int) -> None:
+        runner = self.runner
+        target = self.targets[position]
+        entry = self.entries[position]
+        prefix = f"[{relative_name(target.path, str(runner.root))}] "
+        if self.stopped:
+            entry["status"] = "skip"
+            self._say(prefix, ["  · not run (batch stopped)"])
+            return
+        self._say(prefix, [f"  started ({position + 1}/{len(self.targets)})"])
+        refusals: list[RefusedClientFile] = []
+        try:
+            result = await self._call(client, target, refusals)
+        except ToolCallError as exc:
+            entry.update(status="fail", error=exc.message)
+            self._say(prefix, [f"  ✗ {exc.message}"])
+            if exc.error_kind != "validation":
+                self.stopped = True
+            return
+        if not is_report(result):
+            error = f'"{target.stem}" did not produce a run report.'
+            entry.update(status="fail", error=error)
+            self._say(prefix, [f"  ✗ {error}"])
+            self.stopped = True
+            return
+        runner._export(result, target, self.directory)
+        entry["report"] = result
+        ok = bool(result.get("ok")) and not runner._unwritten_baselines(result) and not refusals
+        entry["status"] = "pass" if ok else "fail"
+        lines: list[str] = []
+        for step in result["steps"]:
+            if isinstance(step, dict) and (step.get("status") in ("fail", "error") or step.get("warning")):
+                lines.extend(step_lines(step, result.get("flow", target.stem)))
+        lines.append(f"  {summary_line(result)}")
+        self._say(prefix, lines)
+
+    async def _call(self, client: ToolClient, target: FlowTarget, refusals: list[RefusedClientFile]) -> Any:
+        """One flow-execute call; a tool-server that is busy (429: it runs fewer calls at once than
+        the workers ask, and ran nothing) is asked again after its Retry-After, for a while."""
+        deadline = time.monotonic() + SUITE_BUSY_RETRY_SECONDS
+        while True:
+            try:
+                return await client.call(
+                    "flow-execute", self.runner._args(target), on_refused=self.runner._refused(refusals)
+                )
+            except ToolCallError as exc:
+                if exc.status != BUSY_STATUS or time.monotonic() >= deadline:
+                    raise
+            await asyncio.sleep(RETRY_AFTER_SECONDS)
