@@ -31,10 +31,10 @@ from typing import Any
 import aiohttp
 from common import median_seconds, report, rss_kib
 
+from argent.client.collect import collect_flow_members
 from argent.client.flow_members import plan_transfer
 from argent.limits import MAX_FLOW_MEMBERS_BYTES, MIB
-from argent.link.members import collect_flow_members
-from argent.link.store import read_members
+from argent.server.members import read_members
 
 CHAINS, DEPTH, BASELINES = 50, 20, 500
 

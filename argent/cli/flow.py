@@ -16,16 +16,6 @@ import click
 
 from argent.cli.live import LiveStatus
 from argent.cli.problems import CommandFailed, call_failed
-from argent.cli.render import (
-    echo,
-    is_report,
-    json_text,
-    read_report,
-    read_step,
-    step_lines,
-    summary_line,
-    unwritten_baseline_lines,
-)
 from argent.cli.suite import SuiteOptions, run_flows, suite_options
 from argent.cli.targets import (
     FlowTarget,
@@ -39,6 +29,16 @@ from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client
 from argent.link.codec import read_or_none
 from argent.link.models import PrerequisiteNotice, StepReport
+from argent.reports.render import (
+    echo,
+    is_report,
+    json_text,
+    read_report,
+    read_step,
+    step_lines,
+    summary_line,
+    unwritten_baseline_lines,
+)
 
 EXIT_OK, EXIT_FAILED = 0, 1
 

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import TextIO
 
-from argent.cli.render import terminal_safe
+from argent.reports.render import terminal_safe
 
 CLEAR_LINE = "\r\x1b[2K"
 REDRAW_SECONDS = 0.1

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import click
 
-from argent.cli.render import terminal_safe
 from argent.client.base import ToolCallError
+from argent.reports.render import terminal_safe
 
 
 class CommandFailed(click.ClickException):

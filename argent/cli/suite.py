@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from attrs import define, field, frozen
 
-from argent.cli.render import echo, is_report, json_text, step_lines, summary_line
 from argent.cli.targets import FlowTarget, UsageProblem
 from argent.client.base import ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.limits import RETRY_AFTER_SECONDS, SUITE_BUSY_RETRY_SECONDS
 from argent.reports.html import HtmlReport, ReportDirProblem, prepare_report_dir
 from argent.reports.recorder import SuiteRecorder, relative_name
+from argent.reports.render import echo, is_report, json_text, step_lines, summary_line
 
 if TYPE_CHECKING:
     from argent.cli.flow import _FlowRun

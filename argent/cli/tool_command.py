@@ -24,7 +24,7 @@ import click
 from attrs import frozen
 from click.core import ParameterSource
 
-from argent.cli.render import terminal_safe
+from argent.reports.render import terminal_safe
 
 if TYPE_CHECKING:
     AnyType = click.ParamType[Any, Any]

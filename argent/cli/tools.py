@@ -12,13 +12,13 @@ from typing import Any, cast
 import click
 
 from argent.cli.problems import CommandFailed, UsageProblem, call_failed
-from argent.cli.render import echo, json_text, unwritten_baseline_lines
 from argent.cli.tool_command import ToolCommand, build_tool_command
 from argent.cli.tool_command import flag as _flag
 from argent.client.base import ToolCallError
 from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client, resolve_route
 from argent.link.codec import to_wire
+from argent.reports.render import echo, json_text, unwritten_baseline_lines
 
 EMBEDDED_RECORDING_NOTE = (
     "note: no tool-server is linked, so {tool} runs on an embedded tool-server that stops when this "
@@ -156,7 +156,7 @@ def show_tool(name: str) -> None:
 
 
 def _is_recorder_tool(name: str) -> bool:
-    from argent.runner.link_rules import RECORDING_TOOLS
+    from argent.link.rules import RECORDING_TOOLS
 
     return name in RECORDING_TOOLS
 

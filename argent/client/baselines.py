@@ -27,11 +27,11 @@ from typing import Any
 from attrs import define, field, frozen
 
 from argent.client.client_files import read_directive
+from argent.client.client_policy import ClientPolicy, os_error_text
+from argent.client.collect import Collection
 from argent.link.codec import to_wire
-from argent.link.members import Collection
 from argent.link.models import BaselineNotWritten
 from argent.link.png import is_png
-from argent.link.policy import ClientPolicy, os_error_text
 
 NOT_ALLOWED = "{path} is not a .png file directly in the baseline directory of a run of this call that updates baselines"
 OUTSIDE = "{path} is outside every root this client serves"

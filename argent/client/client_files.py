@@ -42,11 +42,11 @@ from typing import Any
 from attrs import field, frozen
 from cattrs.errors import ClassValidationError
 
+from argent.client.client_policy import ClientPolicy, os_error_text
 from argent.flows.names import is_safe_flow_name
 from argent.link.codec import NotAnObject, Read, read
 from argent.link.models import CLIENT_FILE_MARKER, ClientFileDirective
-from argent.link.policy import ClientPolicy, os_error_text
-from argent.runner.link_rules import RECORDING_TOOLS
+from argent.link.rules import RECORDING_TOOLS
 
 SAVED_TO = "savedTo"
 FLOW_FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+\.yaml\Z")

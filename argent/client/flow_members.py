@@ -25,9 +25,9 @@ from typing import Any, Literal
 from attrs import evolve
 
 from argent.client.base import ToolCallError
+from argent.client.collect import CollectedMember, Collection, Listing, collect_flow_members
 from argent.limits import INLINE_MEMBERS_BUDGET
 from argent.link.archive import build_tar_gz_bytes
-from argent.link.members import CollectedMember, Collection, Listing, collect_flow_members
 from argent.link.models import FileInput, WireMember
 
 FLOW_FILES_LOG_ENV = "ARGENT_FLOW_FILES_LOG"

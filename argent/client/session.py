@@ -45,6 +45,7 @@ from argent.client.bounded import (
 )
 from argent.client.calls import has_members, prepare_file_inputs
 from argent.client.client_files import ClientFileCall, RefusedClientFile, apply_client_file_directives
+from argent.client.collect import Collection
 from argent.client.flow_members import (
     UploadRefusedByProxy,
     attach_members,
@@ -60,7 +61,6 @@ from argent.limits import (
 )
 from argent.link.archive import ArchiveError, build_tar_gz
 from argent.link.codec import read_event, read_or_none
-from argent.link.members import Collection
 from argent.link.models import (
     ErrorBody,
     FileInput,

@@ -2,7 +2,7 @@
 
 Over a link the client adds ``members`` (and nothing else: no ``content``, ``canonical`` or
 ``spelling``) to the probe's file-input object — the files the one recorded step makes the
-tool-server read (``argent.link.step_members``), sent like the members of a flow: inline up to
+tool-server read (``argent.client.collect_step``), sent like the members of a flow: inline up to
 the budget, else ``POST /upload``. A step that reads no file sends an empty list, so the call is
 always a stream.
 """
@@ -15,10 +15,10 @@ from typing import Any
 
 from attrs import evolve
 
+from argent.client.collect import Collection, Listing
+from argent.client.collect_step import collect_step_members
 from argent.client.flow_members import ArchivePoster, send_members
-from argent.link.members import Collection, Listing
 from argent.link.models import FileInput
-from argent.link.step_members import collect_step_members
 
 
 async def attach_step_members(

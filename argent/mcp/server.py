@@ -19,11 +19,11 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from argent import __version__
-from argent.cli.render import is_report, read_report, step_lines, summary_line, unwritten_baseline_lines
 from argent.client.base import ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.client.routing import open_client
 from argent.link.models import ToolEntry
+from argent.reports.render import is_report, read_report, step_lines, summary_line, unwritten_baseline_lines
 
 INSTRUCTIONS = (
     "argent replays recorded UI flows and drives devices (headless Chromium first). Use flow-execute to run a "

@@ -27,10 +27,10 @@ from typing import Any
 
 from attrs import frozen
 
-from argent.cli.render import terminal_safe
 from argent.limits import MAX_REPORT_IMAGE_BYTES
 from argent.reports.junit import write_atomically
 from argent.reports.model import FlowOutcome, counts
+from argent.reports.render import terminal_safe
 
 INDEX = "index.html"
 IMAGES = "images"

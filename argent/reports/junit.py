@@ -22,8 +22,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from datetime import datetime
 
-from argent.cli.render import terminal_safe
 from argent.reports.model import FlowOutcome, counts
+from argent.reports.render import terminal_safe
 
 SUITE_NAME = "argent"
 CLASSNAME = "argent"

@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeAlias
 
 from attrs import frozen
 
-from argent.cli.render import is_report, step_lines, summary_line, unwritten_baseline_lines
+from argent.reports.render import is_report, step_lines, summary_line, unwritten_baseline_lines
 
 FlowStatus: TypeAlias = Literal["passed", "failed", "error", "skipped"]
 STATUSES: tuple[FlowStatus, ...] = ("passed", "failed", "error", "skipped")

@@ -22,9 +22,10 @@ from argent.errors import FileInputError
 from argent.limits import MAX_FILE_BYTES
 from argent.link.archive import FileTooLargeError, NotOneFileError
 from argent.link.codec import Read, read_or_none
-from argent.link.member_files import MemberFlowFiles
 from argent.link.models import LISTED, FileInput, NamedUploads, WireMember
-from argent.link.store import (
+from argent.runner.member_files import MemberFlowFiles
+from argent.server.inline import decode_content
+from argent.server.members import (
     MEMBER_TOO_LARGE,
     MemberStore,
     members_error,
@@ -32,7 +33,6 @@ from argent.link.store import (
     upload_ids,
     valid_canonical,
 )
-from argent.server.inline import decode_content
 from argent.server.uploads import Upload, UploadStore, read_member_upload, upload_not_found_message
 
 MEMBERS_WITHOUT_CONTENT = (

@@ -25,9 +25,9 @@ from argent.cpu import run_cpu
 from argent.errors import PolicyRefusal
 from argent.flows.model import Flow, RunStep, ScriptStep, ToolStep, walk_steps
 from argent.limits import MAX_RUN_DEPTH
-from argent.runner.check import STEP_LINE, render_step
+from argent.link.rules import FLOW_EXECUTE, nested_flow_ref
 from argent.runner.files import DiskFlowFiles, FlowFileError, FlowRef
-from argent.runner.link_rules import FLOW_EXECUTE, nested_flow_ref
+from argent.tools.link_preflight import STEP_LINE, render_step
 from argent.tools.workspace import check_read, check_workspace, may_read, unsafe_directories
 
 TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"

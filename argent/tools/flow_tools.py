@@ -13,9 +13,7 @@ from attrs import frozen
 
 from argent.devices.base import DeviceProvider
 from argent.errors import FlowError, InvalidToolInputError, PolicyRefusal
-from argent.link.member_files import MemberFlowFiles
 from argent.link.models import FileInputSpec
-from argent.runner.check import check_linked_flow
 from argent.runner.directives import DeviceDirectives
 from argent.runner.execute import (
     EXACTLY_ONE_SOURCE,
@@ -27,9 +25,11 @@ from argent.runner.execute import (
     resolve_source,
 )
 from argent.runner.files import LISTED, DiskFlowFiles
+from argent.runner.member_files import MemberFlowFiles
 from argent.runner.report import FlowRunResult
 from argent.tools.args import arg
 from argent.tools.call_policy import CallPolicy, refuse_script_steps
+from argent.tools.link_preflight import check_linked_flow
 from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:

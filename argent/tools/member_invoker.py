@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from argent.errors import ToolExecutionError
-from argent.link.member_files import MemberFlowFiles
-from argent.runner.link_rules import classify_file_inputs
+from argent.link.rules import classify_file_inputs
+from argent.runner.member_files import MemberFlowFiles
 from argent.runner.run import ToolCallContext, ToolOutcome
 from argent.tools.call_policy import CallPolicy
 from argent.tools.registry import ResolvedFileInput, ToolContext, ToolRegistry

@@ -52,22 +52,22 @@ from argent.flows.model import (
 )
 from argent.flows.names import assert_safe_flow_name, is_safe_flow_name
 from argent.flows.write import FlowDocument, flow_to_yaml, summarize_step
-from argent.link.member_files import NO_MEMBER, MemberFlowFiles
 from argent.link.models import FileInputSpec
-from argent.link.store import Member, MemberStore
-from argent.runner.check import NESTED_REASON
-from argent.runner.files import DiskFlowFiles, FlowRef, enoent_message, spelling_of
-from argent.runner.link_rules import (
+from argent.link.rules import (
     FLOW_EXECUTE,
     RECORDING_TOOLS,
     classify_file_inputs,
     has_dotdot,
     nested_flow_ref,
 )
+from argent.runner.files import DiskFlowFiles, FlowRef, enoent_message, spelling_of
 from argent.runner.load import check_project_root
+from argent.runner.member_files import NO_MEMBER, MemberFlowFiles
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.runner.run import DEVICE_ARG_KEYS, RUN_ABORTED, Run, ToolCallContext, sleep_or_abort
+from argent.server.members import Member, MemberStore
 from argent.tools.args import arg
+from argent.tools.link_preflight import NESTED_REASON
 from argent.tools.member_invoker import FileInputDirs, MemberToolInvoker
 from argent.tools.recording_sessions import (
     RECORDING_REFUSED,

@@ -17,12 +17,12 @@ from typing import Any
 import aiohttp
 import attrs
 
-from argent.link.member_files import MemberFlowFiles
 from argent.link.spelling import LISTED
-from argent.link.store import Member, MemberStore
 from argent.runner.engine import ToolCallContext
+from argent.runner.member_files import MemberFlowFiles
 from argent.server.config import ServerConfig
 from argent.server.keys import REGISTRY, SERVER_FILES
+from argent.server.members import Member, MemberStore
 from argent.server.serve import start_server
 from argent.server.tmp_files import new_server_id, reclaim_stopped_servers
 from argent.tools.args import arg

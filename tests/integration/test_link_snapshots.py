@@ -16,17 +16,17 @@ import attrs
 import pytest
 
 from argent.client.baselines import BaselineWriteScope, apply_baseline_writes
+from argent.client.collect import collect_flow_members
 from argent.client.flow_members import member_wire, plan_transfer
-from argent.link.member_files import MemberFlowFiles
-from argent.link.members import collect_flow_members
-from argent.link.store import read_members
 from argent.runner import pixels as P
-from argent.runner.check import check_linked_flow
 from argent.runner.directives import DeviceDirectives
 from argent.runner.execute import FlowRequest, execute_flow, load_root_flow, resolve_source
+from argent.runner.member_files import MemberFlowFiles
 from argent.runner.report import FlowRunResult
+from argent.server.members import read_members
 from argent.tools.args import arg
 from argent.tools.flow_tools import flow_tools
+from argent.tools.link_preflight import check_linked_flow
 from argent.tools.member_invoker import MemberToolInvoker
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
 from tests.unit.test_directives import FAST, FakeDevice, canvas

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from argent.cli.live import CLEAR_LINE, LiveStatus
-from argent.cli.render import json_text, step_lines, summary_line, terminal_safe
+from argent.reports.render import json_text, step_lines, summary_line, terminal_safe
 
 
 @pytest.mark.parametrize(

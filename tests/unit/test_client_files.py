@@ -24,7 +24,7 @@ from argent.client.client_files import (
     apply_client_file_directives,
     text_directive_path_allowed,
 )
-from argent.runner.link_rules import RECORDING_TOOLS
+from argent.link.rules import RECORDING_TOOLS
 
 
 def _directive(path: str | Path, content: Any = "steps: []\n") -> dict[str, Any]:

@@ -15,7 +15,7 @@ from argent.client.baselines import (
     BaselineWriteScope,
     apply_baseline_writes,
 )
-from argent.link.members import collect_flow_members
+from argent.client.collect import collect_flow_members
 
 PNG = b"\x89PNG\r\n\x1a\nnew bytes"
 

@@ -9,10 +9,10 @@ import pytest
 
 from argent.errors import FlowError
 from argent.flows.parse import parse_flow
-from argent.link.member_files import MemberFlowFiles
 from argent.link.spelling import Spelling
-from argent.link.store import MemberStore, read_members
-from argent.runner.check import check_linked_flow, render_step
+from argent.runner.member_files import MemberFlowFiles
+from argent.server.members import MemberStore, read_members
+from argent.tools.link_preflight import check_linked_flow, render_step
 
 D = "/work/proj/.argent/flows"
 INPUTS: dict[str, list[dict[str, Any]]] = {

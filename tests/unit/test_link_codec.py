@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 from cattrs.errors import ClassValidationError
 
-from argent.cli.render import step_lines, summary_line
 from argent.link.codec import (
     NotAnObject,
     event_to_wire,
@@ -34,6 +33,7 @@ from argent.link.models import (
     ToolListing,
     WireMember,
 )
+from argent.reports.render import step_lines, summary_line
 
 
 def step(**extra: Any) -> StepReport:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from argent.client.collect import CollectedMember, Collection, collect_flow_members
 from argent.link.codec import to_wire
-from argent.link.members import CollectedMember, Collection, collect_flow_members
 from argent.link.spelling import Spelling
 from argent.tools.flow_tools import FLOW_FILE_INPUT, FLOW_PATH_INPUT
 

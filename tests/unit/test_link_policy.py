@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from argent.limits import MAX_FILE_BYTES
-from argent.link.policy import (
+from argent.client.client_policy import (
     ClientPolicy,
     canonical_path,
     os_error_text,
     read_client_file,
 )
+from argent.limits import MAX_FILE_BYTES
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from argent.client.scan import FlowRefs, quick_refs, refs_of_flow, refs_of_text
 from argent.errors import FlowError
 from argent.flows.parse import parse_flow
-from argent.link.scan import FlowRefs, quick_refs, refs_of_flow, refs_of_text
 
 ITEMS = [
     "echo: hello there",

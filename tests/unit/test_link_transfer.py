@@ -12,6 +12,7 @@ import tarfile
 import pytest
 
 from argent.client.base import ToolCallError
+from argent.client.collect import CollectedMember, Collection
 from argent.client.flow_members import (
     UploadRefusedByProxy,
     archive_name,
@@ -22,7 +23,6 @@ from argent.client.flow_members import (
 )
 from argent.limits import INLINE_MEMBERS_BUDGET
 from argent.link.codec import to_wire
-from argent.link.members import CollectedMember, Collection
 from argent.link.spelling import Spelling
 
 

@@ -924,6 +924,6 @@ async def test_a_script_over_a_link_is_refused_and_never_runs(env: Env, tmp_path
 
 
 def test_the_recorder_tools_are_the_ones_a_linked_replay_rejects() -> None:
-    from argent.runner.link_rules import RECORDING_TOOLS
+    from argent.link.rules import RECORDING_TOOLS
 
     assert {spec.name for spec in Recorder(ToolRegistry()).specs()} == RECORDING_TOOLS

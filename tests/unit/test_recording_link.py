@@ -13,12 +13,12 @@ import pytest
 from attrs import define, frozen
 
 from argent.client.baselines import BaselineWriteScope, apply_baseline_writes
+from argent.client.collect import Collection
+from argent.client.collect_step import collect_step_members
 from argent.client.flow_members import member_wire, plan_transfer
 from argent.errors import ArgentError
-from argent.link.members import Collection
-from argent.link.step_members import collect_step_members
-from argent.link.store import MemberStore, read_members
 from argent.runner import pixels as P
+from argent.server.members import MemberStore, read_members
 from argent.tools.args import arg
 from argent.tools.recording import (
     NESTED_NOT_RUN,

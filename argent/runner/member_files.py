@@ -19,8 +19,8 @@ from typing import Any
 from argent.flows.load import decode_flow
 from argent.link.codec import to_wire
 from argent.link.models import ClientFileDirective
-from argent.link.store import Member, MemberStore
 from argent.runner.files import LISTED, FlowFileError, FlowRef, Spelling, enoent_message
+from argent.server.members import Member, MemberStore
 
 NO_MEMBER = "the client sent no file for {path} with the call"
 

@@ -29,18 +29,18 @@ from typing import Any
 
 from attrs import frozen
 
+from argent.client.client_policy import ClientPolicy
+from argent.client.collect import Collection, Listing, collect_step_files, tool_inputs
 from argent.flows.names import is_safe_flow_name
-from argent.link.members import Collection, Listing, collect_step_files, tool_inputs
-from argent.link.policy import ClientPolicy
-from argent.link.spelling import LISTED, spelling_of
-from argent.runner.files import canonical_path
-from argent.runner.link_rules import (
+from argent.link.rules import (
     FLOW_EXECUTE,
     classify_file_inputs,
     followable_nested_flow,
     has_dotdot,
     is_posix_absolute,
 )
+from argent.link.spelling import LISTED, spelling_of
+from argent.runner.files import canonical_path
 
 YAML_EXT = ".yaml"
 

@@ -24,17 +24,17 @@ from typing import Any, Literal
 
 from attrs import define, field, frozen
 
+from argent.client.client_policy import ClientFile, ClientPolicy, read_client_file
+from argent.client.fs_cache import FsCache
+from argent.client.scan import FlowRefs, refs_of_flow, refs_of_text
 from argent.flows.model import Flow, ToolStep
 from argent.flows.names import baseline_key
 from argent.limits import MAX_RUN_DEPTH
 from argent.link.codec import read_or_none, to_wire
-from argent.link.fs_cache import FsCache
 from argent.link.models import FileInputSpec, ToolEntry, WireMember
-from argent.link.policy import ClientFile, ClientPolicy, read_client_file
-from argent.link.scan import FlowRefs, refs_of_flow, refs_of_text
+from argent.link.rules import FLOW_EXECUTE, classify_file_inputs, followable_nested_flow
 from argent.link.spelling import Spelling, spelling_of
 from argent.runner.files import canonical_path
-from argent.runner.link_rules import FLOW_EXECUTE, classify_file_inputs, followable_nested_flow
 
 MemberRole = Literal["flow", "baseline", "tool"]
 MemberState = Literal["missing", "refused", "listed"]

@@ -32,8 +32,8 @@ from argent.flows.names import js_number
 from argent.flows.write import step_to_data
 from argent.limits import MAX_RUN_DEPTH
 from argent.link.models import FileInputSpec
+from argent.link.rules import FLOW_EXECUTE, RECORDING_TOOLS, classify_file_inputs, nested_flow_ref
 from argent.runner.files import FlowFiles, FlowRef
-from argent.runner.link_rules import FLOW_EXECUTE, RECORDING_TOOLS, classify_file_inputs, nested_flow_ref
 
 HEADER = (
     "This flow cannot run over a link: the tool-server runs a flow only from the files that the client "
