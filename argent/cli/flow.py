@@ -26,7 +26,7 @@ from argent.cli.targets import (
 )
 from argent.client.base import ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
-from argent.client.routing import open_client
+from argent.connect import open_client
 from argent.link.codec import read_or_none
 from argent.link.models import PrerequisiteNotice, StepReport
 from argent.reports.render import (

@@ -9,26 +9,13 @@ import os
 import shlex
 from pathlib import Path
 
-from attrs import frozen
-
 from argent.cli.problems import UsageProblem as UsageProblem  # the error of this module, re-exported
 from argent.flows.names import FLOW_NAME_RE
+from argent.reports.model import FlowTarget as FlowTarget  # the value of this module, re-exported
 from argent.runner.files import spelling_of
 
 PROJECT_MARKERS = (".argent", ".git", "pyproject.toml")
 SKIPPED_DIRS = ("node_modules", "__baselines__")
-
-
-@frozen
-class FlowTarget:
-    """One flow to run: by saved ``name`` or by absolute ``path``."""
-
-    path: str
-    name: str | None = None
-
-    @property
-    def stem(self) -> str:
-        return self.name or Path(self.path).stem
 
 
 def find_project_root(start: Path) -> Path:

@@ -16,7 +16,8 @@ from argent.cli.tool_command import ToolCommand, build_tool_command
 from argent.cli.tool_command import flag as _flag
 from argent.client.base import ToolCallError
 from argent.client.client_files import RefusedClientFile
-from argent.client.routing import open_client, resolve_route
+from argent.client.routing import resolve_route
+from argent.connect import open_client
 from argent.link.codec import to_wire
 from argent.reports.render import echo, json_text, unwritten_baseline_lines
 

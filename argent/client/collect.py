@@ -28,13 +28,13 @@ from argent.client.client_policy import ClientFile, ClientPolicy, read_client_fi
 from argent.client.fs_cache import FsCache
 from argent.client.scan import FlowRefs, refs_of_flow, refs_of_text
 from argent.flows.model import Flow, ToolStep
-from argent.flows.names import baseline_key
+from argent.flows.names import baseline_key, is_safe_flow_name
 from argent.limits import MAX_RUN_DEPTH
 from argent.link.codec import read_or_none, to_wire
 from argent.link.models import FileInputSpec, ToolEntry, WireMember
-from argent.link.rules import FLOW_EXECUTE, classify_file_inputs, followable_nested_flow
-from argent.link.spelling import Spelling, spelling_of
-from argent.runner.files import canonical_path
+from argent.link.rules import FLOW_EXECUTE, NestedFlowRef, classify_file_inputs, nested_flow_ref
+from argent.link.spelling import Spelling
+from argent.runner.files import canonical_path, spelling_of
 
 MemberRole = Literal["flow", "baseline", "tool"]
 MemberState = Literal["missing", "refused", "listed"]
@@ -444,3 +444,12 @@ def collect_step_files(
 
 def _stem(base: str) -> str:
     return base[:-5] if base.endswith(".yaml") and len(base) > 5 else base
+
+
+def followable_nested_flow(args: Any) -> NestedFlowRef | None:
+    """A nested flow the client sends: as ``nested_flow_ref``, with a valid flow name (an invalid
+    one makes the step report ``Invalid flow name`` before any file is needed)."""
+    ref = nested_flow_ref(args)
+    if ref is None or not is_safe_flow_name(ref.name) or "\0" in ref.project_root:
+        return None
+    return ref

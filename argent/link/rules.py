@@ -19,7 +19,6 @@ from typing import Any
 
 from attrs import frozen
 
-from argent.flows.names import is_safe_flow_name
 from argent.link.codec import read_specs
 from argent.link.models import FileInputSpec
 
@@ -168,12 +167,3 @@ def nested_flow_ref(args: Any) -> NestedFlowRef | None:
     if not is_posix_absolute(root) or has_dotdot(root):
         return None
     return NestedFlowRef(project_root=root, name=name)
-
-
-def followable_nested_flow(args: Any) -> NestedFlowRef | None:
-    """A nested flow the client sends: as ``nested_flow_ref``, with a valid flow name (an invalid
-    one makes the step report ``Invalid flow name`` before any file is needed)."""
-    ref = nested_flow_ref(args)
-    if ref is None or not is_safe_flow_name(ref.name) or "\0" in ref.project_root:
-        return None
-    return ref

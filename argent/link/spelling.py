@@ -3,12 +3,11 @@
 ``{"state": "listed"}``, ``{"state": "case_folded", "actual": "<name>", "addressable": <bool>}``
 or ``{"state": "absent"}``: the ``Spelling`` model (``argent.link.models``), whose own rule refuses
 a case-folded spelling without its name or without ``addressable``. The client computes it with
-``spelling_of``; the tool-server reads it back with the codec.
+``argent.runner.files.spelling_of``; the tool-server reads it back with the codec.
 """
 
 from __future__ import annotations
 
 from argent.link.models import LISTED, Spelling
-from argent.runner.files import spelling_of
 
-__all__ = ["LISTED", "Spelling", "spelling_of"]
+__all__ = ["LISTED", "Spelling"]

@@ -21,7 +21,7 @@ from mcp.server.stdio import stdio_server
 from argent import __version__
 from argent.client.base import ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
-from argent.client.routing import open_client
+from argent.connect import open_client
 from argent.link.models import ToolEntry
 from argent.reports.render import is_report, read_report, step_lines, summary_line, unwritten_baseline_lines
 

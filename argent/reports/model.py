@@ -9,6 +9,7 @@ them, so every report says what the terminal said.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from attrs import frozen
@@ -21,6 +22,18 @@ STATUSES: tuple[FlowStatus, ...] = ("passed", "failed", "error", "skipped")
 RUN_ABORTED = "run aborted"
 NOT_RUN = "not run (batch stopped)"
 NO_REPORT = '"{stem}" did not produce a run report.'
+
+
+@frozen
+class FlowTarget:
+    """One flow to run: by saved ``name`` or by absolute ``path``."""
+
+    path: str
+    name: str | None = None
+
+    @property
+    def stem(self) -> str:
+        return self.name or Path(self.path).stem
 
 
 @frozen

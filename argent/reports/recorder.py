@@ -17,13 +17,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from argent.cli.targets import FlowTarget
 from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.link.models import ToolEntry
 from argent.reports.html import HtmlReport
 from argent.reports.junit import write_junit
-from argent.reports.model import NOT_RUN, RUN_ABORTED, FlowOutcome, outcome_of
+from argent.reports.model import NOT_RUN, RUN_ABORTED, FlowOutcome, FlowTarget, outcome_of
 
 FLOW_EXECUTE = "flow-execute"
 

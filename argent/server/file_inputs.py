@@ -21,7 +21,7 @@ from cattrs.errors import ClassValidationError
 from argent.errors import FileInputError
 from argent.link.codec import NotAnObject, Read, read
 from argent.link.models import CONTENT_OMITTED_SIZE_LIMIT, FileInput, FileInputSpec
-from argent.runner.member_files import MemberFlowFiles
+from argent.runner.member_files import MemberFlowFiles, MemberStore
 from argent.server.inline import decode_content
 from argent.server.member_inputs import (
     discard_uploads,
@@ -30,7 +30,6 @@ from argent.server.member_inputs import (
     linked_step_members,
     named_uploads,
 )
-from argent.server.members import MemberStore
 from argent.server.tmp_files import ServerFiles
 from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
 from argent.tools.call_policy import CallPolicy

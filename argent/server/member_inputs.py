@@ -23,11 +23,10 @@ from argent.limits import MAX_FILE_BYTES
 from argent.link.archive import FileTooLargeError, NotOneFileError
 from argent.link.codec import Read, read_or_none
 from argent.link.models import LISTED, FileInput, NamedUploads, WireMember
-from argent.runner.member_files import MemberFlowFiles
+from argent.runner.member_files import MemberFlowFiles, MemberStore
 from argent.server.inline import decode_content
 from argent.server.members import (
     MEMBER_TOO_LARGE,
-    MemberStore,
     members_error,
     read_members,
     upload_ids,

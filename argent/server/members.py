@@ -20,18 +20,17 @@ from __future__ import annotations
 import base64
 import binascii
 import posixpath
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
-from attrs import define, field, frozen
 from cattrs.errors import IterableValidationError
 
 from argent.errors import FileInputError
 from argent.limits import MAX_FILE_BYTES, MAX_FLOW_MEMBERS_BYTES
 from argent.link.codec import read_items, structure
 from argent.link.models import LISTED, Spelling, UploadRef, WireMember
+from argent.runner.member_files import Member, MemberStore, Role
 
-Role = Literal["flow", "baseline", "tool"]
 ROLES: frozenset[str] = frozenset({"flow", "baseline", "tool"})
 STATES: frozenset[str] = frozenset({"missing", "refused", "listed"})
 
@@ -55,49 +54,6 @@ REFUSED_WITHOUT_REASON = "the client did not send {path}"
 
 #: Fetches an upload for a member: ``(upload_id, content_hash, member_path) -> bytes`` (raises 422).
 UploadFetcher = Callable[[str, str | None, str], Awaitable[bytes]]
-
-
-@frozen
-class Member:
-    """One member the call brought: its bytes, or its state (and the client's reason)."""
-
-    role: Role
-    key: str
-    path: str
-    canonical: str | None = None
-    spelling: Spelling = LISTED
-    data: bytes | None = field(default=None, repr=False)
-    state: Literal["missing", "refused", "listed"] | None = None
-    error: str | None = None
-
-
-@define
-class MemberStore:
-    """Members by key: flow members under ``<dir>\\0<target>``, baselines and tool files by path."""
-
-    members: dict[str, Member] = field(factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.members)
-
-    def __iter__(self) -> Iterator[Member]:
-        return iter(self.members.values())
-
-    def flow(self, key: str) -> Member | None:
-        member = self.members.get(key)
-        return member if member is not None and member.role == "flow" else None
-
-    def file(self, path: str) -> Member | None:
-        """A baseline or tool-file member by its client path."""
-        member = self.members.get(path)
-        return member if member is not None and member.role != "flow" else None
-
-    def add(self, member: Member) -> bool:
-        """Keep ``member`` unless its key is taken; True when it was kept."""
-        if member.key in self.members:
-            return False
-        self.members[member.key] = member
-        return True
 
 
 def valid_canonical(value: Any) -> bool:

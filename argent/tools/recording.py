@@ -62,10 +62,9 @@ from argent.link.rules import (
 )
 from argent.runner.files import DiskFlowFiles, FlowRef, enoent_message, spelling_of
 from argent.runner.load import check_project_root
-from argent.runner.member_files import NO_MEMBER, MemberFlowFiles
+from argent.runner.member_files import NO_MEMBER, Member, MemberFlowFiles, MemberStore
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.runner.run import DEVICE_ARG_KEYS, RUN_ABORTED, Run, ToolCallContext, sleep_or_abort
-from argent.server.members import Member, MemberStore
 from argent.tools.args import arg
 from argent.tools.link_preflight import NESTED_REASON
 from argent.tools.member_invoker import FileInputDirs, MemberToolInvoker

@@ -28,8 +28,9 @@ from click.testing import CliRunner
 from argent.cli.main import cli
 from argent.client.base import ToolCallError
 from argent.client.link_config import read_link_config
-from argent.client.routing import Route, open_client
+from argent.client.routing import Route
 from argent.client.session import ToolServerClient
+from argent.connect import open_client
 from argent.errors import ArgentError
 from argent.link.codec import to_wire
 from argent.server.app import create_app

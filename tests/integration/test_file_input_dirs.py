@@ -19,10 +19,9 @@ import attrs
 
 from argent.link.spelling import LISTED
 from argent.runner.engine import ToolCallContext
-from argent.runner.member_files import MemberFlowFiles
+from argent.runner.member_files import Member, MemberFlowFiles, MemberStore
 from argent.server.config import ServerConfig
 from argent.server.keys import REGISTRY, SERVER_FILES
-from argent.server.members import Member, MemberStore
 from argent.server.serve import start_server
 from argent.server.tmp_files import new_server_id, reclaim_stopped_servers
 from argent.tools.args import arg

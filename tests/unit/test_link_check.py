@@ -10,8 +10,8 @@ import pytest
 from argent.errors import FlowError
 from argent.flows.parse import parse_flow
 from argent.link.spelling import Spelling
-from argent.runner.member_files import MemberFlowFiles
-from argent.server.members import MemberStore, read_members
+from argent.runner.member_files import MemberFlowFiles, MemberStore
+from argent.server.members import read_members
 from argent.tools.link_preflight import check_linked_flow, render_step
 
 D = "/work/proj/.argent/flows"
