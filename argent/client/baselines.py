@@ -17,21 +17,21 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import os
 import re
 import stat
-import tempfile
 from typing import Any
 
 from attrs import define, field, frozen
 
 from argent.client.client_files import read_directive
-from argent.client.client_policy import ClientPolicy, os_error_text
+from argent.client.client_policy import ClientPolicy
 from argent.client.collect import Collection
 from argent.link.codec import to_wire
 from argent.link.models import BaselineNotWritten
 from argent.link.png import is_png
+from argent.utils.atomic import write_atomically
+from argent.utils.oserrors import os_error_text
 
 NOT_ALLOWED = "{path} is not a .png file directly in the baseline directory of a run of this call that updates baselines"
 OUTSIDE = "{path} is outside every root this client serves"
@@ -135,7 +135,7 @@ def write_baseline(path: str, content: Any, scope: BaselineWriteScope) -> str | 
     except ValueError as exc:  # what the checks above let through still never crashes the client
         return f"{path}: {exc}"
     try:
-        _replace(target, real_dir, data, mode)
+        _replace(target, data, mode)
     except OSError as exc:
         return os_error_text(exc, target, "write")
     return None
@@ -172,16 +172,6 @@ def _target(path: str, real_dir: str) -> tuple[str, int | None]:
     return plain, stat.S_IMODE(st.st_mode)
 
 
-def _replace(target: str, real_dir: str, data: bytes, mode: int | None) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=real_dir)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode if mode is not None else _DEFAULT_MODE)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+def _replace(target: str, data: bytes, mode: int | None) -> None:
+    """``target`` is in the real directory the policy allowed: its temp file goes beside it."""
+    write_atomically(target, data, mode=_DEFAULT_MODE if mode is None else mode)

@@ -34,7 +34,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
 from collections.abc import Mapping
 from typing import Any
@@ -42,11 +41,13 @@ from typing import Any
 from attrs import field, frozen
 from cattrs.errors import ClassValidationError
 
-from argent.client.client_policy import ClientPolicy, os_error_text
+from argent.client.client_policy import ClientPolicy
 from argent.flows.names import is_safe_flow_name
 from argent.link.codec import NotAnObject, Read, read
 from argent.link.models import CLIENT_FILE_MARKER, ClientFileDirective
 from argent.link.rules import RECORDING_TOOLS
+from argent.utils.atomic import write_atomically
+from argent.utils.oserrors import os_error_text
 
 SAVED_TO = "savedTo"
 FLOW_FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+\.yaml\Z")
@@ -287,21 +288,4 @@ def _replace_in(directory: int, name: str, shown: str, data: bytes) -> None:
         if not stat.S_ISREG(st.st_mode):
             raise _Refused(NOT_REGULAR.format(path=shown))
         mode = stat.S_IMODE(st.st_mode)
-    temp = f".{name}.{secrets.token_hex(8)}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(temp, flags, _NEW_FILE_MODE, dir_fd=directory)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if mode is not None:
-                os.fchmod(fd, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp, dir_fd=directory)
-        raise
+    write_atomically(name, data, mode=mode, dir_fd=directory)

@@ -15,7 +15,6 @@ Everything here blocks; async callers run it in a thread.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from typing import Literal
@@ -24,12 +23,12 @@ from attrs import frozen
 
 from argent.limits import MAX_FILE_BYTES
 from argent.runner.files import canonical_path
+from argent.utils.oserrors import EISDIR_READ, os_error_text
 
 OUTSIDE_ROOTS = "{target} is outside every root this client serves ({directories})"
 NOT_YAML = "{target} links to a file that is not a YAML file"
 NOT_PNG = "{target} links to a file that is not a PNG file"
 NOT_TOOL_FILE = "{target} links to a file that is not one of .png, .yaml"
-EISDIR_READ = "EISDIR: illegal operation on a directory, read"
 TOO_LARGE = "{canonical} is larger than the 32 MiB cap on a file sent to the tool-server"
 NOT_REGULAR = "{canonical} is not a regular file"
 
@@ -41,30 +40,6 @@ _EXTENSIONS: dict[str, tuple[str, ...]] = {
     "tool": (".png", ".yaml"),
 }
 _WRONG_TYPE: dict[str, str] = {"yaml": NOT_YAML, "png": NOT_PNG, "tool": NOT_TOOL_FILE}
-
-#: libuv's wording of the common errors, so messages read as they do from the upstream client.
-_UV_TEXT = {
-    errno.EACCES: "permission denied",
-    errno.EPERM: "operation not permitted",
-    errno.ELOOP: "too many symbolic links encountered",
-    errno.ENOENT: "no such file or directory",
-    errno.ENOTDIR: "not a directory",
-    errno.EISDIR: "illegal operation on a directory",
-    errno.ENAMETOOLONG: "name too long",
-    errno.EMFILE: "too many open files",
-    errno.EIO: "i/o error",
-}
-
-
-def os_error_text(exc: OSError, path: str, syscall: str = "open") -> str:
-    """An error of the operating system as ``CODE: text, syscall 'path'``."""
-    number = exc.errno or 0
-    code = errno.errorcode.get(number, "EIO")
-    text = _UV_TEXT.get(number)
-    if text is None:
-        raw = exc.strerror or str(exc) or code
-        text = raw[:1].lower() + raw[1:]
-    return f"{code}: {text}, {syscall} '{path}'"
 
 
 def _under(path: str, root: str) -> bool:

@@ -14,16 +14,15 @@ for a tool-server behind a proxy, where a userinfo name is the token and a path 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from attrs import frozen
+
+from argent.utils.atomic import write_atomically
 
 ARGENT_SCHEME = "argent://"
 LINK_DIR_NAME = ".argent"
@@ -106,16 +105,7 @@ def write_link_config(config: LinkConfig, path: Path | None = None) -> Path:
     target = path or link_config_path()
     target.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(config.to_json(), indent=2, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, LINK_FILE_MODE)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    write_atomically(str(target), text.encode("utf-8"), mode=LINK_FILE_MODE)
     return target
 
 

@@ -28,9 +28,10 @@ from typing import Any
 from attrs import frozen
 
 from argent.limits import MAX_REPORT_IMAGE_BYTES
-from argent.reports.junit import write_atomically
+from argent.reports.junit import REPORT_FILE_MODE
 from argent.reports.model import FlowOutcome, counts
 from argent.reports.render import terminal_safe
+from argent.utils.atomic import write_atomically
 
 INDEX = "index.html"
 IMAGES = "images"
@@ -148,7 +149,9 @@ class HtmlReport:
 
     def write(self, outcomes: Sequence[FlowOutcome], *, seconds: float, timestamp: datetime) -> None:
         page = render_page(outcomes, self._images, seconds=seconds, timestamp=timestamp)
-        write_atomically(os.path.join(self.directory, INDEX), page.encode("utf-8"))
+        write_atomically(
+            os.path.join(os.path.abspath(self.directory), INDEX), page.encode("utf-8"), mode=REPORT_FILE_MODE
+        )
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,19 +14,20 @@ shows them on a terminal, and the file always parses.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from datetime import datetime
 
 from argent.reports.model import FlowOutcome, counts
 from argent.reports.render import terminal_safe
+from argent.utils.atomic import write_atomically
 
 SUITE_NAME = "argent"
 CLASSNAME = "argent"
+#: The mode of a report file (JUnit XML, the HTML page): readable by the CI that collects it.
+REPORT_FILE_MODE = 0o644
 
 #: Characters XML 1.0 cannot hold that ``terminal_safe`` leaves alone.
 _NOT_XML = re.compile("[\ufffe\uffff]")
@@ -86,20 +87,6 @@ def junit_xml(outcomes: Sequence[FlowOutcome], *, seconds: float, timestamp: dat
     return data + b"\n"
 
 
-def write_atomically(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` in one rename: a reader sees the old file or the new one."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".argent-report-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 def write_junit(path: str, outcomes: Sequence[FlowOutcome], *, seconds: float, timestamp: datetime) -> None:
-    write_atomically(path, junit_xml(outcomes, seconds=seconds, timestamp=timestamp))
+    data = junit_xml(outcomes, seconds=seconds, timestamp=timestamp)
+    write_atomically(os.path.abspath(path), data, mode=REPORT_FILE_MODE)

@@ -12,9 +12,7 @@ directory of the file that names the target, a NUL, and the target as written;
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import tempfile
 from typing import Protocol
 
 import aiofiles
@@ -25,6 +23,8 @@ from argent.flows.names import FLOW_FILE_NAME_RE, baseline_key
 from argent.limits import MAX_FILE_BYTES
 from argent.link.models import LISTED as LISTED
 from argent.link.models import Spelling as Spelling
+from argent.utils.atomic import write_atomically
+from argent.utils.oserrors import EISDIR_READ, enoent_message, os_error_text
 
 
 @frozen
@@ -37,10 +37,6 @@ class FlowRef:
 
 class FlowFileError(Exception):
     """A flow file that cannot be read; the message reads like the operating system's."""
-
-
-def enoent_message(path: str) -> str:
-    return f"ENOENT: no such file or directory, open '{path}'"
 
 
 class FlowFiles(Protocol):
@@ -74,6 +70,8 @@ class FlowFiles(Protocol):
 
 
 BASELINES_DIR = "__baselines__"
+#: The mode of a baseline the tool-server writes.
+BASELINE_FILE_MODE = 0o644
 
 
 def baseline_dir(root: FlowRef, flow_name: str) -> str:
@@ -147,10 +145,9 @@ class DiskFlowFiles:
         except FileNotFoundError:
             raise FlowFileError(enoent_message(path)) from None
         except IsADirectoryError:
-            raise FlowFileError("EISDIR: illegal operation on a directory, read") from None
+            raise FlowFileError(EISDIR_READ) from None
         except OSError as exc:
-            code = _errno_name(exc)
-            raise FlowFileError(f"{code}: {exc.strerror or exc}, open '{path}'") from None
+            raise FlowFileError(os_error_text(exc, path)) from None
         if len(data) > MAX_FILE_BYTES:
             raise FlowFileError(f"{path} is larger than the 32 MiB cap on a flow file")
         return decode_flow(data, path)
@@ -165,36 +162,20 @@ class DiskFlowFiles:
         except FileNotFoundError:
             return None
         except IsADirectoryError:
-            raise FlowFileError("EISDIR: illegal operation on a directory, read") from None
+            raise FlowFileError(EISDIR_READ) from None
         except OSError as exc:
-            raise FlowFileError(f"{_errno_name(exc)}: {exc.strerror or exc}, open '{path}'") from None
+            raise FlowFileError(os_error_text(exc, path)) from None
         if len(data) > MAX_FILE_BYTES:
             raise FlowFileError(f"{path} is larger than the 32 MiB cap on a baseline")
         return data
 
     async def write_baseline(self, path: str, data: bytes) -> bool:
-        return await asyncio.to_thread(_write_atomically, path, data)
+        return await asyncio.to_thread(_write_baseline, path, data)
 
 
-def _write_atomically(path: str, data: bytes) -> bool:
+def _write_baseline(path: str, data: bytes) -> bool:
     """Replace ``path`` in one rename (directories created as needed); True when it existed."""
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     existed = os.path.lexists(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, data, mode=BASELINE_FILE_MODE)
     return existed
-
-
-def _errno_name(exc: OSError) -> str:
-    import errno
-
-    return errno.errorcode.get(exc.errno or 0, "EIO")

@@ -22,7 +22,8 @@ from attrs import define, field, frozen
 from argent.flows.load import decode_flow
 from argent.link.codec import to_wire
 from argent.link.models import ClientFileDirective
-from argent.runner.files import LISTED, FlowFileError, FlowRef, Spelling, enoent_message
+from argent.runner.files import LISTED, FlowFileError, FlowRef, Spelling
+from argent.utils.oserrors import enoent_message
 
 NO_MEMBER = "the client sent no file for {path} with the call"
 

@@ -60,7 +60,7 @@ from argent.link.rules import (
     has_dotdot,
     nested_flow_ref,
 )
-from argent.runner.files import DiskFlowFiles, FlowRef, enoent_message, spelling_of
+from argent.runner.files import DiskFlowFiles, FlowRef, spelling_of
 from argent.runner.load import check_project_root
 from argent.runner.member_files import NO_MEMBER, Member, MemberFlowFiles, MemberStore
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
@@ -83,6 +83,7 @@ from argent.tools.recording_sessions import (
     write_recording,
 )
 from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
+from argent.utils.oserrors import enoent_message
 
 START_RECORDING = "flow-start-recording"
 ADD_STEP = "flow-add-step"

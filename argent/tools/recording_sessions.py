@@ -16,8 +16,6 @@ makes the next append parse the file once).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import errno
 import itertools
 import os
 import stat
@@ -33,6 +31,8 @@ from argent.flows.write import FlowDocument
 from argent.limits import MAX_FILE_BYTES
 from argent.link.codec import to_wire
 from argent.link.models import ClientFileDirective
+from argent.utils.atomic import write_atomically
+from argent.utils.oserrors import errno_code
 
 #: Live recordings a tool-server keeps before it evicts the least recently used.
 MAX_LIVE_RECORDINGS = 32
@@ -89,10 +89,6 @@ def flows_dir(project_root: str) -> str:
 def recording_path(project_root: str, name: str) -> str:
     """The recording file as the caller addresses it (a client path for a client-kept recording)."""
     return os.path.join(flows_dir(project_root), f"{name}.yaml")
-
-
-def _code(exc: OSError) -> str:
-    return errno.errorcode.get(exc.errno or 0, "EIO")
 
 
 @define(eq=False)
@@ -210,7 +206,7 @@ def make_flows_dir(project_root: str) -> None:
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as exc:
-        code = _code(exc)
+        code = errno_code(exc)
         hint = MKDIR_HINTS.get(code, exc.strerror or str(exc)).format(dir=directory)
         raise RecordingError(
             MKDIR_FAILED.format(dir=directory, code=code, hint=hint), error_code=RECORDING_WRITE_FAILED
@@ -223,7 +219,7 @@ def read_recording(flow_file: str) -> str:
         with open(recording_key(flow_file), "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        detail = f"{_code(exc)}: {exc.strerror or exc}"
+        detail = f"{errno_code(exc)}: {exc.strerror or exc}"
         raise RecordingError(READ_FAILED.format(path=flow_file, detail=detail)) from None
     if len(data) > MAX_FILE_BYTES:
         raise RecordingError(
@@ -258,36 +254,17 @@ def write_recording(flow_file: str, text: str) -> None:
     except FileNotFoundError:
         mode = None
     except OSError as exc:
-        raise _write_failed(flow_file, _code(exc), exc.strerror or str(exc)) from None
+        raise _write_failed(flow_file, errno_code(exc), exc.strerror or str(exc)) from None
     if mode is not None and (not mode & stat.S_IWUSR or not os.access(target, os.W_OK)):
         hint = NOT_WRITABLE_HINT.format(target=target, mode=f"{mode:o}".rjust(3, "0"))
         raise _write_failed(flow_file, "EACCES", hint)
-    temp = os.path.join(directory, f".argent-flow-{os.getpid()}-{next(_TEMP_COUNTER)}.tmp")
+    temp = f".argent-flow-{os.getpid()}-{next(_TEMP_COUNTER)}.tmp"
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            view = memoryview(text.encode("utf-8"))
-            while view:
-                view = view[os.write(fd, view) :]
-            if mode is not None:
-                os.fchmod(fd, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, target)
+        write_atomically(target, text.encode("utf-8"), mode=mode, temp_name=temp)
     except OSError as exc:
-        _remove_quietly(temp)
-        code = _code(exc)
+        code = errno_code(exc)
         hint = f"the directory {directory} is not writable." if code == "EACCES" else exc.strerror or str(exc)
         raise _write_failed(flow_file, code, hint) from None
-    except BaseException:
-        _remove_quietly(temp)
-        raise
-
-
-def _remove_quietly(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
 
 
 def client_file(flow_file: str, text: str) -> dict[str, Any]:

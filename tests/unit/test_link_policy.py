@@ -11,10 +11,10 @@ import pytest
 from argent.client.client_policy import (
     ClientPolicy,
     canonical_path,
-    os_error_text,
     read_client_file,
 )
 from argent.limits import MAX_FILE_BYTES
+from argent.utils.oserrors import os_error_text
 
 
 @pytest.fixture

@@ -10,8 +10,9 @@ from attrs import define, field
 from argent.flows.parse import parse_flow
 from argent.runner.composition import miscased_fragment_message
 from argent.runner.engine import ToolCallContext, ToolOutcome, run_flow
-from argent.runner.files import FlowFileError, FlowRef, Spelling, enoent_message
+from argent.runner.files import FlowFileError, FlowRef, Spelling
 from argent.runner.report import FlowRunResult
+from argent.utils.oserrors import enoent_message
 
 
 @define
