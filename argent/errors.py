@@ -12,12 +12,45 @@ from typing import Any
 from argent.link.codec import to_wire
 from argent.link.models import ErrorBody
 
+# The error codes (``error_code`` on the wire), each named once. A raise site names its code from
+# here; the classes below carry the default of each kind.
+ARGENT_UNCLASSIFIED_FAILURE = "ARGENT_UNCLASSIFIED_FAILURE"
+FLOW_FILE_INVALID = "FLOW_FILE_INVALID"
+FLOW_ENTRY_UNRECOGNIZED = "FLOW_ENTRY_UNRECOGNIZED"
+FLOW_NAME_INVALID = "FLOW_NAME_INVALID"
+FLOW_PROJECT_ROOT_INVALID = "FLOW_PROJECT_ROOT_INVALID"
+FLOW_E2E_HAS_PREREQUISITE = "FLOW_E2E_HAS_PREREQUISITE"
+FLOW_DEVICE_RESOLUTION = "FLOW_DEVICE_RESOLUTION"
+FLOW_RECORDING_FAILED = "FLOW_RECORDING_FAILED"
+FLOW_RECORDING_NOT_ACTIVE = "FLOW_RECORDING_NOT_ACTIVE"
+FLOW_RECORDING_WRITE_FAILED = "FLOW_RECORDING_WRITE_FAILED"
+FLOW_RECORDING_REFUSED = "FLOW_RECORDING_REFUSED"
+REGISTRY_TOOL_NOT_FOUND = "REGISTRY_TOOL_NOT_FOUND"
+REGISTRY_TOOL_EXECUTION_FAILED = "REGISTRY_TOOL_EXECUTION_FAILED"
+TOOL_INPUT_INVALID = "TOOL_INPUT_INVALID"
+FILE_INPUT_INVALID = "FILE_INPUT_INVALID"
+UPLOAD_TOO_LARGE = "UPLOAD_TOO_LARGE"
+UPLOAD_STORAGE_FULL = "UPLOAD_STORAGE_FULL"
+UPLOAD_STORE_CLOSED = "UPLOAD_STORE_CLOSED"
+# Policy refusals (HTTP 403/415/429): which rule refused.
+TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
+LOCAL_FLOWS_DISABLED = "LOCAL_FLOWS_DISABLED"
+SCRIPTS_DISABLED = "SCRIPTS_DISABLED"
+WORKSPACE_UNSAFE = "WORKSPACE_UNSAFE"
+ORIGIN_REFUSED = "ORIGIN_REFUSED"
+BODY_NOT_JSON = "BODY_NOT_JSON"
+TOO_MANY_CALLS = "TOO_MANY_CALLS"
+# What the client reports when the tool-server's answer never came or made no sense.
+TOOL_SERVER_CONNECTION_CLOSED = "TOOL_SERVER_CONNECTION_CLOSED"
+TOOL_SERVER_UNREACHABLE = "TOOL_SERVER_UNREACHABLE"
+TOOL_SERVER_PROTOCOL = "TOOL_SERVER_PROTOCOL"
+
 
 class ArgentError(Exception):
     """Base class: a failure we anticipated and can explain."""
 
     status: int = 500
-    default_code: str = "ARGENT_UNCLASSIFIED_FAILURE"
+    default_code: str = ARGENT_UNCLASSIFIED_FAILURE
     default_kind: str = "unknown"
 
     def __init__(self, message: str, *, error_code: str | None = None, error_kind: str | None = None) -> None:
@@ -37,7 +70,7 @@ class ArgentError(Exception):
 class FlowError(ArgentError):
     """A flow file, flow name or flow source that the runner refuses (HTTP 500 like upstream)."""
 
-    default_code = "FLOW_FILE_INVALID"
+    default_code = FLOW_FILE_INVALID
     default_kind = "validation"
 
 
@@ -48,7 +81,7 @@ class FlowParseError(FlowError):
         self,
         message: str,
         *,
-        error_code: str = "FLOW_FILE_INVALID",
+        error_code: str = FLOW_FILE_INVALID,
         line: int | None = None,
         step: str | None = None,
     ) -> None:
@@ -59,7 +92,7 @@ class FlowParseError(FlowError):
 
 class ToolNotFoundError(ArgentError):
     status = 404
-    default_code = "REGISTRY_TOOL_NOT_FOUND"
+    default_code = REGISTRY_TOOL_NOT_FOUND
     default_kind = "not_found"
 
     def __init__(self, name: str) -> None:
@@ -71,7 +104,7 @@ class InvalidToolInputError(ArgentError):
     """Arguments that do not fit the tool's schema (HTTP 400)."""
 
     status = 400
-    default_code = "TOOL_INPUT_INVALID"
+    default_code = TOOL_INPUT_INVALID
     default_kind = "validation"
 
 
@@ -79,17 +112,17 @@ class FileInputError(ArgentError):
     """A file input or member that cannot be resolved (HTTP 422)."""
 
     status = 422
-    default_code = "FILE_INPUT_INVALID"
+    default_code = FILE_INPUT_INVALID
     default_kind = "validation"
 
 
 class DeviceResolutionError(ArgentError):
-    default_code = "FLOW_DEVICE_RESOLUTION"
+    default_code = FLOW_DEVICE_RESOLUTION
     default_kind = "not_found"
 
 
 class ToolExecutionError(ArgentError):
-    default_code = "REGISTRY_TOOL_EXECUTION_FAILED"
+    default_code = REGISTRY_TOOL_EXECUTION_FAILED
     default_kind = "unknown"
 
 
@@ -97,7 +130,7 @@ class UploadTooLargeError(ArgentError):
     """A POST /upload body over the per-upload cap (HTTP 413)."""
 
     status = 413
-    default_code = "UPLOAD_TOO_LARGE"
+    default_code = UPLOAD_TOO_LARGE
     default_kind = "validation"
 
 
@@ -105,7 +138,7 @@ class UploadStorageFullError(ArgentError):
     """Pending uploads over the storage cap (HTTP 507); retry once earlier uploads are consumed."""
 
     status = 507
-    default_code = "UPLOAD_STORAGE_FULL"
+    default_code = UPLOAD_STORAGE_FULL
     default_kind = "unavailable"
 
 

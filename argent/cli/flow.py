@@ -27,6 +27,7 @@ from argent.cli.targets import (
 from argent.client.base import ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.connect import open_client
+from argent.flows.values import PLATFORMS
 from argent.link.codec import read_or_none
 from argent.link.models import PrerequisiteNotice, StepReport
 from argent.reports.render import (
@@ -65,9 +66,7 @@ def _project_root(option: str | None) -> Path:
     help="Project directory (default: nearest ancestor with .argent, .git or pyproject.toml).",
 )
 @click.option("--device", help="Device id to run on, e.g. chromium-cdp-9222.")
-@click.option(
-    "--platform", type=click.Choice(["ios", "android", "chromium", "vega"]), help="Platform of the run."
-)
+@click.option("--platform", type=click.Choice(PLATFORMS), help="Platform of the run.")
 @click.option("--update-baselines", is_flag=True, help="Adopt the current screen as the snapshot baselines.")
 @click.option("--output", type=click.Path(file_okay=False), help="Copy the images of failed snapshots here.")
 @click.option("-r", "--recursive", is_flag=True, help="With a directory: include its subdirectories.")

@@ -28,7 +28,7 @@ from argent.client.client_policy import ClientFile, ClientPolicy, read_client_fi
 from argent.client.fs_cache import FsCache
 from argent.client.scan import FlowRefs, refs_of_flow, refs_of_text
 from argent.flows.model import Flow, ToolStep
-from argent.flows.names import baseline_key, is_safe_flow_name
+from argent.flows.names import baseline_dir, is_safe_flow_name
 from argent.limits import MAX_RUN_DEPTH
 from argent.link.codec import read_or_none, to_wire
 from argent.link.models import FileInputSpec, ToolEntry, WireMember
@@ -39,7 +39,6 @@ from argent.runner.files import canonical_path, spelling_of
 MemberRole = Literal["flow", "baseline", "tool"]
 MemberState = Literal["missing", "refused", "listed"]
 
-BASELINES_DIR = "__baselines__"
 #: The wire fields of a member that follow its bytes.
 _TAIL = ("state", "error")
 CHROMIUM_DEVICE_PREFIX = "chromium-cdp-"
@@ -318,12 +317,6 @@ def _runs(walk: _Walk, root: _Run) -> list[tuple[_Run, list[str]]]:
             for nested, name, update in edges.nested:
                 queue.append(_Run(nested, name, update if isinstance(update, bool) else run.update))
     return out
-
-
-def baseline_dir(canonical: str, written_name: str) -> str:
-    """``<dir of canonical>/__baselines__/<key>``: the stem of canonical when it is a valid flow name,
-    else the name as written (the stem of path, or a nested step's ``name``)."""
-    return f"{os.path.dirname(canonical)}/{BASELINES_DIR}/{baseline_key(canonical, written_name)}"
 
 
 def _collect_baselines(

@@ -53,6 +53,7 @@ from argent.client.flow_members import (
     written_line,
 )
 from argent.client.step_members import attach_step_members
+from argent.errors import TOOL_SERVER_CONNECTION_CLOSED, TOOL_SERVER_PROTOCOL, TOOL_SERVER_UNREACHABLE
 from argent.limits import (
     MAX_RESULT_BYTES,
     MAX_RESULT_JSON_DEPTH,
@@ -120,18 +121,20 @@ ANSWER_REFUSED = (
 )
 LIST_REFUSED = "GET {url}/tools failed: the answer {what}; is this an argent tool-server?"
 
-ERROR_CODE_CLOSED = "TOOL_SERVER_CONNECTION_CLOSED"
-ERROR_CODE_UNREACHABLE = "TOOL_SERVER_UNREACHABLE"
-ERROR_CODE_PROTOCOL = "TOOL_SERVER_PROTOCOL"
 ERROR_KIND_TRANSPORT = "transport"
 
 
-def connection_closed_error(name: str, detail: str) -> ToolCallError:
+def transport_error(message: str, code: str, *, may_have_run: bool = False) -> ToolCallError:
+    """A failure of the link itself (502, kind ``transport``): closed, or not the protocol."""
     return ToolCallError(
+        message, status=502, error_code=code, error_kind=ERROR_KIND_TRANSPORT, may_have_run=may_have_run
+    )
+
+
+def connection_closed_error(name: str, detail: str) -> ToolCallError:
+    return transport_error(
         CONNECTION_CLOSED.format(name=name, detail=detail),
-        status=502,
-        error_code=ERROR_CODE_CLOSED,
-        error_kind=ERROR_KIND_TRANSPORT,
+        TOOL_SERVER_CONNECTION_CLOSED,
         may_have_run=True,
     )
 
@@ -158,11 +161,9 @@ def describe_exception(exc: BaseException) -> str:
 
 
 def answer_refused(name: str, refused: AnswerRefused) -> ToolCallError:
-    return ToolCallError(
+    return transport_error(
         ANSWER_REFUSED.format(name=name, what=refused.what),
-        status=502,
-        error_code=ERROR_CODE_PROTOCOL,
-        error_kind=ERROR_KIND_TRANSPORT,
+        TOOL_SERVER_PROTOCOL,
         may_have_run=True,
     )
 
@@ -236,7 +237,7 @@ class ToolServerClient:
         return ToolCallError(
             UNREACHABLE.format(url=self.url, detail=describe_exception(exc), how=how),
             status=503,
-            error_code=ERROR_CODE_UNREACHABLE,
+            error_code=TOOL_SERVER_UNREACHABLE,
             error_kind=ERROR_KIND_TRANSPORT,
         )
 
@@ -292,26 +293,20 @@ class ToolServerClient:
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise self._unreachable(exc) from exc
         except AnswerRefused as exc:
-            raise ToolCallError(
+            raise transport_error(
                 LIST_REFUSED.format(url=self.url, what=exc.what),
-                status=502,
-                error_code=ERROR_CODE_PROTOCOL,
-                error_kind=ERROR_KIND_TRANSPORT,
+                TOOL_SERVER_PROTOCOL,
             ) from exc
         except (TimeoutError, aiohttp.ClientError) as exc:
-            raise ToolCallError(
+            raise transport_error(
                 f"GET {self.url}/tools failed ({describe_exception(exc)}).",
-                status=502,
-                error_code=ERROR_CODE_CLOSED,
-                error_kind=ERROR_KIND_TRANSPORT,
+                TOOL_SERVER_CONNECTION_CLOSED,
             ) from exc
         listing = read_or_none(body, ToolListing)
         if listing is None:
-            raise ToolCallError(
+            raise transport_error(
                 f"GET {self.url}/tools did not answer a tool listing; is this an argent tool-server?",
-                status=502,
-                error_code=ERROR_CODE_PROTOCOL,
-                error_kind=ERROR_KIND_TRANSPORT,
+                TOOL_SERVER_PROTOCOL,
             )
         return [_listed_tool(entry) for entry in listing.tools]
 
@@ -413,11 +408,9 @@ class ToolServerClient:
         if resp.ok:
             answer = read_or_none(body, ResultBody)
             if answer is None:
-                raise ToolCallError(
+                raise transport_error(
                     f"The tool-server at {self.url} answered {name} with a body that is not a JSON object.",
-                    status=502,
-                    error_code=ERROR_CODE_PROTOCOL,
-                    error_kind=ERROR_KIND_TRANSPORT,
+                    TOOL_SERVER_PROTOCOL,
                 )
             return answer.data
         error = _error_of(body)
@@ -468,7 +461,7 @@ class ToolServerClient:
                 f"The tool-server sent a stream line that is not JSON while {name} ran ({exc}). "
                 "The tool may have run; check its effect before you run it again.",
                 status=502,
-                error_code=ERROR_CODE_PROTOCOL,
+                error_code=TOOL_SERVER_PROTOCOL,
                 error_kind=ERROR_KIND_TRANSPORT,
                 may_have_run=True,
             ) from exc
@@ -546,18 +539,14 @@ class ToolServerClient:
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise self._unreachable(exc) from exc
         except AnswerRefused as exc:
-            raise ToolCallError(
+            raise transport_error(
                 f"Upload to {self.url}/upload failed: the answer {exc.what}. The call was not sent.",
-                status=502,
-                error_code=ERROR_CODE_PROTOCOL,
-                error_kind=ERROR_KIND_TRANSPORT,
+                TOOL_SERVER_PROTOCOL,
             ) from exc
         except (TimeoutError, aiohttp.ClientError) as exc:
-            raise ToolCallError(
+            raise transport_error(
                 f"Upload to {self.url}/upload failed ({describe_exception(exc)}). The call was not sent.",
-                status=502,
-                error_code=ERROR_CODE_CLOSED,
-                error_kind=ERROR_KIND_TRANSPORT,
+                TOOL_SERVER_CONNECTION_CLOSED,
             ) from exc
         body = self._json_or_none(raw)
         error = _error_of(body).text
@@ -578,11 +567,9 @@ class ToolServerClient:
             raise ToolCallError(self._with_token_hint(message, status), status=status)
         answer = read_or_none(body, UploadAnswer)
         if answer is None or not answer.upload_id:
-            raise ToolCallError(
+            raise transport_error(
                 f"Upload to {self.url}/upload failed: the answer carried no uploadId.",
-                status=502,
-                error_code=ERROR_CODE_PROTOCOL,
-                error_kind=ERROR_KIND_TRANSPORT,
+                TOOL_SERVER_PROTOCOL,
             )
         return answer.upload_id
 

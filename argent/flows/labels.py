@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from attrs import frozen
 
 from argent.flows.js import js_json_string, js_number
 from argent.flows.values import Condition, PlatformGuard, Point, Selector
@@ -10,42 +13,47 @@ from argent.flows.values import Condition, PlatformGuard, Point, Selector
 __all__ = ["condition_label", "condition_text", "describe_selector", "selector_label", "target_label"]
 
 
-def selector_label(sel: Selector) -> str:
-    """The report `target` spelling of a selector: `*`, `"text"`, `/re/`, `id=…`, `role=…`, scopes."""
+@frozen
+class _Spelling:
+    """How one selector spelling writes each field (the report target and the runtime reason differ)."""
+
+    text: Callable[[str], str]
+    text_matches: Callable[[str], str]
+    value: Callable[[str], str]
+
+
+_TARGET = _Spelling(text=js_json_string, text_matches=lambda re: f"/{re}/", value=lambda v: v)
+_REASON = _Spelling(
+    text=lambda t: f"text={js_json_string(t)}", text_matches=lambda re: f"text=/{re}/", value=js_json_string
+)
+
+
+def _spell(sel: Selector, how: _Spelling) -> str:
     parts: list[str] = []
     if sel.any:
         parts.append("*")
     if sel.text is not None:
-        parts.append(js_json_string(sel.text))
+        parts.append(how.text(sel.text))
     if sel.text_matches is not None:
-        parts.append(f"/{sel.text_matches}/")
+        parts.append(how.text_matches(sel.text_matches))
     if sel.identifier is not None:
-        parts.append(f"id={sel.identifier}")
+        parts.append(f"id={how.value(sel.identifier)}")
     if sel.role is not None:
-        parts.append(f"role={sel.role}")
+        parts.append(f"role={how.value(sel.role)}")
     for relation, scope in (("within", sel.within), ("after", sel.after), ("next", sel.next)):
         if scope is not None:
-            parts.append(f"{relation} ({selector_label(scope)})")
+            parts.append(f"{relation} ({_spell(scope, how)})")
     return " ".join(parts)
+
+
+def selector_label(sel: Selector) -> str:
+    """The report `target` spelling of a selector: `*`, `"text"`, `/re/`, `id=…`, `role=…`, scopes."""
+    return _spell(sel, _TARGET)
 
 
 def describe_selector(sel: Selector) -> str:
     """The runtime-reason spelling: `text="…"`, `id="…"`, `role="…"`, `text=/…/`, `*`, scopes."""
-    parts: list[str] = []
-    if sel.any:
-        parts.append("*")
-    if sel.text is not None:
-        parts.append(f"text={js_json_string(sel.text)}")
-    if sel.text_matches is not None:
-        parts.append(f"text=/{sel.text_matches}/")
-    if sel.identifier is not None:
-        parts.append(f"id={js_json_string(sel.identifier)}")
-    if sel.role is not None:
-        parts.append(f"role={js_json_string(sel.role)}")
-    for relation, scope in (("within", sel.within), ("after", sel.after), ("next", sel.next)):
-        if scope is not None:
-            parts.append(f"{relation} ({describe_selector(scope)})")
-    return " ".join(parts)
+    return _spell(sel, _REASON)
 
 
 def condition_text(cond: Condition, describe: Any) -> str:

@@ -10,7 +10,7 @@ import os
 import re
 from typing import Protocol
 
-from argent.errors import FlowError
+from argent.errors import FLOW_NAME_INVALID, FlowError
 from argent.flows.js import js_json, js_json_string, js_number, js_string
 from argent.flows.labels import condition_label, describe_selector, selector_label, target_label
 
@@ -57,7 +57,7 @@ def assert_safe_flow_name(name: str) -> None:
         raise FlowError(
             f'Invalid flow name "{name}". Flow names must match {FLOW_NAME_PATTERN_TEXT} '
             '(letters, digits, underscore, hyphen — no path separators, no "..", no spaces).',
-            error_code="FLOW_NAME_INVALID",
+            error_code=FLOW_NAME_INVALID,
         )
 
 
@@ -77,6 +77,19 @@ def baseline_key(canonical_path: str, written_name: str) -> str:
     if is_safe_flow_name(stem):
         return stem
     return written_name
+
+
+#: The directory beside a root flow's real file that holds its baselines, one subdirectory per key.
+BASELINES_DIR = "__baselines__"
+
+
+def baseline_dir(canonical_path: str, written_name: str) -> str:
+    """Where a run keeps its baselines: ``<dir of the root's real file>/__baselines__/<key>``.
+
+    The one rule both sides use: the client sends and writes baselines at this path, and the
+    tool-server's runner reads and writes them there (``baseline_key`` picks ``<key>``).
+    """
+    return f"{os.path.dirname(canonical_path)}/{BASELINES_DIR}/{baseline_key(canonical_path, written_name)}"
 
 
 def fragment_display_name(target: str, root_name: str) -> str:

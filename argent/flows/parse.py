@@ -44,7 +44,12 @@ from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
 from argent import limits
-from argent.errors import FlowParseError
+from argent.errors import (
+    FLOW_E2E_HAS_PREREQUISITE,
+    FLOW_ENTRY_UNRECOGNIZED,
+    FLOW_FILE_INVALID,
+    FlowParseError,
+)
 from argent.flows.directives import BY_KEY, DIRECTIVE_KEYS, EntryAt
 from argent.flows.grammar import (
     CONDITION_KEYS,
@@ -66,12 +71,13 @@ from argent.flows.js import (
     has_visible_text,
     is_number,
     js_integer,
+    js_string,
     js_to_number,
     js_to_number_text,
     tidy,
 )
 from argent.flows.model import Flow, Step
-from argent.flows.names import js_json, js_json_string, js_number
+from argent.flows.names import js_json, js_json_string
 from argent.flows.values import Condition, Point, Selector, Target
 
 __all__ = [
@@ -304,7 +310,7 @@ def _nests_too_deeply(text: str) -> bool:
 
 
 def _file_error(message: str, *, line: int | None = None) -> FlowParseError:
-    return FlowParseError(message, error_code="FLOW_FILE_INVALID", line=line)
+    return FlowParseError(message, error_code=FLOW_FILE_INVALID, line=line)
 
 
 def _yaml_error(exc: YAMLError, text: str) -> FlowParseError:
@@ -485,14 +491,7 @@ class _Validator:
 
     def _key(self, node: Any) -> str:
         if isinstance(node, ScalarNode):
-            value = _scalar_value(node)
-            if isinstance(value, str):
-                return value
-            if value is None:
-                return "null"
-            if value is True or value is False:
-                return "true" if value else "false"
-            return js_number(value)
+            return js_string(_scalar_value(node))
         try:
             self.index(node)
             return self.render_json(node, limit=limits.ENTRY_RENDER_CHARS)[0]
@@ -535,14 +534,7 @@ class _Validator:
             return math.nan
         if isinstance(node, SequenceNode):
             return js_to_number_text(self.js_string(node))
-        value = self.values[id(node)]
-        if value is None:
-            return 0
-        if value is True or value is False:
-            return 1 if value else 0
-        if isinstance(value, str):
-            return js_to_number_text(value)
-        return value  # type: ignore[no-any-return]
+        return js_to_number(self.values[id(node)])
 
     # -- JavaScript renderings of a node --
 
@@ -553,14 +545,7 @@ class _Validator:
 
         def render(current: Any, active: set[int]) -> str:
             if isinstance(current, ScalarNode):
-                value = self.values[id(current)]
-                if isinstance(value, str):
-                    return value
-                if value is None:
-                    return "null"
-                if value is True or value is False:
-                    return "true" if value else "false"
-                return js_number(value)
+                return js_string(self.values[id(current)])
             if isinstance(current, MappingNode):
                 return "[object Object]"
             nid = id(current)
@@ -745,7 +730,7 @@ class _Validator:
                     f"(step {path}, line {line})"
                 )
                 raise FlowParseError(
-                    message, error_code="FLOW_ENTRY_UNRECOGNIZED", line=line, step=path
+                    message, error_code=FLOW_ENTRY_UNRECOGNIZED, line=line, step=path
                 ) from None
         return tuple(out)
 
@@ -1038,7 +1023,7 @@ def _js_key_order(mapping: dict[str, Any]) -> dict[str, Any]:
 def validate_flow(flow: Flow) -> None:
     """The whole-flow rules: an e2e flow (first non-echo step is `launch`) declares no prerequisite."""
     if flow.execution_prerequisite and flow.is_e2e:
-        raise FlowParseError(_E2E_PREREQUISITE_MESSAGE, error_code="FLOW_E2E_HAS_PREREQUISITE")
+        raise FlowParseError(_E2E_PREREQUISITE_MESSAGE, error_code=FLOW_E2E_HAS_PREREQUISITE)
 
 
 def _steps_of(node: Any) -> Any:

@@ -6,11 +6,20 @@ means, not how it was spelled.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 from attrs import field, frozen
 
-PLATFORMS: tuple[str, ...] = ("ios", "android", "chromium", "vega")
+#: The platforms a run, a `when: { platform }` and a `launch:` map name: the one list.
+Platform: TypeAlias = Literal["ios", "android", "chromium", "vega"]
+PLATFORMS: tuple[str, ...] = get_args(Platform)
+
+
+def condition_platform(platform: str) -> str:
+    """The platform `when: { platform }` compares with: a remote iOS device (``ios-remote``) is ios."""
+    return "ios" if platform == "ios-remote" else platform
+
+
 DIRECTIONS: tuple[str, ...] = ("up", "down", "left", "right")
 ConditionKind: TypeAlias = Literal["exists", "visible", "hidden", "text"]
 TextMode: TypeAlias = Literal["contains", "equals", "matches"]

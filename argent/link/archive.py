@@ -34,7 +34,7 @@ import stat
 import tarfile
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, BinaryIO, Self
 
 from attrs import frozen
@@ -422,40 +422,52 @@ def _listing_line(info: tarfile.TarInfo) -> str:
     return f"{mode} {owner}/{group} {info.size} {when} {info.name} -> {info.linkname}"
 
 
-def _read_members(tar_path: str, max_total_bytes: int, max_members: int) -> list[tarfile.TarInfo]:
-    """Every member of the archive, read to the end of the gzip stream; refuses bombs and damage."""
-    members: list[tarfile.TarInfo] = []
-    declared = 0
+@contextlib.contextmanager
+def _expanded(tar_path: str, limit: int) -> Iterator[_Expansion]:
+    """The gunzipped stream of ``tar_path``, capped at ``limit`` bytes; a damaged file, a bad gzip
+    stream or a tar error inside the block is an ``ArchiveError`` that says so."""
     try:
         with open(tar_path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
-            stream = _Expansion(gz, max_total_bytes)
-            end = 0
-            try:
-                with _open_stream(stream) as tar:
-                    for info in tar:
-                        members.append(info)
-                        if len(members) > max_members:
-                            raise ArchiveError(TOO_MANY.format(limit=max_members))
-                        if info.type in _REGULAR_TYPES:
-                            declared += info.size
-                            if declared > max_total_bytes:
-                                raise ArchiveError(TOO_LARGE.format(limit=max_total_bytes))
-                    end = tar.offset
-            except tarfile.ReadError as exc:
-                if members:
-                    raise
-                # Nothing readable at the start: an empty archive when only padding follows.
-                stream.drain()
-                if stream.nonzero_end == 0:
-                    raise ArchiveError(EMPTY) from exc
-                raise
-            stream.drain()
-            if stream.nonzero_end > end:
-                raise ArchiveError(READ_FAILED.format(msg=TRAILING_DATA.format(offset=end)))
+            yield _Expansion(gz, limit)
     except ArchiveError:
         raise
     except (OSError, EOFError, zlib.error, tarfile.TarError) as exc:
         raise ArchiveError(READ_FAILED.format(msg=exc)) from exc
+
+
+def _refuse_trailing_data(stream: _Expansion, end: int) -> None:
+    """Read the stream to its end (verifying the gzip trailer); data after the tar's end is refused."""
+    stream.drain()
+    if stream.nonzero_end > end:
+        raise ArchiveError(READ_FAILED.format(msg=TRAILING_DATA.format(offset=end)))
+
+
+def _read_members(tar_path: str, max_total_bytes: int, max_members: int) -> list[tarfile.TarInfo]:
+    """Every member of the archive, read to the end of the gzip stream; refuses bombs and damage."""
+    members: list[tarfile.TarInfo] = []
+    declared = 0
+    with _expanded(tar_path, max_total_bytes) as stream:
+        end = 0
+        try:
+            with _open_stream(stream) as tar:
+                for info in tar:
+                    members.append(info)
+                    if len(members) > max_members:
+                        raise ArchiveError(TOO_MANY.format(limit=max_members))
+                    if info.type in _REGULAR_TYPES:
+                        declared += info.size
+                        if declared > max_total_bytes:
+                            raise ArchiveError(TOO_LARGE.format(limit=max_total_bytes))
+                end = tar.offset
+        except tarfile.ReadError as exc:
+            if members:
+                raise
+            # Nothing readable at the start: an empty archive when only padding follows.
+            stream.drain()
+            if stream.nonzero_end == 0:
+                raise ArchiveError(EMPTY) from exc
+            raise
+        _refuse_trailing_data(stream, end)
     if not members:
         raise ArchiveError(EMPTY)
     return members
@@ -683,27 +695,19 @@ def read_single_file_tar_gz(tar_path: str, *, max_file_bytes: int, max_overhead_
     the header of a second entry (``NotOneFileError``), and a stream that expands beyond the file
     plus ``max_overhead_bytes``. The end blocks are read, so the gzip trailer is verified.
     """
-    try:
-        with open(tar_path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
-            stream = _Expansion(gz, max_file_bytes + max_overhead_bytes)
-            try:
-                tar = _open_stream(stream)
-            except tarfile.ReadError:
-                # Nothing readable at the start: no entry at all when only padding follows.
-                stream.drain()
-                if stream.nonzero_end == 0:
-                    raise NotOneFileError("no entry") from None
-                raise
-            with tar:
-                data = _the_file(tar, tar.next(), max_file_bytes)
-                if tar.next() is not None:
-                    raise NotOneFileError("more than one entry")
-                end = tar.offset
+    with _expanded(tar_path, max_file_bytes + max_overhead_bytes) as stream:
+        try:
+            tar = _open_stream(stream)
+        except tarfile.ReadError:
+            # Nothing readable at the start: no entry at all when only padding follows.
             stream.drain()
-            if stream.nonzero_end > end:
-                raise ArchiveError(READ_FAILED.format(msg=TRAILING_DATA.format(offset=end)))
-    except ArchiveError:
-        raise
-    except (OSError, EOFError, zlib.error, tarfile.TarError) as exc:
-        raise ArchiveError(READ_FAILED.format(msg=exc)) from exc
+            if stream.nonzero_end == 0:
+                raise NotOneFileError("no entry") from None
+            raise
+        with tar:
+            data = _the_file(tar, tar.next(), max_file_bytes)
+            if tar.next() is not None:
+                raise NotOneFileError("more than one entry")
+            end = tar.offset
+        _refuse_trailing_data(stream, end)
     return data

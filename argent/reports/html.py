@@ -27,6 +27,7 @@ from typing import Any
 
 from attrs import frozen
 
+from argent.flows.names import BASELINES_DIR
 from argent.limits import MAX_REPORT_IMAGE_BYTES
 from argent.reports.junit import REPORT_FILE_MODE
 from argent.reports.model import FlowOutcome, counts
@@ -42,7 +43,6 @@ ROLES = ("baseline", "current", "diff", "screenshot")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: Directory names an image may come from: a tool-server's snapshot scratch, a baselines directory.
 _SCRATCH_PREFIX = "argent-flow-diff-"
-_BASELINES = "__baselines__"
 
 
 class ReportDirProblem(Exception):
@@ -91,7 +91,9 @@ def prepare_report_dir(directory: str) -> None:
 
 def _allowed_source(path: str) -> bool:
     parts = os.path.normpath(path).split(os.sep)
-    return os.path.isabs(path) and (_BASELINES in parts or any(p.startswith(_SCRATCH_PREFIX) for p in parts))
+    return os.path.isabs(path) and (
+        BASELINES_DIR in parts or any(p.startswith(_SCRATCH_PREFIX) for p in parts)
+    )
 
 
 def copy_image(source: str, dest: str) -> bool:

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from argent.devices.base import Device, DeviceError, DeviceProvider
 from argent.errors import DeviceResolutionError
 from argent.flows.model import Flow, LaunchStep, RunStep, ToolStep, walk_steps
+from argent.flows.values import condition_platform
 from argent.limits import MAX_RUN_DEPTH
 from argent.runner.budget import StepBudget
 from argent.runner.engine import run_flow
@@ -34,9 +35,6 @@ from argent.runner.files import FlowFiles, FlowRef
 from argent.runner.handlers import FLOW_EXECUTE_TOOL, step_needs_device
 from argent.runner.load import (
     EXACTLY_ONE_SOURCE,
-    FLOW_E2E_HAS_PREREQUISITE,
-    FLOW_NAME_INVALID,
-    PROJECT_ROOT_INVALID,
     FlowRequest,
     check_leading_launch,
     check_project_root,
@@ -57,9 +55,6 @@ from argent.runner.run import (
 
 __all__ = [
     "EXACTLY_ONE_SOURCE",
-    "FLOW_E2E_HAS_PREREQUISITE",
-    "FLOW_NAME_INVALID",
-    "PROJECT_ROOT_INVALID",
     "FlowRequest",
     "boot_for_leading_launch",
     "check_leading_launch",
@@ -228,7 +223,7 @@ def flow_scopes_device(flow: Flow, tools: ToolInvoker) -> bool:
 
 
 def _platform(device: Device) -> str:
-    return "ios" if device.platform == "ios-remote" else device.platform
+    return condition_platform(device.platform)
 
 
 def _listing(devices: list[Device]) -> str:

@@ -18,8 +18,9 @@ from typing import Protocol
 import aiofiles
 from attrs import frozen
 
+from argent.flows import names
 from argent.flows.load import decode_flow
-from argent.flows.names import FLOW_FILE_NAME_RE, baseline_key
+from argent.flows.names import FLOW_FILE_NAME_RE
 from argent.limits import MAX_FILE_BYTES
 from argent.link.models import LISTED as LISTED
 from argent.link.models import Spelling as Spelling
@@ -69,18 +70,14 @@ class FlowFiles(Protocol):
         Later ``read_baseline`` calls of the same run see the new bytes."""
 
 
-BASELINES_DIR = "__baselines__"
 #: The mode of a baseline the tool-server writes.
 BASELINE_FILE_MODE = 0o644
 
 
 def baseline_dir(root: FlowRef, flow_name: str) -> str:
-    """Where a run keeps its baselines: ``<dir of the root's real file>/__baselines__/<key>``.
-
-    ``<key>`` is the real file's stem when it is a valid flow name, else the name the run
-    was given (see ``argent.flows.names.baseline_key``)."""
-    directory = os.path.dirname(root.canonical)
-    return f"{directory}/{BASELINES_DIR}/{baseline_key(root.canonical, flow_name)}"
+    """Where the run of ``root`` keeps its baselines: ``argent.flows.names.baseline_dir``, the rule the
+    client applies too."""
+    return names.baseline_dir(root.canonical, flow_name)
 
 
 def canonical_path(path: str) -> str:
@@ -140,16 +137,9 @@ class DiskFlowFiles:
     async def read_text(self, ref: FlowRef) -> str:
         path = ref.canonical
         try:
-            async with aiofiles.open(path, "rb") as fh:
-                data = await fh.read(MAX_FILE_BYTES + 1)
+            data = await _read_capped(path, "flow file")
         except FileNotFoundError:
             raise FlowFileError(enoent_message(path)) from None
-        except IsADirectoryError:
-            raise FlowFileError(EISDIR_READ) from None
-        except OSError as exc:
-            raise FlowFileError(os_error_text(exc, path)) from None
-        if len(data) > MAX_FILE_BYTES:
-            raise FlowFileError(f"{path} is larger than the 32 MiB cap on a flow file")
         return decode_flow(data, path)
 
     def local_path(self, ref: FlowRef, relative: str) -> str | None:
@@ -157,20 +147,29 @@ class DiskFlowFiles:
 
     async def read_baseline(self, path: str) -> bytes | None:
         try:
-            async with aiofiles.open(path, "rb") as fh:
-                data = await fh.read(MAX_FILE_BYTES + 1)
+            return await _read_capped(path, "baseline")
         except FileNotFoundError:
             return None
-        except IsADirectoryError:
-            raise FlowFileError(EISDIR_READ) from None
-        except OSError as exc:
-            raise FlowFileError(os_error_text(exc, path)) from None
-        if len(data) > MAX_FILE_BYTES:
-            raise FlowFileError(f"{path} is larger than the 32 MiB cap on a baseline")
-        return data
 
     async def write_baseline(self, path: str, data: bytes) -> bool:
         return await asyncio.to_thread(_write_baseline, path, data)
+
+
+async def _read_capped(path: str, what: str) -> bytes:
+    """The bytes of ``path`` up to the 32 MiB cap; any error but a missing file as ``FlowFileError``
+    in the operating system's words (``FileNotFoundError`` is the caller's to word)."""
+    try:
+        async with aiofiles.open(path, "rb") as fh:
+            data = await fh.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise FlowFileError(EISDIR_READ) from None
+    except OSError as exc:
+        raise FlowFileError(os_error_text(exc, path)) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise FlowFileError(f"{path} is larger than the 32 MiB cap on a {what}")
+    return data
 
 
 def _write_baseline(path: str, data: bytes) -> bool:

@@ -15,7 +15,14 @@ import re
 from attrs import frozen
 
 from argent.devices.base import platform_of_id
-from argent.errors import FlowError, InvalidToolInputError, ToolExecutionError
+from argent.errors import (
+    FLOW_E2E_HAS_PREREQUISITE,
+    FLOW_NAME_INVALID,
+    FLOW_PROJECT_ROOT_INVALID,
+    FlowError,
+    InvalidToolInputError,
+    ToolExecutionError,
+)
 from argent.flows.load import parse_flow_async
 from argent.flows.model import EchoStep, Flow, LaunchStep, RunStep
 from argent.flows.names import assert_safe_flow_name, fragment_display_name
@@ -24,9 +31,6 @@ from argent.runner.files import FlowFileError, FlowFiles, FlowRef
 from argent.runner.run import StackEntry
 
 EXACTLY_ONE_SOURCE = "Pass exactly one flow source: name or flow_path."
-PROJECT_ROOT_INVALID = "FLOW_PROJECT_ROOT_INVALID"
-FLOW_NAME_INVALID = "FLOW_NAME_INVALID"
-FLOW_E2E_HAS_PREREQUISITE = "FLOW_E2E_HAS_PREREQUISITE"
 
 _SEGMENTS = re.compile(r"[\\/]+")
 
@@ -61,6 +65,15 @@ async def read_flow(files: FlowFiles, ref: FlowRef, parsed: dict[str, Flow] | No
     return flow
 
 
+async def read_flow_or_none(files: FlowFiles, ref: FlowRef) -> Flow | None:
+    """``read_flow``, or None for a flow that cannot be read or parsed: a check that looks ahead
+    (a preflight, a policy) leaves that error to the step that runs the flow."""
+    try:
+        return await read_flow(files, ref)
+    except Exception:
+        return None
+
+
 # --------------------------------------------------------------------------------------------
 # 1. The source
 
@@ -70,11 +83,12 @@ def check_project_root(root: str | None) -> str:
         raise FlowError(
             f'project_root must be an absolute path (got "{root if root is not None else ""}"). Pass the '
             "absolute path to the project root directory — the same cwd the calling agent is working in.",
-            error_code=PROJECT_ROOT_INVALID,
+            error_code=FLOW_PROJECT_ROOT_INVALID,
         )
     if ".." in _SEGMENTS.split(root):
         raise FlowError(
-            f'project_root must not contain ".." segments (got "{root}").', error_code=PROJECT_ROOT_INVALID
+            f'project_root must not contain ".." segments (got "{root}").',
+            error_code=FLOW_PROJECT_ROOT_INVALID,
         )
     return root
 
@@ -192,8 +206,12 @@ async def _read_or_raise(files: FlowFiles, ref: FlowRef) -> str:
 
 
 async def load_root_flow(files: FlowFiles, ref: FlowRef) -> Flow:
-    """Read and parse a run's root flow (in a thread); the read error or the parser's error as raised."""
-    return await parse_flow_async(await _read_or_raise(files, ref))
+    """Read and parse a run's root flow (in a thread); the read error as a tool error, the parser's
+    error as raised."""
+    try:
+        return await read_flow(files, ref)
+    except FlowFileError as exc:
+        raise ToolExecutionError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from argent.devices.base import Device
 from argent.errors import ArgentError
 from argent.flows.model import Condition, EchoStep, Flow, RunStep, Step, ToolStep, WhenStep
 from argent.flows.names import fragment_display_name, step_target_label
+from argent.flows.values import condition_platform
 from argent.runner.budget import StepBudget
 from argent.runner.files import FlowFiles, FlowRef
 from argent.runner.report import FlowRunResult, StepReport, StepStatus
@@ -174,7 +175,7 @@ class Run:
     def current_platform(self) -> str | None:
         """The platform `when: { platform }` compares with (``ios-remote`` counts as ios)."""
         platform = self.device.platform if self.device is not None else self.platform
-        return "ios" if platform == "ios-remote" else platform
+        return None if platform is None else condition_platform(platform)
 
     def child(self, root: FlowRef, name: str, *, update_baselines: bool, project_root: str | None) -> Run:
         """A nested run: same files, tools, device, platform, abort and stack; its own report."""

@@ -21,6 +21,7 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 from yarl import URL
 
+from argent.errors import BODY_NOT_JSON, ORIGIN_REFUSED, TOO_MANY_CALLS
 from argent.limits import RETRY_AFTER_SECONDS, TOOL_LISTING_CACHE_SECONDS
 from argent.link.codec import to_wire
 from argent.link.models import Disabled, ToolEntry, ToolListing
@@ -33,9 +34,6 @@ from argent.tools.call_policy import CallPolicy
 #: The named token a request came with (absent: the server's one token, or no auth).
 TOKEN_RULE = web.RequestKey("argent_token_rule", TokenRule)
 
-ORIGIN_REFUSED = "ORIGIN_REFUSED"
-BODY_NOT_JSON = "BODY_NOT_JSON"
-TOO_MANY_CALLS = "TOO_MANY_CALLS"
 
 FOREIGN_ORIGIN = (
     'Refusing a request from the web origin "{origin}": a page in a browser may not drive the tool-server. '

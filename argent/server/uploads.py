@@ -32,7 +32,13 @@ from aiohttp import StreamReader
 from attrs import frozen
 
 from argent.cpu import run_cpu
-from argent.errors import ArgentError, FileInputError, UploadStorageFullError, UploadTooLargeError
+from argent.errors import (
+    UPLOAD_STORE_CLOSED,
+    ArgentError,
+    FileInputError,
+    UploadStorageFullError,
+    UploadTooLargeError,
+)
 from argent.limits import (
     BODY_IDLE_TIMEOUT_SECONDS,
     MAX_ARCHIVE_EXPANDED_BYTES,
@@ -160,7 +166,7 @@ class UploadStore:
         return UploadStorageFullError(PENDING_FULL.format(limit=self.max_pending_bytes))
 
     def _closed_error(self) -> ArgentError:
-        return ArgentError(STORE_CLOSED, error_code="UPLOAD_STORE_CLOSED", error_kind="unavailable")
+        return ArgentError(STORE_CLOSED, error_code=UPLOAD_STORE_CLOSED, error_kind="unavailable")
 
     async def receive(self, stream: StreamReader, content_length: int | None) -> Upload:
         """Stream a request body to a new upload file, hashing it on the way.

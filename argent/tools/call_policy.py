@@ -21,18 +21,14 @@ from urllib.parse import unquote, urlsplit
 
 from attrs import field, frozen
 
-from argent.cpu import run_cpu
-from argent.errors import PolicyRefusal
+from argent.errors import LOCAL_FLOWS_DISABLED, SCRIPTS_DISABLED, TOOL_NOT_ALLOWED, PolicyRefusal
 from argent.flows.model import Flow, RunStep, ScriptStep, ToolStep, walk_steps
 from argent.limits import MAX_RUN_DEPTH
 from argent.link.rules import FLOW_EXECUTE, nested_flow_ref
 from argent.runner.files import DiskFlowFiles, FlowFileError, FlowRef
+from argent.runner.load import read_flow_or_none
 from argent.tools.link_preflight import STEP_LINE, render_step
 from argent.tools.workspace import check_read, check_workspace, may_read, unsafe_directories
-
-TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
-LOCAL_FLOWS_DISABLED = "LOCAL_FLOWS_DISABLED"
-SCRIPTS_DISABLED = "SCRIPTS_DISABLED"
 
 NOT_ALLOWED = 'tool "{tool}" is not allowed: guard "{guard}" did not pass'
 NEEDS_TOKEN = (
@@ -191,16 +187,6 @@ class PolicyDiskFlowFiles(DiskFlowFiles):
         return await super().write_baseline(path, data)
 
 
-async def _parse(files: DiskFlowFiles, ref: FlowRef) -> Flow | None:
-    from argent.flows.parse import parse_flow
-
-    try:
-        text = await files.read_text(ref)
-        return await run_cpu(parse_flow, text)
-    except Exception:
-        return None  # a flow that cannot be read or parsed: its step reports that when it runs
-
-
 async def _reached(files: DiskFlowFiles, ref: FlowRef, step: Any) -> FlowRef | None:
     try:
         if isinstance(step, RunStep):
@@ -239,7 +225,7 @@ async def refuse_script_steps(files: DiskFlowFiles, ref: FlowRef, flow: Flow) ->
             if target is None or target.canonical in seen:
                 continue
             seen.add(target.canonical)
-            reached = await _parse(files, target)
+            reached = await read_flow_or_none(files, target)
             if reached is not None:
                 queue.append((target, reached, level + 1))
     if lines:

@@ -6,13 +6,14 @@ import asyncio
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from attrs import frozen
 
 from argent.devices.base import DeviceProvider
 from argent.errors import FlowError, InvalidToolInputError, PolicyRefusal
+from argent.flows.values import Platform
 from argent.link.models import FileInputSpec
 from argent.runner.directives import DeviceDirectives
 from argent.runner.execute import (
@@ -34,8 +35,6 @@ from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
     from argent.tools.member_invoker import FileInputDirs
-
-Platform = Literal["ios", "android", "chromium", "vega"]
 
 FLOW_PATH_INPUT = FileInputSpec(
     target="flow_path",

@@ -27,13 +27,14 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from argent.errors import FlowError
+from argent.flows.js import js_string
 from argent.flows.model import Flow, RunStep, ScriptStep, SnapshotStep, Step, ToolStep, walk_steps
-from argent.flows.names import js_number
 from argent.flows.write import step_to_data
 from argent.limits import MAX_RUN_DEPTH
 from argent.link.models import FileInputSpec
 from argent.link.rules import FLOW_EXECUTE, RECORDING_TOOLS, classify_file_inputs, nested_flow_ref
 from argent.runner.files import FlowFiles, FlowRef
+from argent.runner.load import read_flow_or_none
 
 HEADER = (
     "This flow cannot run over a link: the tool-server runs a flow only from the files that the client "
@@ -87,14 +88,8 @@ _RESERVED = frozenset({"true", "false", "null", "yes", "no", "on", "off", "~"})
 
 
 def _inline(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int | float):
-        return js_number(value)
+    if value is None or isinstance(value, bool | int | float):
+        return js_string(value)
     if isinstance(value, str):
         plain = (
             _PLAIN.match(value) is not None
@@ -145,11 +140,8 @@ class _Preflight:
         """Queue a reached flow member for checking (a missing or unparsable one is the step's to report)."""
         if level > MAX_RUN_DEPTH or ref.canonical in self.seen:
             return
-        from argent.flows.load import parse_flow_async
-
-        try:
-            flow = await parse_flow_async(await self.files.read_text(ref))
-        except Exception:
+        flow = await read_flow_or_none(self.files, ref)
+        if flow is None:
             return
         self.seen.add(ref.canonical)
         self.queue.append((ref, flow, level))

@@ -35,7 +35,13 @@ from attrs import evolve, frozen
 
 from argent.cpu import run_cpu
 from argent.devices.base import DeviceProvider
-from argent.errors import ArgentError, FlowError, InvalidToolInputError, ToolExecutionError
+from argent.errors import (
+    FLOW_RECORDING_REFUSED,
+    ArgentError,
+    FlowError,
+    InvalidToolInputError,
+    ToolExecutionError,
+)
 from argent.flows.load import parse_flow_async
 from argent.flows.model import (
     ChromiumApp,
@@ -69,7 +75,6 @@ from argent.tools.args import arg
 from argent.tools.link_preflight import NESTED_REASON
 from argent.tools.member_invoker import FileInputDirs, MemberToolInvoker
 from argent.tools.recording_sessions import (
-    RECORDING_REFUSED,
     RecordingError,
     RecordingSession,
     RecordingSessions,
@@ -497,7 +502,7 @@ class Recorder:
         if args.delay_ms is not None and args.delay_ms < 0:
             raise InvalidToolInputError(DELAY_NEGATIVE.format(value=args.delay_ms))
         if args.command in RECORDING_TOOLS:
-            raise RecordingError(NOT_A_STEP.format(command=args.command), error_code=RECORDING_REFUSED)
+            raise RecordingError(NOT_A_STEP.format(command=args.command), error_code=FLOW_RECORDING_REFUSED)
         self.registry.get(args.command)  # an unknown tool: its error, before anything runs
         link = StepLink.of(session, ctx, args.project_root)
         async with session.order:
@@ -666,7 +671,7 @@ class Recorder:
     async def add_script(self, args: AddScriptArgs, ctx: ToolContext) -> dict[str, Any]:
         session = self._session(args.name, args.project_root)
         if ctx.linked or session.client_kept:
-            raise RecordingError(SCRIPT_OVER_LINK, error_code=RECORDING_REFUSED)
+            raise RecordingError(SCRIPT_OVER_LINK, error_code=FLOW_RECORDING_REFUSED)
         step = ScriptStep(
             args.path,
             tuple(args.args or ()),
@@ -863,11 +868,13 @@ def _check_nested_passed(result: Any) -> None:
 
 
 def _refused(message: str) -> RecordingError:
-    return RecordingError(message, error_code=RECORDING_REFUSED)
+    return RecordingError(message, error_code=FLOW_RECORDING_REFUSED)
 
 
 def _flow_path_refused(flow_path: Any, detail: str) -> FlowError:
-    return FlowError(FLOW_PATH_REFUSED.format(path=flow_path, detail=detail), error_code=RECORDING_REFUSED)
+    return FlowError(
+        FLOW_PATH_REFUSED.format(path=flow_path, detail=detail), error_code=FLOW_RECORDING_REFUSED
+    )
 
 
 def _spelled_dir(session: RecordingSession) -> str:

@@ -25,7 +25,12 @@ from typing import Any
 
 from attrs import define, field
 
-from argent.errors import ArgentError
+from argent.errors import (
+    FLOW_RECORDING_FAILED,
+    FLOW_RECORDING_NOT_ACTIVE,
+    FLOW_RECORDING_WRITE_FAILED,
+    ArgentError,
+)
 from argent.flows.names import js_json_string
 from argent.flows.write import FlowDocument
 from argent.limits import MAX_FILE_BYTES
@@ -37,9 +42,6 @@ from argent.utils.oserrors import errno_code
 #: Live recordings a tool-server keeps before it evicts the least recently used.
 MAX_LIVE_RECORDINGS = 32
 
-RECORDING_NOT_ACTIVE = "FLOW_RECORDING_NOT_ACTIVE"
-RECORDING_WRITE_FAILED = "FLOW_RECORDING_WRITE_FAILED"
-RECORDING_REFUSED = "FLOW_RECORDING_REFUSED"
 
 NO_ACTIVE_RECORDING = (
     'No active recording for flow "{name}" in {root}. If you have not started it yet, call '
@@ -78,7 +80,7 @@ MKDIR_HINTS = {
 class RecordingError(ArgentError):
     """A recorder call that cannot go on; nothing was recorded."""
 
-    default_code = "FLOW_RECORDING_FAILED"
+    default_code = FLOW_RECORDING_FAILED
     default_kind = "validation"
 
 
@@ -170,7 +172,7 @@ class RecordingSessions:
                 path=recording_path(project_root, name),
                 active=self.active_listing(key),
             ),
-            error_code=RECORDING_NOT_ACTIVE,
+            error_code=FLOW_RECORDING_NOT_ACTIVE,
         )
 
 
@@ -179,14 +181,14 @@ def no_longer_active(session: RecordingSession, *, tool_ran: bool) -> RecordingE
         NO_LONGER_ACTIVE.format(
             name=session.name, root=session.project_root, ran=" (the tool did run)" if tool_ran else ""
         ),
-        error_code=RECORDING_NOT_ACTIVE,
+        error_code=FLOW_RECORDING_NOT_ACTIVE,
     )
 
 
 def other_spelling(name: str, project_root: str, session: RecordingSession) -> RecordingError:
     return RecordingError(
         OTHER_SPELLING.format(name=name, root=project_root, started=session.flow_file),
-        error_code=RECORDING_NOT_ACTIVE,
+        error_code=FLOW_RECORDING_NOT_ACTIVE,
     )
 
 
@@ -209,7 +211,7 @@ def make_flows_dir(project_root: str) -> None:
         code = errno_code(exc)
         hint = MKDIR_HINTS.get(code, exc.strerror or str(exc)).format(dir=directory)
         raise RecordingError(
-            MKDIR_FAILED.format(dir=directory, code=code, hint=hint), error_code=RECORDING_WRITE_FAILED
+            MKDIR_FAILED.format(dir=directory, code=code, hint=hint), error_code=FLOW_RECORDING_WRITE_FAILED
         ) from None
 
 
@@ -235,7 +237,7 @@ def read_recording(flow_file: str) -> str:
 
 def _write_failed(flow_file: str, code: str, hint: str) -> RecordingError:
     return RecordingError(
-        WRITE_FAILED.format(path=flow_file, code=code, hint=hint), error_code=RECORDING_WRITE_FAILED
+        WRITE_FAILED.format(path=flow_file, code=code, hint=hint), error_code=FLOW_RECORDING_WRITE_FAILED
     )
 
 

@@ -21,10 +21,8 @@ import os
 import re
 from collections.abc import Mapping
 
-from argent.errors import PolicyRefusal
+from argent.errors import WORKSPACE_UNSAFE, PolicyRefusal
 from argent.runner.files import canonical_path
-
-WORKSPACE_UNSAFE = "WORKSPACE_UNSAFE"
 
 #: Directories no project lives in, each refused as the directory itself (and every ``/lib*``).
 SYSTEM_DIRS = ("/etc", "/usr", "/bin", "/sbin", "/proc", "/sys", "/dev", "/boot", "/var", "/root")

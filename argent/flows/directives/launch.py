@@ -12,9 +12,9 @@ from argent.errors import FlowError
 from argent.flows.directives.base import Directive, Nodes
 from argent.flows.grammar import Reject, only_keys
 from argent.flows.js import js_json
-from argent.flows.values import step_line
+from argent.flows.values import PLATFORMS, step_line
 
-_LAUNCH_KEYS: tuple[str, ...] = ("native", "ios", "android", "chromium", "vega")
+_LAUNCH_KEYS: tuple[str, ...] = ("native", *PLATFORMS)
 _GENERIC = (
     "launch needs an app id (bare string) or a per-platform map ({ native | ios | android | vega: "
     "<app id>, chromium: <app path> | { path, args } })"
