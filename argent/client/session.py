@@ -25,7 +25,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote
@@ -275,8 +275,24 @@ class ToolServerClient:
             self._tools = await self._fetch_tools()
         return self._tools
 
-    async def _fetch_tools(self) -> list[ToolEntry]:
+    @contextlib.contextmanager
+    def _exchange(self, *, refused: Callable[[str], str], failed: Callable[[str], str]) -> Iterator[None]:
+        """One request's transport failures in words: unreachable (503), an answer refused by its
+        limits (``refused(what)``, 502) and a broken exchange (``failed(detail)``, 502)."""
         try:
+            yield
+        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
+            raise self._unreachable(exc) from exc
+        except AnswerRefused as exc:
+            raise transport_error(refused(exc.what), TOOL_SERVER_PROTOCOL) from exc
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise transport_error(failed(describe_exception(exc)), TOOL_SERVER_CONNECTION_CLOSED) from exc
+
+    async def _fetch_tools(self) -> list[ToolEntry]:
+        with self._exchange(
+            refused=lambda what: LIST_REFUSED.format(url=self.url, what=what),
+            failed=lambda detail: f"GET {self.url}/tools failed ({detail}).",
+        ):
             async with self._http().get(
                 "tools",
                 timeout=aiohttp.ClientTimeout(
@@ -290,18 +306,6 @@ class ToolServerClient:
                     if error:
                         message = f"{message}: {error}"
                     raise ToolCallError(self._with_token_hint(message, resp.status), status=resp.status)
-        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
-            raise self._unreachable(exc) from exc
-        except AnswerRefused as exc:
-            raise transport_error(
-                LIST_REFUSED.format(url=self.url, what=exc.what),
-                TOOL_SERVER_PROTOCOL,
-            ) from exc
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            raise transport_error(
-                f"GET {self.url}/tools failed ({describe_exception(exc)}).",
-                TOOL_SERVER_CONNECTION_CLOSED,
-            ) from exc
         listing = read_or_none(body, ToolListing)
         if listing is None:
             raise transport_error(
@@ -530,24 +534,21 @@ class ToolServerClient:
     async def _post_upload(self, body: str | bytes, path: str, size: int) -> str:
         """POST a tar file (``body`` a path) or archive bytes to ``/upload``; returns the upload id."""
         headers = {"Content-Type": "application/gzip"}
-        try:
-            with contextlib.ExitStack() as stack:
-                data = body if isinstance(body, bytes) else stack.enter_context(open(body, "rb"))
-                async with self._http().post("upload", data=data, headers=headers) as resp:
-                    raw = await self._body(resp)
-                    status, reason = resp.status, resp.reason or ""
-        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
-            raise self._unreachable(exc) from exc
-        except AnswerRefused as exc:
-            raise transport_error(
-                f"Upload to {self.url}/upload failed: the answer {exc.what}. The call was not sent.",
-                TOOL_SERVER_PROTOCOL,
-            ) from exc
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            raise transport_error(
-                f"Upload to {self.url}/upload failed ({describe_exception(exc)}). The call was not sent.",
-                TOOL_SERVER_CONNECTION_CLOSED,
-            ) from exc
+        with (
+            self._exchange(
+                refused=lambda what: (
+                    f"Upload to {self.url}/upload failed: the answer {what}. The call was not sent."
+                ),
+                failed=lambda detail: (
+                    f"Upload to {self.url}/upload failed ({detail}). The call was not sent."
+                ),
+            ),
+            contextlib.ExitStack() as stack,
+        ):
+            data = body if isinstance(body, bytes) else stack.enter_context(open(body, "rb"))
+            async with self._http().post("upload", data=data, headers=headers) as resp:
+                raw = await self._body(resp)
+                status, reason = resp.status, resp.reason or ""
         body = self._json_or_none(raw)
         error = _error_of(body).text
         if status == 413 and error is None:
