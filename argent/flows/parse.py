@@ -824,51 +824,13 @@ class _Validator:
         if "id" in mapping and "identifier" in mapping:
             raise Reject(f"{where}: selector takes `id` or `identifier` (its alias), not both")
         has_scope = any(scope in mapping for scope in _SCOPES)
-        any_flag = False
-        if "any" in mapping:
-            if self.scalar(mapping["any"]) is not True:
-                raise Reject(
-                    f"{where}: `any` takes only `true` — it is the CSS `*` universal selector (drop the key "
-                    "to select by text/id/role instead)"
-                )
-            for field_key in SELECTOR_FIELDS:
-                if field_key in mapping:
-                    raise Reject(
-                        f"{where}: `any: true` already matches every element — drop it, or drop the "
-                        f"`{field_key}` it makes redundant"
-                    )
-            if not has_scope:
-                raise Reject(
-                    f"{where}: `any: true` matches every element on screen — pair it with a scope "
-                    "(within/after/next) so it selects something specific"
-                )
-            any_flag = True
-        text_value: str | None = None
-        text_matches: str | None = None
-        if "text" in mapping:
-            text_node = mapping["text"]
-            text_mapping = self.mapping(text_node)
-            if text_mapping is not None:
-                text_matches = self.text_matcher(text_mapping, where)
-            else:
-                text_value = self.string(text_node)
-                if text_value is None:
-                    raise Reject(
-                        f"{where}: `text` must be a string, or {{ matches: '<regex>' }} for a pattern"
-                    )
-                if not has_visible_text(text_value):
-                    raise Reject(f"{where}: {_INVISIBLE_TEXT}")
+        any_flag = self._selector_any(mapping, where, has_scope)
+        text_value, text_matches = self._selector_text(mapping, where)
         identifier: str | None = None
         for id_key in ("id", "identifier"):
             if id_key in mapping:
-                identifier = self.string(mapping[id_key])
-                if not identifier:
-                    raise Reject(f"{where}: `{id_key}` must be a non-empty string")
-        role: str | None = None
-        if "role" in mapping:
-            role = self.string(mapping["role"])
-            if not role:
-                raise Reject(f"{where}: `role` must be a non-empty string")
+                identifier = self._selector_name(mapping, id_key, where)
+        role = self._selector_name(mapping, "role", where) if "role" in mapping else None
         has_field = text_value is not None or text_matches is not None or identifier is not None or role
         if not has_field and not any_flag:
             if has_scope:
@@ -877,6 +839,66 @@ class _Validator:
                     "its own text/id/role naming what to find there (or `any: true` for any element)"
                 )
             raise Reject(f"{where}: selector needs at least one of text, identifier, or role")
+        scopes = self._selector_scopes(mapping, where, budget, root_where)
+        return Selector(
+            text=text_value,
+            text_matches=text_matches,
+            identifier=identifier,
+            role=role,
+            any=any_flag,
+            within=scopes.get("within"),
+            after=scopes.get("after"),
+            next=scopes.get("next"),
+        )
+
+    def _selector_any(self, mapping: dict[str, Any], where: str, has_scope: bool) -> bool:
+        """``any: true`` (the CSS ``*``): only ``true``, with no field, and only inside a scope."""
+        if "any" not in mapping:
+            return False
+        if self.scalar(mapping["any"]) is not True:
+            raise Reject(
+                f"{where}: `any` takes only `true` — it is the CSS `*` universal selector (drop the key "
+                "to select by text/id/role instead)"
+            )
+        for field_key in SELECTOR_FIELDS:
+            if field_key in mapping:
+                raise Reject(
+                    f"{where}: `any: true` already matches every element — drop it, or drop the "
+                    f"`{field_key}` it makes redundant"
+                )
+        if not has_scope:
+            raise Reject(
+                f"{where}: `any: true` matches every element on screen — pair it with a scope "
+                "(within/after/next) so it selects something specific"
+            )
+        return True
+
+    def _selector_text(self, mapping: dict[str, Any], where: str) -> tuple[str | None, str | None]:
+        """``text``: visible text, or ``{ matches: <regex> }``; (text, pattern), at most one set."""
+        if "text" not in mapping:
+            return None, None
+        text_node = mapping["text"]
+        text_mapping = self.mapping(text_node)
+        if text_mapping is not None:
+            return None, self.text_matcher(text_mapping, where)
+        text_value = self.string(text_node)
+        if text_value is None:
+            raise Reject(f"{where}: `text` must be a string, or {{ matches: '<regex>' }} for a pattern")
+        if not has_visible_text(text_value):
+            raise Reject(f"{where}: {_INVISIBLE_TEXT}")
+        return text_value, None
+
+    def _selector_name(self, mapping: dict[str, Any], key: str, where: str) -> str:
+        """``id``/``identifier``/``role``: a non-empty string."""
+        value = self.string(mapping[key])
+        if not value:
+            raise Reject(f"{where}: `{key}` must be a non-empty string")
+        return value
+
+    def _selector_scopes(
+        self, mapping: dict[str, Any], where: str, budget: list[int], root_where: str
+    ) -> dict[str, Selector]:
+        """within/after/next, each a selector; all the scopes of one root selector count against one cap."""
         scopes: dict[str, Selector] = {}
         for relation in _SCOPES:
             if relation in mapping:
@@ -890,16 +912,7 @@ class _Validator:
                 scopes[relation] = self._selector(
                     mapping[relation], f"{where}.{relation}", budget, root_where
                 )
-        return Selector(
-            text=text_value,
-            text_matches=text_matches,
-            identifier=identifier,
-            role=role,
-            any=any_flag,
-            within=scopes.get("within"),
-            after=scopes.get("after"),
-            next=scopes.get("next"),
-        )
+        return scopes
 
     def text_matcher(self, mapping: dict[str, Any], where: str) -> str:
         unknown = [key for key in mapping if key != "matches"]

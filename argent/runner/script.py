@@ -125,38 +125,10 @@ async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[
     timeout_ms = step.timeout_ms if step.timeout_ms is not None else DEFAULT_SCRIPT_TIMEOUT_MS
     root = run.project_root
     cwd = root if root and os.path.isdir(root) else os.path.dirname(path)
-    loop = asyncio.get_running_loop()
-    spawn = asyncio.ensure_future(
-        loop.subprocess_exec(
-            lambda: _ScriptProtocol(MAX_SCRIPT_STDERR_TAIL),
-            *argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env=_environment(run),
-            cwd=cwd,
-            start_new_session=True,
-        )
-    )
     try:
-        transport, protocol = await asyncio.shield(spawn)
-    except asyncio.CancelledError:
-        # Cancelled while the script was starting: it may run already, with children of its own
-        # holding its stderr open. Let the start finish, then end its whole group, as below.
-        with contextlib.suppress(BaseException):
-            started, started_protocol = await spawn
-            _kill_group(started.get_pid())
-            await _settle(started, started_protocol)
-        raise
-    except FileNotFoundError:
-        return "fail", f"script {shown} could not start: {argv[0]} was not found"
-    except PermissionError:
-        return "fail", (
-            f"script {shown} could not start: it is not executable — make it executable, or give it a "
-            ".py, .sh, .mjs, .js or .cjs extension"
-        )
+        transport, protocol = await _spawn(argv, cwd=cwd, env=_environment(run))
     except OSError as exc:
-        return "fail", f"script {shown} could not start: {exc.strerror or exc}"
+        return "fail", _start_failure(shown, argv[0], exc)
 
     exited = asyncio.create_task(protocol.exited.wait())
     aborter = asyncio.create_task(run.abort.wait())
@@ -181,7 +153,50 @@ async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[
     code = transport.get_returncode()
     if code == 0:
         return "pass", None
-    stderr = protocol.stderr_tail()
+    return "fail", _exit_failure(shown, code, protocol.stderr_tail())
+
+
+async def _spawn(
+    argv: list[str], *, cwd: str, env: dict[str, str]
+) -> tuple[asyncio.SubprocessTransport, _ScriptProtocol]:
+    """Start the script in a session of its own (so its whole group can be ended); stderr kept."""
+    loop = asyncio.get_running_loop()
+    spawn = asyncio.ensure_future(
+        loop.subprocess_exec(
+            lambda: _ScriptProtocol(MAX_SCRIPT_STDERR_TAIL),
+            *argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # Cancelled while the script was starting: it may run already, with children of its own
+        # holding its stderr open. Let the start finish, then end its whole group.
+        with contextlib.suppress(BaseException):
+            started, started_protocol = await spawn
+            _kill_group(started.get_pid())
+            await _settle(started, started_protocol)
+        raise
+
+
+def _start_failure(shown: str, program: str, exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return f"script {shown} could not start: {program} was not found"
+    if isinstance(exc, PermissionError):
+        return (
+            f"script {shown} could not start: it is not executable — make it executable, or give it a "
+            ".py, .sh, .mjs, .js or .cjs extension"
+        )
+    return f"script {shown} could not start: {exc.strerror or exc}"
+
+
+def _exit_failure(shown: str, code: int | None, stderr: str) -> str:
     if code is not None and code < 0:
         try:
             what = f"was killed by signal {signal.Signals(-code).name}"
@@ -189,7 +204,7 @@ async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[
             what = f"was killed by signal {-code}"
     else:
         what = f"exited with code {code}"
-    return "fail", f"script {shown} {what}" + (f": {stderr}" if stderr else "")
+    return f"script {shown} {what}" + (f": {stderr}" if stderr else "")
 
 
 async def _settle(transport: asyncio.SubprocessTransport, protocol: _ScriptProtocol) -> None:

@@ -25,9 +25,10 @@ from argent.runner.execute import (
     read_prerequisite,
     resolve_source,
 )
-from argent.runner.files import LISTED, DiskFlowFiles
+from argent.runner.files import LISTED, DiskFlowFiles, FlowFiles
 from argent.runner.member_files import MemberFlowFiles
 from argent.runner.report import FlowRunResult
+from argent.runner.run import ToolInvoker
 from argent.tools.args import arg
 from argent.tools.call_policy import CallPolicy, refuse_script_steps
 from argent.tools.link_preflight import check_linked_flow
@@ -185,6 +186,10 @@ async def check_disk_run(
     await refuse_script_steps(files, ref, flow)
 
 
+#: flow-read-prerequisite reads the same files as flow-execute, without collecting a run's members.
+PREREQUISITE_INPUTS = tuple(attrs.evolve(spec, collect=None) for spec in (FLOW_PATH_INPUT, FLOW_FILE_INPUT))
+
+
 def flow_tools(
     registry: ToolRegistry,
     devices: DeviceProvider | None = None,
@@ -196,50 +201,62 @@ def flow_tools(
     Failed snapshots leave their images under ``artifacts_dir`` (the tool-server removes it when
     it stops); None puts them in the system temp directory. ``file_input_dirs`` makes the
     directories of a linked run's `tool:` steps' file arguments (None: the system temp dir)."""
-    from argent.tools.invoker import RegistryInvoker
-    from argent.tools.member_invoker import MemberToolInvoker
+    return _FlowTools(registry, devices, artifacts_dir, file_input_dirs).specs()
 
-    def inputs_of(tool: str) -> Sequence[FileInputSpec] | None:
-        spec = registry.find(tool)
+
+@attrs.define
+class _FlowTools:
+    registry: ToolRegistry
+    devices: DeviceProvider | None
+    artifacts_dir: str | None
+    file_input_dirs: FileInputDirs | None
+
+    def inputs_of(self, tool: str) -> Sequence[FileInputSpec] | None:
+        spec = self.registry.find(tool)
         return spec.file_inputs if spec is not None else None
 
-    async def run_flow(args: FlowExecuteArgs, ctx: ToolContext) -> Any:
-        request = _request(args)
+    async def run_flow(self, args: FlowExecuteArgs, ctx: ToolContext) -> Any:
+        from argent.tools.invoker import RegistryInvoker
+
         linked = linked_flow_files(args, ctx)
         if linked is None:
             check_flow_path_boundary(args, ctx)
-            return await execute_flow(
-                request,
-                files=disk_files(ctx),
-                tools=RegistryInvoker(registry, ctx.policy),
-                directives=directives_for(ctx, artifacts_dir),
-                devices=devices,
-                on_progress=ctx.emit_progress,
-                abort=ctx.abort,
-                budget=ctx.budget,
-            )
+            return await self._execute(args, ctx, disk_files(ctx), RegistryInvoker(self.registry, ctx.policy))
+        return await self._run_linked(args, ctx, linked)
+
+    async def _run_linked(self, args: FlowExecuteArgs, ctx: ToolContext, linked: MemberFlowFiles) -> Any:
+        """Over a link: the run reads only the files of the call; check them before the first step."""
+        from argent.tools.member_invoker import MemberToolInvoker
+
         if args.flow_path is not None and args.name is None and not linked.sent_members:
             check_project_root(args.project_root)
             raise FlowError(NOT_CO_LOCATED.format(flow_path=args.flow_path))
-        # Over a link: the run reads only the files of the call; check them before the first step.
-        ref, _ = await resolve_source(request, linked)
-        await check_linked_flow(await load_root_flow(linked, ref), ref, linked, inputs_of)
-        result = await execute_flow(
-            request,
-            files=linked,
-            tools=MemberToolInvoker(registry, linked, policy=ctx.policy, file_input_dirs=file_input_dirs),
-            directives=directives_for(ctx, artifacts_dir),
-            devices=devices,
-            on_progress=ctx.emit_progress,
-            abort=ctx.abort,
-            budget=ctx.budget,
+        ref, _ = await resolve_source(_request(args), linked)
+        await check_linked_flow(await load_root_flow(linked, ref), ref, linked, self.inputs_of)
+        tools = MemberToolInvoker(
+            self.registry, linked, policy=ctx.policy, file_input_dirs=self.file_input_dirs
         )
+        result = await self._execute(args, ctx, linked, tools)
         if isinstance(result, FlowRunResult) and linked.written:
             # The client writes these when the result arrives (its nested runs' baselines included).
             result.baseline_writes = linked.baseline_writes()
         return result
 
-    async def read_prereq(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> Any:
+    async def _execute(
+        self, args: FlowExecuteArgs, ctx: ToolContext, files: FlowFiles, tools: ToolInvoker
+    ) -> Any:
+        return await execute_flow(
+            _request(args),
+            files=files,
+            tools=tools,
+            directives=directives_for(ctx, self.artifacts_dir),
+            devices=self.devices,
+            on_progress=ctx.emit_progress,
+            abort=ctx.abort,
+            budget=ctx.budget,
+        )
+
+    async def read_prereq(self, args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> Any:
         check_flow_path_boundary(args, ctx)
         meta = ctx.file_inputs.get("flow_file")
         if _prerequisite_sent(args, ctx) and meta is not None and args.flow_file is not None:
@@ -251,47 +268,34 @@ def flow_tools(
             return await read_prerequisite(request, files=files)
         return await read_prerequisite(_request(args), files=disk_files(ctx))
 
-    async def precheck_run(args: FlowExecuteArgs, ctx: ToolContext) -> None:
+    async def precheck_run(self, args: FlowExecuteArgs, ctx: ToolContext) -> None:
         if ctx.policy is not None and linked_flow_files(args, ctx) is None:
             await check_disk_run(args, ctx.policy, "flow-execute", scripts=True)
 
-    async def precheck_prereq(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> None:
+    async def precheck_prereq(self, args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> None:
         if ctx.policy is not None and not _prerequisite_sent(args, ctx):
             await check_disk_run(args, ctx.policy, "flow-read-prerequisite", scripts=False)
 
-    return [
-        ToolSpec(
-            name="flow-execute",
-            description=(
-                "Run a recorded flow (YAML) and report each step. Pass project_root and either name (a saved "
-                "flow in .argent/flows) or flow_path. Progress streams one line per step."
-            ),
-            args_type=FlowExecuteArgs,
-            execute=run_flow,
-            precheck=precheck_run,
-            file_inputs=(FLOW_PATH_INPUT, FLOW_FILE_INPUT),
-            long_running=True,
-        ),
-        ToolSpec(
-            name="flow-read-prerequisite",
-            description="Read a flow's executionPrerequisite (the start state it assumes) without running it.",
-            args_type=FlowReadPrerequisiteArgs,
-            execute=read_prereq,
-            precheck=precheck_prereq,
-            file_inputs=(
-                FileInputSpec(
-                    target="flow_path",
-                    path="${flow_path}",
-                    kind="file",
-                    optional=True,
-                    unwrap_when_set="name",
+    def specs(self) -> list[ToolSpec[Any]]:
+        return [
+            ToolSpec(
+                name="flow-execute",
+                description=(
+                    "Run a recorded flow (YAML) and report each step. Pass project_root and either name (a saved "
+                    "flow in .argent/flows) or flow_path. Progress streams one line per step."
                 ),
-                FileInputSpec(
-                    target="flow_file",
-                    path="${project_root}/.argent/flows/${name}.yaml",
-                    kind="file",
-                    skip_when_set="flow_path",
-                ),
+                args_type=FlowExecuteArgs,
+                execute=self.run_flow,
+                precheck=self.precheck_run,
+                file_inputs=(FLOW_PATH_INPUT, FLOW_FILE_INPUT),
+                long_running=True,
             ),
-        ),
-    ]
+            ToolSpec(
+                name="flow-read-prerequisite",
+                description="Read a flow's executionPrerequisite (the start state it assumes) without running it.",
+                args_type=FlowReadPrerequisiteArgs,
+                execute=self.read_prereq,
+                precheck=self.precheck_prereq,
+                file_inputs=PREREQUISITE_INPUTS,
+            ),
+        ]
