@@ -8,7 +8,7 @@ are independent of the viewport's pixel size.
 from __future__ import annotations
 
 import re
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from attrs import field, frozen
 
@@ -47,6 +47,8 @@ class UiNode:
     scrollable: bool = False
     focused: bool = False
     children: tuple[UiNode, ...] = field(default=(), repr=False)
+    #: The element's number in a kept read (``RevealSignal.kept_tree``), else -1.
+    ref: int = field(default=-1, repr=False, eq=False)
 
 
 @frozen
@@ -102,6 +104,43 @@ class Device(Protocol):
     async def navigate(self, url: str) -> None: ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class PageSignals(Protocol):
+    """Optional, beside ``Device``: a device whose page says when it is quiet and where its focus
+    is, takes text in one insert, and brings an element into view in one move. The runner's
+    event-driven settle (``argent.runner.idle``) uses it when a device has it; without it the
+    runner re-reads the tree until two reads agree."""
+
+    async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
+        """Wait at most ``timeout`` s until the page is quiet (no DOM change for two frames, no
+        request in flight, no finite animation running; after input, at least two frames more).
+        With ``after`` (a mark), also until the page changed past it. The page's change mark
+        once quiet; None when the time ran out."""
+        ...
+
+    async def change_mark(self) -> int:
+        """The page's change mark now (what ``wait_quiet(after=…)`` compares with)."""
+        ...
+
+    async def wait_focus(self, x: float, y: float, timeout: float) -> bool:
+        """Wait at most ``timeout`` s for focus on a text field or on the element at (x, y)."""
+        ...
+
+    async def enter_text(self, text: str) -> None:
+        """Type ``text`` into the focused element: one insert where nothing listens for keys,
+        key events where the page needs them."""
+        ...
+
+    async def kept_tree(self) -> UiTree:
+        """One read of the UI tree whose nodes carry ``ref`` (for ``reveal``)."""
+        ...
+
+    async def reveal(self, ref: int) -> UiTree | None:
+        """Scroll the element ``ref`` of the last kept read into view, then a kept read; None
+        when that element is gone."""
+        ...
 
 
 class DeviceProvider(Protocol):

@@ -21,6 +21,7 @@ from argent.devices.base import DeviceError, UiTree
 from argent.devices.chromium.cdp import CdpSession, connect_session
 from argent.devices.chromium.keys import KeyDef, char_key, named_key, unknown_key_message
 from argent.devices.chromium.launcher import ChromiumProcess
+from argent.devices.chromium.signals import PageSignals
 from argent.devices.chromium.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
 
 ID_PREFIX = "chromium-cdp-"
@@ -35,6 +36,30 @@ WALK_TIMEOUT_SECONDS = 15.0
 EXIT_STATUS_WAIT_SECONDS = 1.0
 #: Pause between the clicks of a multi-click (the escalating clickCount makes it a dblclick).
 CLICK_GAP_SECONDS = 0.03
+#: Key events whose listeners make ``enter_text`` type key by key instead of inserting.
+KEY_EVENTS = frozenset({"keydown", "keypress", "keyup"})
+#: Characters typed as keys even into a plain text field (Enter submits, Tab moves the focus).
+_KEYED = "\r\n\t"
+_KEY_TARGETS_GROUP = "argent-key-targets"
+#: The focused element (through open shadow roots), its composed ancestors, document and window:
+#: where a listener that sees a typed key can sit. Evaluated in the page's own world, whose
+#: listeners ``DOMDebugger.getEventListeners`` reports.
+_KEY_TARGETS = """(() => {
+  const out = [];
+  let el = document.activeElement;
+  for (let h = 0; el && h < 64; h++) {
+    const sr = el.shadowRoot;
+    if (sr && sr.activeElement) { el = sr.activeElement; continue; }
+    break;
+  }
+  for (let h = 0; el && h < 4096; h++) {
+    out.push(el);
+    const p = el.parentNode;
+    el = p && p.nodeType === 1 ? p : (p && p.host) || null;
+  }
+  out.push(document, window);
+  return out;
+})()"""
 
 
 def device_id(port: int) -> str:
@@ -110,6 +135,7 @@ class ChromiumDevice:
         self._viewport: tuple[float, float] = (0.0, 0.0)
         self._input = asyncio.Lock()
         self._closed = False
+        self._signals: PageSignals | None = None
 
     # -- opening --
 
@@ -143,6 +169,9 @@ class ChromiumDevice:
         session = self.session
         await session.send("Page.enable")
         await session.send("Inspector.enable")
+        signals = PageSignals(session)
+        await signals.start()
+        self._signals = signals
         with contextlib.suppress(DeviceError):
             await session.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
         if viewport is not None:
@@ -270,7 +299,12 @@ class ChromiumDevice:
         width, height = self._viewport
         return (min(max(x * width, 0.0), width), min(max(y * height, 0.0), height))
 
+    def _touch(self) -> None:
+        if self._signals is not None:
+            self._signals.touched()
+
     async def _mouse(self, kind: str, px: tuple[float, float], **extra: Any) -> None:
+        self._touch()
         await self.session.send("Input.dispatchMouseEvent", {"type": kind, "x": px[0], "y": px[1], **extra})
 
     async def tap(self, x: float, y: float, *, click_count: int = 1) -> None:
@@ -295,6 +329,7 @@ class ChromiumDevice:
                     await self._mouse("mouseReleased", px, button="left", buttons=0, clickCount=1)
 
     async def _key(self, key: KeyDef) -> None:
+        self._touch()
         await self.session.send("Input.dispatchKeyEvent", key.params(key.down_type))
         await self.session.send("Input.dispatchKeyEvent", key.params("keyUp"))
 
@@ -309,11 +344,15 @@ class ChromiumDevice:
                     pending += ch
                     continue
                 if pending:
-                    await self.session.send("Input.insertText", {"text": pending})
+                    await self._insert(pending)
                     pending = ""
                 await self._key(key)
             if pending:
-                await self.session.send("Input.insertText", {"text": pending})
+                await self._insert(pending)
+
+    async def _insert(self, text: str) -> None:
+        self._touch()
+        await self.session.send("Input.insertText", {"text": text})
 
     async def press_key(self, key: str) -> None:
         found = named_key(key)
@@ -341,11 +380,114 @@ class ChromiumDevice:
                 timeout=2.0,
             )
 
+    # -- page signals (``argent.devices.base.PageSignals``) --
+
+    @property
+    def signals(self) -> PageSignals:
+        if self._signals is None:
+            raise DeviceError(f"Chromium ({self.id}) has no DevTools session.")
+        return self._signals
+
+    async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
+        return await self.signals.wait_quiet(timeout, after=after)
+
+    async def change_mark(self) -> int:
+        return await self.signals.change_mark()
+
+    async def wait_focus(self, x: float, y: float, timeout: float) -> bool:
+        px, py = self._px(x, y)
+        return await self.signals.wait_focus(px, py, timeout)
+
+    async def kept_tree(self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> UiTree:
+        payload = await self.signals.evaluate(
+            walker_expression(max_depth, max_nodes, keep=True), timeout=WALK_TIMEOUT_SECONDS
+        )
+        return self._kept(payload)
+
+    async def reveal(
+        self, ref: int, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES
+    ) -> UiTree | None:
+        self._touch()
+        walk = walker_expression(max_depth, max_nodes, keep=True)
+        payload = await self.signals.evaluate(
+            f"globalThis.__argent.reveal({int(ref)}) ? {walk} : null", timeout=WALK_TIMEOUT_SECONDS
+        )
+        return None if payload is None else self._kept(payload)
+
+    def _kept(self, payload: Any) -> UiTree:
+        tree, viewport = parse_walk(payload, self.id)
+        if viewport[0] > 0 and viewport[1] > 0:
+            self._viewport = viewport
+        return tree
+
+    async def enter_text(self, text: str) -> None:
+        """Text as one ``Input.insertText`` per run when the focused element takes text and no key
+        listener would see the keys; newline and tab stay keys (Enter submits, Tab moves on).
+        Otherwise key by key, as ``type_text``."""
+        if not await self._insertable():
+            await self.type_text(text)
+            return
+        async with self._input:
+            pending = ""
+            for ch in text:
+                if ch not in _KEYED:
+                    pending += ch
+                    continue
+                if pending:
+                    await self._insert(pending)
+                    pending = ""
+                key = char_key(ch)
+                if key is not None:
+                    await self._key(key)
+            if pending:
+                await self._insert(pending)
+
+    async def _insertable(self) -> bool:
+        """The focused element takes text and nothing on its way listens for keys (any doubt: no)."""
+        try:
+            if not await self.signals.editable():
+                return False
+            return not await self._key_listeners()
+        except DeviceError:
+            if not self.session.alive:
+                raise
+            return False
+
+    async def _key_listeners(self) -> bool:
+        session = self.session
+        try:
+            reply = await session.send(
+                "Runtime.evaluate", {"expression": _KEY_TARGETS, "objectGroup": _KEY_TARGETS_GROUP}
+            )
+            array = (reply.get("result") or {}).get("objectId")
+            if reply.get("exceptionDetails") or not isinstance(array, str):
+                return True
+            props = await session.send("Runtime.getProperties", {"objectId": array, "ownProperties": True})
+            ids = [
+                p["value"]["objectId"]
+                for p in props.get("result") or []
+                if isinstance(p, dict)
+                and str(p.get("name", "")).isdigit()
+                and isinstance((p.get("value") or {}).get("objectId"), str)
+            ]
+            found = await asyncio.gather(
+                *(session.send("DOMDebugger.getEventListeners", {"objectId": oid}) for oid in ids)
+            )
+        finally:
+            with contextlib.suppress(DeviceError):
+                await session.send("Runtime.releaseObjectGroup", {"objectGroup": _KEY_TARGETS_GROUP})
+        return any(
+            isinstance(listener, dict) and listener.get("type") in KEY_EVENTS
+            for reply in found
+            for listener in reply.get("listeners") or []
+        )
+
     # -- navigation --
 
     async def navigate(self, url: str, *, load_timeout: float = LOAD_TIMEOUT_SECONDS) -> None:
         """``Page.navigate`` and wait (bounded) for the load event; a failed load raises."""
         session = self.session
+        self._touch()
         loaded = session.expect("Page.loadEventFired")
         try:
             reply = await session.send("Page.navigate", {"url": url})

@@ -31,8 +31,12 @@ def walker_source() -> str:
     return text.strip()
 
 
-def walker_expression(max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> str:
-    return f"({walker_source()})({int(max_depth)}, {int(max_nodes)})"
+def walker_expression(
+    max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES, *, keep: bool = False
+) -> str:
+    """The walk as one expression; ``keep`` numbers the nodes (``ref``) for a later call to act on."""
+    tail = ", true" if keep else ""
+    return f"({walker_source()})({int(max_depth)}, {int(max_nodes)}{tail})"
 
 
 def parse_walk(payload: Any, label: str) -> tuple[UiTree, tuple[float, float]]:
@@ -87,6 +91,7 @@ def _node(data: dict[str, Any]) -> UiNode:
     kids = data.get("children")
     children = tuple(_node(kid) for kid in kids if isinstance(kid, dict)) if isinstance(kids, list) else ()
     checked = data.get("checked")
+    ref = data.get("ref")
     return UiNode(
         role=_text(data.get("role")),
         frame=_frame(data.get("frame")),
@@ -100,4 +105,5 @@ def _node(data: dict[str, Any]) -> UiNode:
         scrollable=data.get("scrollable") is True,
         focused=data.get("focused") is True,
         children=children,
+        ref=ref if isinstance(ref, int) and not isinstance(ref, bool) and ref >= 0 else -1,
     )

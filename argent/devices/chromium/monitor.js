@@ -1,0 +1,234 @@
+// The page monitor of argent's chromium device: tells when the page is quiet.
+//
+// Evaluated once per document in argent's isolated world (Page.createIsolatedWorld), so the page
+// neither sees it nor can tamper with it (its globals, prototypes, requestAnimationFrame and
+// MutationObserver are the world's own). It installs `globalThis.__argent` with:
+//
+//   wait(timeoutMs, minFrames, after) -> Promise<{quiet, mark}>
+//     resolves once the page is quiet: no DOM mutation (document, open shadow roots, same-origin
+//     iframes) for two animation frames, no running finite CSS animation or transition (an
+//     infinite one never ends, waiting cannot help), the parser done; with `minFrames`, also at
+//     least that many frames after the call (input was just sent: its effects must get their
+//     frame); with `after` (a mark), also only once the page has changed past that mark. At
+//     `timeoutMs` it resolves with quiet=false. `mark` counts mutations.
+//   mark() -> the current mutation count.
+//   waitFocus(timeoutMs, x, y) -> Promise<bool>
+//     resolves true once focus sits on an editable element, or on the element at (x, y) CSS px
+//     (or one containing it / inside it); false at the deadline.
+//   reveal(ref) -> scrolls the element a kept walk (`refs`) numbered `ref` into the middle of
+//     its scroll containers; false when that element is gone.
+//   editable() -> whether the focused element takes text (an insert types into it).
+//
+// Frames are requestAnimationFrame callbacks; a 100 ms timer stands in when no frame comes (a
+// hidden or throttled page), so a wait always ends by its deadline.
+(function () {
+  "use strict";
+  if (globalThis.__argent) return true;
+  const OPTIONS = { subtree: true, childList: true, attributes: true, characterData: true };
+  const FALLBACK_TICK_MS = 100;
+  const NOT_TEXT = {
+    button: 1, checkbox: 1, color: 1, file: 1, hidden: 1, image: 1, radio: 1, range: 1, reset: 1, submit: 1,
+  };
+
+  let count = 0; // mutations seen
+  let quietFrames = 0; // frames in a row without a mutation or a running animation
+  let ticks = 0; // frames seen
+  let dirty = true; // a mutation since the last frame (a fresh monitor knows nothing yet)
+  let scheduled = 0;
+  const observed = new WeakSet();
+  const waiters = new Set();
+
+  const observer = new MutationObserver(function (records) {
+    count += records.length;
+    dirty = true;
+    for (let i = 0; i < records.length; i++) {
+      const added = records[i].addedNodes;
+      for (let j = 0; j < added.length; j++) {
+        if (added[j].nodeType === 1) scanRoot(added[j], true);
+      }
+    }
+    schedule();
+  });
+
+  const observe = function (root) {
+    if (observed.has(root)) return;
+    observed.add(root);
+    observer.observe(root, OPTIONS);
+  };
+  // Observe the open shadow roots and same-origin iframe documents under `root` (and at it).
+  const scanRoot = function (root, self) {
+    const visit = function (el) {
+      const sr = el.shadowRoot;
+      if (sr && !observed.has(sr)) {
+        observe(sr);
+        scanRoot(sr, false);
+      }
+      const tag = el.localName;
+      if (tag === "iframe" || tag === "frame") {
+        let doc = null;
+        try { doc = el.contentDocument; } catch (e) { doc = null; }
+        if (doc && !observed.has(doc)) {
+          observe(doc);
+          if (doc.documentElement) scanRoot(doc.documentElement, true);
+        }
+      }
+    };
+    if (self) visit(root);
+    const all = root.querySelectorAll ? root.querySelectorAll("*") : [];
+    for (let i = 0; i < all.length; i++) visit(all[i]);
+  };
+
+  const animating = function () {
+    let list;
+    try { list = document.getAnimations(); } catch (e) { return false; }
+    for (let i = 0; i < list.length; i++) {
+      const a = list[i];
+      if (a.playState !== "running") continue;
+      let end = Infinity;
+      try { end = a.effect ? a.effect.getComputedTiming().endTime : Infinity; } catch (e) { end = Infinity; }
+      if (end !== Infinity) return true;
+    }
+    return false;
+  };
+
+  const quietNow = function () {
+    return quietFrames >= 2 && document.readyState !== "loading";
+  };
+
+  const settle = function () {
+    const now = performance.now();
+    waiters.forEach(function (w) {
+      const met = quietNow() && ticks - w.from >= w.minFrames && (w.after < 0 || count > w.after);
+      if (met || now >= w.deadline) {
+        waiters.delete(w);
+        clearTimeout(w.timer);
+        w.resolve({ quiet: met, mark: count });
+      }
+    });
+  };
+
+  const tick = function () {
+    scheduled = 0;
+    ticks++;
+    if (dirty) {
+      dirty = false;
+      quietFrames = 0;
+    } else if (animating()) {
+      quietFrames = 0;
+    } else {
+      quietFrames++;
+    }
+    settle();
+    if (quietFrames < 2 || waiters.size) schedule();
+  };
+
+  const schedule = function () {
+    if (scheduled) return;
+    const token = (scheduled = ticks + 1);
+    const fire = function () {
+      if (scheduled === token) tick();
+    };
+    requestAnimationFrame(fire);
+    setTimeout(fire, FALLBACK_TICK_MS);
+  };
+
+  const wait = function (timeoutMs, minFrames, after) {
+    // Shadow roots attached after their host was inserted (a late custom-element upgrade) have
+    // no mutation of their own that would announce them: look again before every wait.
+    if (document.documentElement) scanRoot(document.documentElement, true);
+    if (animating()) quietFrames = 0;
+    return new Promise(function (resolve) {
+      const w = {
+        from: ticks,
+        minFrames: minFrames > 0 ? minFrames : 0,
+        after: typeof after === "number" ? after : -1,
+        deadline: performance.now() + timeoutMs,
+        resolve: resolve,
+        timer: 0,
+      };
+      waiters.add(w);
+      w.timer = setTimeout(settle, Math.max(0, timeoutMs));
+      settle();
+      if (waiters.has(w)) schedule();
+    });
+  };
+
+  // Focus: the deepest active element, through open shadow roots and same-origin iframes.
+  const deepActive = function () {
+    let el = document.activeElement;
+    for (let hops = 0; el && hops < 64; hops++) {
+      const sr = el.shadowRoot;
+      if (sr && sr.activeElement) { el = sr.activeElement; continue; }
+      if (el.localName === "iframe" || el.localName === "frame") {
+        let doc = null;
+        try { doc = el.contentDocument; } catch (e) { doc = null; }
+        if (doc && doc.activeElement && doc.activeElement !== doc.body) { el = doc.activeElement; continue; }
+      }
+      break;
+    }
+    return el;
+  };
+  const editable = function (el) {
+    if (el.isContentEditable) return true;
+    if (el.localName === "textarea") return !el.readOnly && !el.disabled;
+    if (el.localName === "input") return !NOT_TEXT[String(el.type)] && !el.readOnly && !el.disabled;
+    return false;
+  };
+  const hitAt = function (x, y) {
+    let hit = document.elementFromPoint(x, y);
+    for (let hops = 0; hit && hit.shadowRoot && hops < 64; hops++) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  };
+  const focusOk = function (x, y) {
+    const el = deepActive();
+    if (!el || el === document.body || el === document.documentElement) return false;
+    if (editable(el)) return true;
+    const hit = hitAt(x, y);
+    return !!hit && (hit === el || el.contains(hit) || hit.contains(el));
+  };
+  const waitFocus = function (timeoutMs, x, y) {
+    return new Promise(function (resolve) {
+      const deadline = performance.now() + timeoutMs;
+      let done = false;
+      const finish = function (ok) {
+        if (done) return;
+        done = true;
+        window.removeEventListener("focusin", check, true);
+        clearTimeout(timer);
+        resolve(ok);
+      };
+      const check = function () {
+        if (focusOk(x, y)) finish(true);
+        else if (performance.now() >= deadline) finish(false);
+        else if (!done) requestAnimationFrame(check);
+      };
+      const timer = setTimeout(function () { finish(focusOk(x, y)); }, Math.max(0, timeoutMs));
+      window.addEventListener("focusin", check, true);
+      check();
+    });
+  };
+
+  const reveal = function (ref) {
+    const kept = globalThis.__argentRefs;
+    const el = kept ? kept[ref] : null;
+    if (!el || !el.isConnected) return false;
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    return true;
+  };
+
+  observe(document);
+  if (document.documentElement) scanRoot(document.documentElement, true);
+  schedule();
+  globalThis.__argent = {
+    wait: wait,
+    mark: function () { return count; },
+    waitFocus: waitFocus,
+    reveal: reveal,
+    editable: function () { const el = deepActive(); return !!el && editable(el); },
+  };
+  return true;
+})()
