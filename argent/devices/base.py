@@ -133,6 +133,16 @@ class PageSignals(Protocol):
         key events where the page needs them."""
         ...
 
+    def capture_size(self) -> tuple[int, int] | None:
+        """The whole screen's capture size in pixels when ``capture`` of a region shows exactly
+        those pixels of a whole-screen capture; None when it may not (then crop a capture)."""
+        ...
+
+    async def capture(self, region: tuple[int, int, int, int] | None = None) -> bytes:
+        """A PNG for a snapshot compare: the whole screen, or the pixels ``left, top, right,
+        bottom`` of it. The same pixels always give the same bytes."""
+        ...
+
     async def kept_tree(self) -> UiTree:
         """One read of the UI tree whose nodes carry ``ref`` (for ``reveal``)."""
         ...

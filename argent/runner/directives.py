@@ -752,14 +752,26 @@ class DeviceDirectives:
                 await self._waiter(device, ctx).quiet()
             except _Aborted:
                 raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
+        signals = signals_of(device)
+        size = signals.capture_size() if signals is not None else None
+        region: tuple[int, int, int, int] | None = None
+        if crop_leaf is not None and size is not None:
+            f = crop_leaf.frame
+            rect = pixels.crop_rect(f.x, f.y, f.width, f.height, *size)
+            if rect[2] - rect[0] >= 1 and rect[3] - rect[1] >= 1:
+                region = rect  # captured alone: the same pixels, no whole screen to decode and crop
         try:
-            shot = await self._race(ctx, device.screenshot(), None)
+            capture = signals.capture(region) if signals is not None else device.screenshot()
+            shot = await self._race(ctx, capture, None)
         except _Aborted:
             raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
-        try:
-            width, height = pixels.png_size(shot)
-        except pixels.PngError as exc:
-            return DirectiveOutcome("error", f"the device's screenshot is unusable: {exc}")
+        if region is not None and size is not None:
+            width, height = size
+        else:
+            try:
+                width, height = pixels.png_size(shot)
+            except pixels.PngError as exc:
+                return DirectiveOutcome("error", f"the device's screenshot is unusable: {exc}")
         key = f"{step.name}__{device.platform}-{width}x{height}"
         if crop_sel is not None:
             key += f"-crop-{crop_hash(crop_sel)}"
@@ -777,7 +789,7 @@ class DeviceDirectives:
         else:
             state.captured[key] = app
         current = shot
-        if crop_leaf is not None and crop_sel is not None:
+        if crop_leaf is not None and crop_sel is not None and region is None:
             f = crop_leaf.frame
             rect = pixels.crop_rect(f.x, f.y, f.width, f.height, width, height)
             if rect[2] - rect[0] < 1 or rect[3] - rect[1] < 1:
@@ -808,6 +820,9 @@ class DeviceDirectives:
                 artifacts={"current": current_path},
                 snapshot_key=key,
             )
+        limit = js_number(max_mismatch)
+        if baseline == current:  # the same PNG bytes: the same pixels, nothing to decode
+            return DirectiveOutcome("pass", f"diff {pixels.js_to_fixed(0.0, 2)}% ≤ {limit}% ({key}.png)")
         try:
             result = await asyncio.to_thread(_compare, baseline, current, crop_sel is None, max_mismatch)
         except pixels.PngError as exc:
@@ -832,7 +847,6 @@ class DeviceDirectives:
                 )
             return DirectiveOutcome("fail", reason, artifacts=artifacts, snapshot_key=key)
         shown = pixels.js_to_fixed(diff.mismatch, 2)
-        limit = js_number(max_mismatch)
         if diff.mismatch <= max_mismatch:
             return DirectiveOutcome("pass", f"diff {shown}% ≤ {limit}% ({key}.png)")
         scratch = self._scratch()
