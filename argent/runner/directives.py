@@ -30,6 +30,7 @@ from typing import Literal, TypeVar
 from attrs import define, field, frozen
 
 from argent.devices.base import Device, DeviceError, Frame, PageSignals
+from argent.devices.deferred import resolved
 from argent.flows.model import (
     AssertStep,
     AwaitStep,
@@ -247,6 +248,7 @@ class DeviceDirectives:
     # -- the protocol ---------------------------------------------------------------------
 
     async def execute(self, step: Step, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        device = await resolved(device)  # an explicit device is looked up by the step that needs it
         try:
             return await self._dispatch(step, device, ctx)
         except _Aborted as exc:
@@ -261,6 +263,7 @@ class DeviceDirectives:
     async def check(
         self, condition: Condition, device: Device, grace_ms: float, ctx: DirectiveContext
     ) -> GuardOutcome:
+        device = await resolved(device)
         try:
             poll = await self._poll(condition, device, ctx, grace_ms)
         except _Aborted:
