@@ -165,8 +165,8 @@ def _mismatch_ok(current: bytes, baseline: bytes) -> bool:
     b = np.asarray(Image.open(io.BytesIO(baseline)).convert("RGBA"))
     if a.shape != b.shape:
         return False
-    differing = np.count_nonzero((a != b).any(axis=2))
-    return differing * 100 / (a.shape[0] * a.shape[1]) <= MAX_MISMATCH
+    differing = int(np.count_nonzero((a != b).any(axis=2)))
+    return bool(differing * 100 / (a.shape[0] * a.shape[1]) <= MAX_MISMATCH)
 
 
 class Playwright:

@@ -124,8 +124,9 @@ class PageSignals(Protocol):
         """The page's change mark now (what ``wait_quiet(after=…)`` compares with)."""
         ...
 
-    async def wait_focus(self, x: float, y: float, timeout: float) -> bool:
-        """Wait at most ``timeout`` s for focus on a text field or on the element at (x, y)."""
+    async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
+        """Wait at most ``timeout`` s for focus on a text field, or (after ``grace`` s, time for
+        it to hand the focus on) on the element at (x, y)."""
         ...
 
     async def enter_text(self, text: str) -> None:

@@ -64,6 +64,7 @@ from argent.limits import (
     SCROLL_TO_MIN_STEP,
     SETTLE_INTERVAL_MS,
     SETTLE_MAX_MS,
+    TYPE_FOCUS_GRACE_MS,
     TYPE_FOCUS_MAX_MS,
     TYPE_FOCUS_POLL_MS,
 )
@@ -126,6 +127,7 @@ class Timings:
     action_poll: float = ACTION_POLL_MS / 1000
     condition_poll: float = CONDITION_POLL_MS / 1000
     type_focus_max: float = TYPE_FOCUS_MAX_MS / 1000
+    type_focus_grace: float = TYPE_FOCUS_GRACE_MS / 1000
     type_focus_poll: float = TYPE_FOCUS_POLL_MS / 1000
     idle_poll: float = IDLE_POLL_MS / 1000
     #: The least time a single device read is given, even at the very end of a window.
@@ -141,6 +143,7 @@ class Timings:
             action_poll=self.action_poll * factor,
             condition_poll=self.condition_poll * factor,
             type_focus_max=self.type_focus_max * factor,
+            type_focus_grace=self.type_focus_grace * factor,
             type_focus_poll=self.type_focus_poll * factor,
             idle_poll=self.idle_poll * factor,
             read_floor=self.read_floor * factor,
@@ -417,14 +420,17 @@ class DeviceDirectives:
         return DirectiveOutcome("pass")
 
     async def _await_focus(self, device: Device, ctx: DirectiveContext, x: float, y: float) -> None:
-        """Wait until the tap at (x, y) put the focus on a text field or on the tapped element (not
-        a failure when it never does: the text goes wherever the focus is)."""
+        """Wait until the tap at (x, y) put the focus on a text field, or kept it on the tapped
+        element for ``type_focus_grace`` (not a failure when neither happens: the text goes
+        wherever the focus is)."""
         t = self.t
         signals = signals_of(device)
         if signals is not None:
             with contextlib.suppress(DeviceError, _ReadTimeout):
                 await self._race(
-                    ctx, signals.wait_focus(x, y, t.type_focus_max), t.type_focus_max + t.read_floor
+                    ctx,
+                    signals.wait_focus(x, y, t.type_focus_max, t.type_focus_grace),
+                    t.type_focus_max + t.read_floor,
                 )
             return
         deadline = self._now() + t.type_focus_max

@@ -420,9 +420,9 @@ class ChromiumDevice:
     async def change_mark(self) -> int:
         return await self.signals.change_mark()
 
-    async def wait_focus(self, x: float, y: float, timeout: float) -> bool:
+    async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
         px, py = self._px(x, y)
-        return await self.signals.wait_focus(px, py, timeout)
+        return await self.signals.wait_focus(px, py, timeout, grace)
 
     async def kept_tree(self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> UiTree:
         payload = await self.signals.evaluate(

@@ -12,20 +12,22 @@
 //     frame); with `after` (a mark), also only once the page has changed past that mark. At
 //     `timeoutMs` it resolves with quiet=false. `mark` counts mutations.
 //   mark() -> the current mutation count.
-//   waitFocus(timeoutMs, x, y) -> Promise<bool>
-//     resolves true once focus sits on an editable element, or on the element at (x, y) CSS px
-//     (or one containing it / inside it); false at the deadline.
+//   waitFocus(timeoutMs, x, y, graceMs) -> Promise<bool>
+//     resolves true once focus sits on an element that takes text; or, `graceMs` after the call,
+//     on the element at (x, y) CSS px (or one containing it / inside it) — a tapped button or
+//     widget that keeps the focus itself gets that long to hand it on (a search button that
+//     focuses its field); false at the deadline.
 //   reveal(ref) -> scrolls the element a kept walk (`refs`) numbered `ref` into the middle of
 //     its scroll containers; false when that element is gone.
 //   editable() -> whether the focused element takes text (an insert types into it).
 //
-// Frames are requestAnimationFrame callbacks; a 100 ms timer stands in when no frame comes (a
+// Frames are requestAnimationFrame callbacks; a 250 ms timer stands in when no frame comes (a
 // hidden or throttled page), so a wait always ends by its deadline.
 (function () {
   "use strict";
   if (globalThis.__argent) return true;
   const OPTIONS = { subtree: true, childList: true, attributes: true, characterData: true };
-  const FALLBACK_TICK_MS = 100;
+  const FALLBACK_TICK_MS = 250;
   const NOT_TEXT = {
     button: 1, checkbox: 1, color: 1, file: 1, hidden: 1, image: 1, radio: 1, range: 1, reset: 1, submit: 1,
   };
@@ -183,16 +185,18 @@
     }
     return hit;
   };
-  const focusOk = function (x, y) {
+  const focusOk = function (x, y, handed) {
     const el = deepActive();
     if (!el || el === document.body || el === document.documentElement) return false;
     if (editable(el)) return true;
+    if (!handed) return false;
     const hit = hitAt(x, y);
     return !!hit && (hit === el || el.contains(hit) || hit.contains(el));
   };
-  const waitFocus = function (timeoutMs, x, y) {
+  const waitFocus = function (timeoutMs, x, y, graceMs) {
     return new Promise(function (resolve) {
-      const deadline = performance.now() + timeoutMs;
+      const start = performance.now();
+      const deadline = start + timeoutMs;
       let done = false;
       const finish = function (ok) {
         if (done) return;
@@ -202,11 +206,11 @@
         resolve(ok);
       };
       const check = function () {
-        if (focusOk(x, y)) finish(true);
+        if (focusOk(x, y, performance.now() - start >= graceMs)) finish(true);
         else if (performance.now() >= deadline) finish(false);
         else if (!done) requestAnimationFrame(check);
       };
-      const timer = setTimeout(function () { finish(focusOk(x, y)); }, Math.max(0, timeoutMs));
+      const timer = setTimeout(function () { finish(focusOk(x, y, true)); }, Math.max(0, timeoutMs));
       window.addEventListener("focusin", check, true);
       check();
     });

@@ -235,10 +235,11 @@ class PageSignals:
         value = await self.evaluate("globalThis.__argent.mark()")
         return int(value) if isinstance(value, int | float) else 0
 
-    async def wait_focus(self, x: float, y: float, timeout: float) -> bool:
+    async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
         ms = round(max(0.0, timeout) * 1000)
+        grace_ms = round(max(0.0, grace) * 1000)
         value = await self.evaluate(
-            f"globalThis.__argent.waitFocus({ms}, {x!r}, {y!r})",
+            f"globalThis.__argent.waitFocus({ms}, {x!r}, {y!r}, {grace_ms})",
             await_promise=True,
             timeout=timeout + _WAIT_SLACK_SECONDS,
         )
