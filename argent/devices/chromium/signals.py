@@ -34,7 +34,12 @@ _WAIT_SLACK_SECONDS = 2.0
 FRAMES_AFTER_INPUT = 2
 #: Network buffers Chromium keeps for response bodies nobody here asks for.
 _NETWORK_BUFFERS = {"maxTotalBufferSize": 1_000_000, "maxResourceBufferSize": 500_000, "maxPostDataSize": 0}
-_GONE = ("Cannot find context with specified id", "Execution context was destroyed", "navigated or closed")
+_GONE = (
+    "Cannot find context with specified id",
+    "Execution context was destroyed",
+    "navigated or closed",
+    "No frame for given id found",
+)
 
 
 @functools.cache
@@ -142,9 +147,15 @@ class PageSignals:
             if self._frame_id is None:
                 tree = await self._session.send("Page.getFrameTree")
                 self._frame_id = str(((tree.get("frameTree") or {}).get("frame") or {}).get("id") or "")
-            reply = await self._session.send(
-                "Page.createIsolatedWorld", {"frameId": self._frame_id, "worldName": WORLD_NAME}
-            )
+            try:
+                reply = await self._session.send(
+                    "Page.createIsolatedWorld", {"frameId": self._frame_id, "worldName": WORLD_NAME}
+                )
+            except DeviceError as exc:
+                if self._session.alive and any(marker in str(exc) for marker in _GONE):
+                    self._frame_id = None  # read the main frame again
+                    raise _WorldGone() from None
+                raise
             context = reply.get("executionContextId")
             if not isinstance(context, int):
                 raise DeviceError(
