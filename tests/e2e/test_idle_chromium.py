@@ -148,6 +148,19 @@ TYPING = f"""<!doctype html><html><head><title>Typing</title>{STYLE}</head><body
 </script>
 </body></html>"""
 
+FRAMES = f"""<!doctype html><html><head><title>Frames</title>{STYLE}</head><body>
+<button id="move" onclick="requestAnimationFrame(() => requestAnimationFrame(() => {{
+  document.getElementById('target').style.top = '300px'; }}))">Move</button>
+<button id="soon" onclick="setTimeout(() => {{ document.getElementById('target').style.left = '400px'; }}, 0)">Soon</button>
+<p id="out">none</p>
+<div style="position: relative; height: 400px">
+  <button id="decoy" style="position: absolute; left: 0; top: 40px; width: 200px; height: 40px"
+    onclick="document.getElementById('out').textContent = 'decoy'">Decoy</button>
+  <button id="target" style="position: absolute; left: 0; top: 40px; width: 200px; height: 40px; z-index: 1"
+    onclick="document.getElementById('out').textContent = 'target ' + this.style.top + ' ' + this.style.left">Target</button>
+</div>
+</body></html>"""
+
 FIRST = f"""<!doctype html><html><head><title>First</title>{STYLE}</head><body>
 <a id="go" href="/second.html">Go to the second page</a></body></html>"""
 
@@ -161,6 +174,7 @@ PAGES = {
     "/long.html": LONG,
     "/virtual.html": VIRTUAL,
     "/typing.html": TYPING,
+    "/frames.html": FRAMES,
     "/first.html": FIRST,
     "/second.html": SECOND,
 }
@@ -286,6 +300,29 @@ async def test_an_infinite_animation_does_not_hold_a_step(
     assert [s.kind for s in res.steps] == ["launch", "tap", "snapshot"]
     for step in res.steps[1:]:
         assert (step.duration_ms or 0) < SETTLE_MAX_MS * 0.8, verdicts(res)
+
+
+async def test_a_tap_acts_where_the_frames_after_the_last_input_left_the_element(
+    tmp_path: Path, device: ChromiumDevice, site: str
+) -> None:
+    # "Target" covers "Decoy"; a click on Move moves Target away two frames later (a double
+    # requestAnimationFrame), a click on Soon in a zero timeout. Read too early, the tap lands on
+    # the Decoy that is left there.
+    res = await run(
+        tmp_path,
+        device,
+        "frames",
+        flow(
+            f"{site}/frames.html",
+            "tap: Move",
+            "tap: Target",
+            'assert: { text: { in: { id: out }, equals: "target 300px 0px" } }',
+            "tap: Soon",
+            "tap: Target",
+            'assert: { text: { in: { id: out }, equals: "target 300px 400px" } }',
+        ),
+    )
+    assert passed(res), verdicts(res)
 
 
 # --------------------------------------------------------------------------------------------

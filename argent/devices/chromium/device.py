@@ -121,6 +121,10 @@ async def find_page_target(http: aiohttp.ClientSession, port: int, timeout: floa
     raise DeviceError(f"Chromium CDP on port {port} reported no page targets.")
 
 
+def _mouse_event(kind: str, px: tuple[float, float], **extra: Any) -> dict[str, Any]:
+    return {"type": kind, "x": px[0], "y": px[1], **extra}
+
+
 class ChromiumDevice:
     """One Chromium page driven over one CDP session."""
 
@@ -134,6 +138,7 @@ class ChromiumDevice:
         self._input = asyncio.Lock()
         self._closed = False
         self._signals: PageSignals | None = None
+        self._background: set[asyncio.Future[Any]] = set()
         #: The viewport argent pinned at DPR 1 (a device it launched), in pixels.
         self._pinned: tuple[int, int] | None = None
 
@@ -332,16 +337,20 @@ class ChromiumDevice:
 
     async def _mouse(self, kind: str, px: tuple[float, float], **extra: Any) -> None:
         self._touch()
-        await self.session.send("Input.dispatchMouseEvent", {"type": kind, "x": px[0], "y": px[1], **extra})
+        await self.session.send("Input.dispatchMouseEvent", _mouse_event(kind, px, **extra))
 
     async def tap(self, x: float, y: float, *, click_count: int = 1) -> None:
+        """Move, then press and release (``click_count`` times: the escalating clickCount makes the
+        second click a dblclick), written in one go: the page gets them in order, as if each had
+        been awaited, in one round trip."""
         px = self._px(x, y)
+        events = [_mouse_event("mouseMoved", px, button="none", buttons=0)]
+        for n in range(1, max(1, click_count) + 1):
+            events.append(_mouse_event("mousePressed", px, button="left", buttons=1, clickCount=n))
+            events.append(_mouse_event("mouseReleased", px, button="left", buttons=0, clickCount=n))
         async with self._input:
-            await self._mouse("mouseMoved", px, button="none", buttons=0)
-            # The escalating clickCount makes the second click a dblclick: no pause between them.
-            for n in range(1, max(1, click_count) + 1):
-                await self._mouse("mousePressed", px, button="left", buttons=1, clickCount=n)
-                await self._mouse("mouseReleased", px, button="left", buttons=0, clickCount=n)
+            self._touch()
+            await self.session.send_in_order("Input.dispatchMouseEvent", events)
 
     async def long_press(self, x: float, y: float, duration_ms: float) -> None:
         px = self._px(x, y)
@@ -355,9 +364,11 @@ class ChromiumDevice:
                     await self._mouse("mouseReleased", px, button="left", buttons=0, clickCount=1)
 
     async def _key(self, key: KeyDef) -> None:
+        """Key down and up in one round trip (in order, as if each had been awaited)."""
         self._touch()
-        await self.session.send("Input.dispatchKeyEvent", key.params(key.down_type))
-        await self.session.send("Input.dispatchKeyEvent", key.params("keyUp"))
+        await self.session.send_in_order(
+            "Input.dispatchKeyEvent", [key.params(key.down_type), key.params("keyUp")]
+        )
 
     async def type_text(self, text: str) -> None:
         """Printable ASCII as real key events (keydown/keypress/input/keyup), newline as Enter, tab
@@ -479,6 +490,11 @@ class ChromiumDevice:
                 raise
             return False
 
+    def _background_done(self, task: asyncio.Future[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a release that failed changes nothing
+
     async def _key_listeners(self) -> bool:
         session = self.session
         try:
@@ -500,8 +516,12 @@ class ChromiumDevice:
                 *(session.send("DOMDebugger.getEventListeners", {"objectId": oid}) for oid in ids)
             )
         finally:
-            with contextlib.suppress(DeviceError):
-                await session.send("Runtime.releaseObjectGroup", {"objectGroup": _KEY_TARGETS_GROUP})
+            # Released in the background: nothing waits for it, the next request queues behind it.
+            release = asyncio.ensure_future(
+                session.send("Runtime.releaseObjectGroup", {"objectGroup": _KEY_TARGETS_GROUP})
+            )
+            self._background.add(release)
+            release.add_done_callback(self._background_done)
         return any(
             isinstance(listener, dict) and listener.get("type") in KEY_EVENTS
             for reply in found

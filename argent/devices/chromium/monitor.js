@@ -7,22 +7,25 @@
 //   wait(timeoutMs, minFrames, after) -> Promise<{quiet, mark}>
 //     resolves once the page is quiet: no DOM mutation (document, open shadow roots, same-origin
 //     iframes) for two animation frames, no running finite CSS animation or transition (an
-//     infinite one never ends, waiting cannot help), the parser done; with `minFrames`, also at
-//     least that many frames after the call (input was just sent: its effects must get their
-//     frame); with `after` (a mark), also only once the page has changed past that mark. At
+//     infinite one never ends, waiting cannot help), the parser done; with `minFrames` (input
+//     was sent since the last quiet), also at least that many frames after the input — counted
+//     from the last input event the page saw since then (pointer, key, wheel, scroll, input),
+//     else from the call — so its effects (timers, frame callbacks, scroll handlers) get their
+//     frames; with `after` (a mark), also only once the page has changed past that mark. At
 //     `timeoutMs` it resolves with quiet=false. `mark` counts mutations.
 //   mark() -> the current mutation count.
-//   waitFocus(timeoutMs, x, y, graceMs) -> Promise<bool>
-//     resolves true once focus sits on an element that takes text; or, `graceMs` after the call,
+//   waitFocus(timeoutMs, x, y, graceMs) -> Promise<{ok, editable}>
+//     resolves ok once focus sits on an element that takes text; or, `graceMs` after the call,
 //     on the element at (x, y) CSS px (or one containing it / inside it) — a tapped button or
 //     widget that keeps the focus itself gets that long to hand it on (a search button that
-//     focuses its field); false at the deadline.
+//     focuses its field); not ok at the deadline. `editable`: the focus then takes text.
 //   reveal(ref) -> scrolls the element a kept walk (`refs`) numbered `ref` into the middle of
 //     its scroll containers; false when that element is gone.
 //   editable() -> whether the focused element takes text (an insert types into it).
 //
-// Frames are requestAnimationFrame callbacks; a 250 ms timer stands in when no frame comes (a
-// hidden or throttled page), so a wait always ends by its deadline.
+// A frame is looked at in a task right after its requestAnimationFrame callbacks (so the page's
+// own frame callbacks have had their say); a 250 ms timer stands in when no frame comes (a hidden
+// or throttled page), so a wait always ends by its deadline.
 (function () {
   "use strict";
   if (globalThis.__argent) return true;
@@ -35,6 +38,8 @@
   let count = 0; // mutations seen
   let quietFrames = 0; // frames in a row without a mutation or a running animation
   let ticks = 0; // frames seen
+  let inputTick = -1; // `ticks` at the last input event
+  let quietTick = -1; // `ticks` when a wait last resolved quiet
   let dirty = true; // a mutation since the last frame (a fresh monitor knows nothing yet)
   let scheduled = 0;
   const observed = new WeakSet();
@@ -102,6 +107,7 @@
     waiters.forEach(function (w) {
       const met = quietNow() && ticks - w.from >= w.minFrames && (w.after < 0 || count > w.after);
       if (met || now >= w.deadline) {
+        if (met) quietTick = ticks;
         waiters.delete(w);
         clearTimeout(w.timer);
         w.resolve({ quiet: met, mark: count });
@@ -121,7 +127,7 @@
       quietFrames++;
     }
     settle();
-    if (quietFrames < 2 || waiters.size) schedule();
+    if (quietFrames < 2 || waiters.size || ticks - inputTick < 2) schedule();
   };
 
   const schedule = function () {
@@ -130,7 +136,11 @@
     const fire = function () {
       if (scheduled === token) tick();
     };
-    requestAnimationFrame(fire);
+    // Looked at once the frame's callbacks all ran (the page's own frame callbacks may come
+    // after ours in the same frame, and what they change counts for that frame).
+    requestAnimationFrame(function () {
+      setTimeout(fire, 0);
+    });
     setTimeout(fire, FALLBACK_TICK_MS);
   };
 
@@ -141,7 +151,7 @@
     if (animating()) quietFrames = 0;
     return new Promise(function (resolve) {
       const w = {
-        from: ticks,
+        from: inputTick >= 0 && inputTick >= quietTick ? inputTick : ticks,
         minFrames: minFrames > 0 ? minFrames : 0,
         after: typeof after === "number" ? after : -1,
         deadline: performance.now() + timeoutMs,
@@ -203,7 +213,8 @@
         done = true;
         window.removeEventListener("focusin", check, true);
         clearTimeout(timer);
-        resolve(ok);
+        const el = deepActive();
+        resolve({ ok: ok, editable: !!el && editable(el) });
       };
       const check = function () {
         if (focusOk(x, y, performance.now() - start >= graceMs)) finish(true);
@@ -223,6 +234,19 @@
     el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
     return true;
   };
+
+  // Input the page saw: the frames after input are counted from here (and get ticked).
+  const INPUT_EVENTS = [
+    "pointerdown", "pointerup", "mousedown", "mouseup", "click", "dblclick", "keydown", "keyup",
+    "beforeinput", "input", "wheel", "scroll", "touchstart", "touchend",
+  ];
+  const onInput = function () {
+    inputTick = ticks;
+    schedule();
+  };
+  for (let i = 0; i < INPUT_EVENTS.length; i++) {
+    window.addEventListener(INPUT_EVENTS[i], onInput, { capture: true, passive: true });
+  }
 
   observe(document);
   if (document.documentElement) scanRoot(document.documentElement, true);

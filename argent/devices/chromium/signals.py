@@ -64,6 +64,9 @@ class PageSignals:
         self._request_done = asyncio.Event()
         self._touched = True
         self._max_age = QUIET_REQUEST_MAX_AGE_MS / 1000
+        #: Input sent so far, and whether the focus took text at the last focus wait (at that count).
+        self._inputs = 0
+        self._focus_editable: tuple[int, bool] | None = None
 
     async def start(self) -> None:
         """Subscribe to the page's requests and navigations (called once, after ``Page.enable``)."""
@@ -81,6 +84,7 @@ class PageSignals:
     def touched(self) -> None:
         """Input went to the page: the next quiet needs frames of its own."""
         self._touched = True
+        self._inputs += 1
 
     # -- events --
 
@@ -254,7 +258,14 @@ class PageSignals:
             await_promise=True,
             timeout=timeout + _WAIT_SLACK_SECONDS,
         )
-        return value is True
+        if not isinstance(value, dict):
+            return False
+        self._focus_editable = (self._inputs, value.get("editable") is True)
+        return value.get("ok") is True
 
     async def editable(self) -> bool:
+        """Whether the focus takes text (as the last focus wait saw it, when no input came since)."""
+        known = self._focus_editable
+        if known is not None and known[0] == self._inputs:
+            return known[1]
         return await self.evaluate("globalThis.__argent.editable()") is True
