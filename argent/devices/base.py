@@ -59,6 +59,9 @@ class UiTree:
     #: The scroll offsets of the screen's scrollable parts, opaque; two reads with different
     #: offsets are different screens even when every visible node looks the same (blank space).
     scroll: str = ""
+    #: The page's change mark when this read began (``PageSignals``), else -1: a later
+    #: ``wait_quiet(after=mark)`` wakes on any change since this read.
+    mark: int = field(default=-1, eq=False)
 
 
 class DeviceError(Exception):
@@ -118,10 +121,6 @@ class PageSignals(Protocol):
         request in flight, no finite animation running; after input, at least two frames more).
         With ``after`` (a mark), also until the page changed past it. The page's change mark
         once quiet; None when the time ran out."""
-        ...
-
-    async def change_mark(self) -> int:
-        """The page's change mark now (what ``wait_quiet(after=…)`` compares with)."""
         ...
 
     async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:

@@ -523,7 +523,6 @@ class DeviceDirectives:
         last_reason: str | None = None
         last_good = start
         waiter = self._waiter(device, ctx)
-        await waiter.take_mark()  # later marks come with each change waited for
         while True:
             at = self._now()
             try:

@@ -72,7 +72,7 @@ class Waiter:
         self.abort = abort
         self.t = timings
         self.signals = signals_of(device)
-        #: The page's change mark at the last quiet or ``take_mark`` (None: not known).
+        #: The page's change mark at the last quiet or read (None: not known).
         self.mark: int | None = None
 
     # -- primitives --
@@ -101,6 +101,8 @@ class Waiter:
             tree = await self.race(self.device.ui_tree(), limit)
         except ReadTimeout:
             raise DeviceError(f"the UI tree read did not answer within {self.t.ms(limit)}ms") from None
+        if self.signals is not None and tree.mark >= 0:
+            self.mark = tree.mark  # ``changed`` then wakes on any change since this read
         return flatten(tree)
 
     # -- the settle --
@@ -183,15 +185,6 @@ class Waiter:
         return prev
 
     # -- between polls --
-
-    async def take_mark(self) -> None:
-        """Note the page's change mark before a read, so ``changed`` sees any change after it."""
-        if self.signals is None:
-            return
-        try:
-            self.mark = await self.race(self.signals.change_mark(), self.t.read_floor)
-        except (DeviceError, ReadTimeout):
-            self.mark = None
 
     async def changed(self, timeout: float) -> None:
         """Wait until the page changed past the mark and is quiet again, at most ``timeout``

@@ -476,3 +476,45 @@ async def test_type_waits_for_the_focus_a_tap_hands_on(
     )
     assert passed(res), verdicts(res)
     assert await device.session.evaluate("q.value") == "argent"
+
+
+# --------------------------------------------------------------------------------------------
+# Reads in argent's world
+
+
+async def test_a_read_in_argents_world_is_the_read_in_the_pages_own(
+    device: ChromiumDevice, site: str
+) -> None:
+    from argent.devices.chromium.walker import parse_walk, walker_expression
+    from tests.e2e.test_chromium_device import FORM_PAGE
+
+    PAGES["/form.html"] = FORM_PAGE
+    await device.navigate(f"{site}/form.html")
+    ours = await device.ui_tree()
+    theirs, _ = parse_walk(await device.session.evaluate(walker_expression()), device.id)
+    assert ours == theirs and ours.scroll == theirs.scroll and ours.truncated == theirs.truncated
+
+    def texts(node: Any) -> list[str]:
+        return [node.label, node.value, *(t for child in node.children for t in texts(child))]
+
+    assert {"In shadow", "Inner button", "Press me"} <= set(texts(ours.root))
+
+
+async def test_a_page_that_patches_the_dom_does_not_derail_a_read(device: ChromiumDevice, site: str) -> None:
+    PAGES["/patched.html"] = (
+        "<!doctype html><body><button id='b'>Patched</button><script>"
+        "Element.prototype.getBoundingClientRect = () => ({left: 0, top: 0, right: 0, bottom: 0, width: 0, height: 0});"
+        "window.requestAnimationFrame = () => 0; window.MutationObserver = function () { throw new Error('no'); };"
+        "</script></body>"
+    )
+    await device.navigate(f"{site}/patched.html")
+    assert await device.wait_quiet(3.0) is not None
+    tree = await device.ui_tree()
+
+    def find(node: Any) -> Any:
+        if node.identifier == "b":
+            return node
+        return next((hit for child in node.children if (hit := find(child)) is not None), None)
+
+    button = find(tree.root)
+    assert button is not None and button.frame.visible

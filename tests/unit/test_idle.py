@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from attrs import define, field
 
@@ -64,9 +65,9 @@ class SignalDevice(FakeDevice):
         await asyncio.sleep(self.quiet_after)
         return self.mark
 
-    async def change_mark(self) -> int:
-        self.signal_calls.append(("change_mark",))
-        return self.mark
+    async def ui_tree(self) -> UiTree:
+        mark = self.mark
+        return attrs.evolve(await super().ui_tree(), mark=mark)
 
     async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
         self.signal_calls.append(("wait_focus", round(x, 4), round(y, 4), timeout, grace))
@@ -170,13 +171,14 @@ async def test_a_condition_is_looked_at_again_when_the_page_changes(tmp_path: Pa
     cond = Condition(kind="visible", selector=Selector(text="Save"))
     out = await DeviceDirectives(timings=REAL).execute(AwaitStep(cond), dev, make_ctx(tmp_path, dev))
     assert out.status == "pass" and time.monotonic() - t0 < REAL.condition_poll
-    assert called(dev, "change_mark") == [("change_mark",)]  # once: each later mark comes with a quiet
+    # the read's own mark: the wait wakes on a change since that read
+    assert called(dev, "wait_quiet") == [("wait_quiet", REAL.condition_poll, 0)]
 
 
 async def test_a_waiter_without_signals_sleeps_between_polls(tmp_path: Path) -> None:
     dev = FakeDevice()
     waiter = Waiter(dev, asyncio.Event(), FAST)
-    await waiter.take_mark()
+    await waiter.read(1.0)
     t0 = time.monotonic()
     await waiter.changed(0.05)
     assert time.monotonic() - t0 >= 0.045 and waiter.mark is None

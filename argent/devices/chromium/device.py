@@ -302,14 +302,28 @@ class ChromiumDevice:
         return base64.b64decode(data)
 
     async def ui_tree(self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> UiTree:
-        try:
-            payload = await self.session.evaluate(
-                walker_expression(max_depth, max_nodes), timeout=WALK_TIMEOUT_SECONDS
-            )
-        except DeviceError as exc:
-            if not self.session.alive:
-                raise
-            raise DeviceError(f"Chromium ({self.id}) describe failed: {exc}") from None
+        """One walk, in argent's isolated world (the walker compiled once per document, out of
+        the page's reach); in the page's own world when that world cannot be had."""
+        payload: Any = None
+        walked = False
+        if self._signals is not None:
+            try:
+                payload = await self._signals.walk(
+                    max_depth, max_nodes, keep=False, timeout=WALK_TIMEOUT_SECONDS
+                )
+                walked = True
+            except DeviceError:
+                if not self.session.alive:
+                    raise
+        if not walked:
+            try:
+                payload = await self.session.evaluate(
+                    walker_expression(max_depth, max_nodes), timeout=WALK_TIMEOUT_SECONDS
+                )
+            except DeviceError as exc:
+                if not self.session.alive:
+                    raise
+                raise DeviceError(f"Chromium ({self.id}) describe failed: {exc}") from None
         tree, viewport = parse_walk(payload, self.id)
         if viewport[0] > 0 and viewport[1] > 0:
             self._viewport = viewport
@@ -428,27 +442,19 @@ class ChromiumDevice:
     async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
         return await self.signals.wait_quiet(timeout, after=after)
 
-    async def change_mark(self) -> int:
-        return await self.signals.change_mark()
-
     async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
         px, py = self._px(x, y)
         return await self.signals.wait_focus(px, py, timeout, grace)
 
     async def kept_tree(self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> UiTree:
-        payload = await self.signals.evaluate(
-            walker_expression(max_depth, max_nodes, keep=True), timeout=WALK_TIMEOUT_SECONDS
-        )
+        payload = await self.signals.walk(max_depth, max_nodes, keep=True, timeout=WALK_TIMEOUT_SECONDS)
         return self._kept(payload)
 
     async def reveal(
         self, ref: int, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES
     ) -> UiTree | None:
         self._touch()
-        walk = walker_expression(max_depth, max_nodes, keep=True)
-        payload = await self.signals.evaluate(
-            f"globalThis.__argent.reveal({int(ref)}) ? {walk} : null", timeout=WALK_TIMEOUT_SECONDS
-        )
+        payload = await self.signals.reveal(ref, max_depth, max_nodes, timeout=WALK_TIMEOUT_SECONDS)
         return None if payload is None else self._kept(payload)
 
     def _kept(self, payload: Any) -> UiTree:

@@ -21,6 +21,7 @@ from typing import Any
 
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
+from argent.devices.chromium.walker import walker_source
 from argent.limits import QUIET_REQUEST_MAX_AGE_MS
 
 WORLD_NAME = "argent"
@@ -46,6 +47,21 @@ _GONE = (
 def monitor_source() -> str:
     text = importlib.resources.files(__package__).joinpath("monitor.js").read_text(encoding="utf-8")
     return text.strip()
+
+
+@functools.cache
+def world_source() -> str:
+    """What a new world gets once: the monitor, and the walker compiled once as ``__argentWalk``
+    (a walk then costs no compile)."""
+    return f"{monitor_source()};\nglobalThis.__argentWalk = {walker_source()};\ntrue"
+
+
+def _walk(max_depth: int, max_nodes: int, keep: bool) -> str:
+    args = f"{int(max_depth)}, {int(max_nodes)}, {'true' if keep else 'false'}"
+    return (
+        "(() => { const mark = globalThis.__argent.mark(); "
+        f"const walk = globalThis.__argentWalk({args}); if (walk) walk.mark = mark; return walk; }})()"
+    )
 
 
 class _WorldGone(Exception):
@@ -165,7 +181,7 @@ class PageSignals:
                 raise DeviceError(
                     f"Chromium ({self._session.label}): the page gave argent no isolated world."
                 )
-            await self._call(context, monitor_source(), False, None)
+            await self._call(context, world_source(), False, None)
             self._world = context
             self._making.set_result(context)
             return context
@@ -246,9 +262,18 @@ class PageSignals:
             value = result.get("mark")
             return int(value) if isinstance(value, int | float) else 0
 
-    async def change_mark(self) -> int:
-        value = await self.evaluate("globalThis.__argent.mark()")
-        return int(value) if isinstance(value, int | float) else 0
+    async def walk(self, max_depth: int, max_nodes: int, *, keep: bool, timeout: float) -> Any:
+        """The walker's payload, read in argent's world (``keep``: numbered for ``reveal``), with
+        the page's change mark taken just before it (``mark``)."""
+        return await self.evaluate(_walk(max_depth, max_nodes, keep), timeout=timeout)
+
+    async def reveal(self, ref: int, max_depth: int, max_nodes: int, *, timeout: float) -> Any:
+        """Scroll the element ``ref`` of the last kept walk into view, then a kept walk; None when
+        that element is gone."""
+        return await self.evaluate(
+            f"globalThis.__argent.reveal({int(ref)}) ? {_walk(max_depth, max_nodes, True)} : null",
+            timeout=timeout,
+        )
 
     async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
         ms = round(max(0.0, timeout) * 1000)

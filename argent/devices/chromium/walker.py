@@ -31,12 +31,10 @@ def walker_source() -> str:
     return text.strip()
 
 
-def walker_expression(
-    max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES, *, keep: bool = False
-) -> str:
-    """The walk as one expression; ``keep`` numbers the nodes (``ref``) for a later call to act on."""
-    tail = ", true" if keep else ""
-    return f"({walker_source()})({int(max_depth)}, {int(max_nodes)}{tail})"
+def walker_expression(max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> str:
+    """The walk as one expression in the page's own world (argent's isolated world keeps the
+    walker compiled: ``argent.devices.chromium.signals``)."""
+    return f"({walker_source()})({int(max_depth)}, {int(max_nodes)})"
 
 
 def parse_walk(payload: Any, label: str) -> tuple[UiTree, tuple[float, float]]:
@@ -60,11 +58,13 @@ def parse_walk(payload: Any, label: str) -> tuple[UiTree, tuple[float, float]]:
         reason = payload.get("error") or "empty tree"
         raise DeviceError(f"Chromium ({label}) describe: {reason}")
     scroll = payload.get("scroll")
+    mark = payload.get("mark")
     return (
         UiTree(
             root=_node(tree),
             truncated=bool(payload.get("truncated")),
             scroll=scroll if isinstance(scroll, str) else "",
+            mark=mark if isinstance(mark, int) and not isinstance(mark, bool) and mark >= 0 else -1,
         ),
         viewport,
     )
