@@ -143,6 +143,11 @@ class PageSignals(Protocol):
         bottom`` of it. The same pixels always give the same bytes."""
         ...
 
+    async def quiet_capture(self, region: tuple[int, int, int, int] | None, timeout: float) -> bytes:
+        """``capture(region)`` of the page once it is quiet (as ``wait_quiet``; at ``timeout``, as
+        it is), sooner than a wait and a capture in turn where the device can overlap them."""
+        ...
+
     async def kept_tree(self) -> UiTree:
         """One read of the UI tree whose nodes carry ``ref`` (for ``reveal``)."""
         ...

@@ -748,6 +748,7 @@ class DeviceDirectives:
         crop_sel = step.crop_on
         max_mismatch = step.max_mismatch if step.max_mismatch is not None else DEFAULT_MAX_MISMATCH
         crop_leaf: Leaf | None = None
+        signals = signals_of(device)
         if crop_sel is not None:
             try:
                 crop_leaf = await self._find(crop_sel, device, ctx)
@@ -755,12 +756,11 @@ class DeviceDirectives:
                 raise _Aborted(RUN_ABORTED_WHILE_RESOLVING_CROP) from None
             if crop_leaf is None:
                 return DirectiveOutcome("fail", off_screen_reason(crop_sel))
-        else:
+        elif signals is None:
             try:
                 await self._waiter(device, ctx).quiet()
             except _Aborted:
                 raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
-        signals = signals_of(device)
         size = signals.capture_size() if signals is not None else None
         region: tuple[int, int, int, int] | None = None
         if crop_leaf is not None and size is not None:
@@ -769,8 +769,11 @@ class DeviceDirectives:
             if rect[2] - rect[0] >= 1 and rect[3] - rect[1] >= 1:
                 region = rect  # captured alone: the same pixels, no whole screen to decode and crop
         try:
-            capture = signals.capture(region) if signals is not None else device.screenshot()
-            shot = await self._race(ctx, capture, None)
+            if signals is not None and crop_sel is None:
+                shot = await self._quiet_capture(signals, device, ctx)
+            else:
+                capture = signals.capture(region) if signals is not None else device.screenshot()
+                shot = await self._race(ctx, capture, None)
         except _Aborted:
             raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
         if region is not None and size is not None:
@@ -867,6 +870,15 @@ class DeviceDirectives:
         return DirectiveOutcome(
             "fail", f"diff {shown}% > {limit}% ({key}.png)", artifacts=artifacts, snapshot_key=key
         )
+
+    async def _quiet_capture(self, signals: PageSignals, device: Device, ctx: DirectiveContext) -> bytes:
+        """The whole screen once quiet, the wait and the capture overlapped; when the signals fail,
+        the settle and then the capture."""
+        try:
+            return await self._race(ctx, signals.quiet_capture(None, self.t.settle_max), None)
+        except DeviceError:
+            await self._waiter(device, ctx).quiet()
+            return await self._race(ctx, signals.capture(None), None)
 
     def _scratch(self) -> str:
         """A fresh directory for one failed snapshot's images (they outlive the run as its artifacts;

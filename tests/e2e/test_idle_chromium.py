@@ -161,6 +161,28 @@ FRAMES = f"""<!doctype html><html><head><title>Frames</title>{STYLE}</head><body
 </div>
 </body></html>"""
 
+FADE = f"""<!doctype html><html><head><title>Fade</title>{STYLE}</head><body>
+<button id="fade" onclick="fade()">Fade</button>
+<div id="box" style="width: 400px; height: 200px; background: rgb(0, 0, 255)"></div>
+<script>
+  // A colour change every second frame, twelve times, ending green: between two changes lies
+  // one frame without any, and a snapshot must still show the end.
+  function fade() {{
+    let n = 0;
+    const step = () => {{
+      n++;
+      if (n % 2 === 0) {{
+        const k = n / 2;
+        document.getElementById('box').style.background = k < 12 ? 'rgb(' + (k * 20) + ', 0, ' + (255 - k * 20) + ')' : 'rgb(0, 200, 0)';
+        if (k >= 12) return;
+      }}
+      requestAnimationFrame(step);
+    }};
+    requestAnimationFrame(step);
+  }}
+</script>
+</body></html>"""
+
 FIRST = f"""<!doctype html><html><head><title>First</title>{STYLE}</head><body>
 <a id="go" href="/second.html">Go to the second page</a></body></html>"""
 
@@ -175,6 +197,7 @@ PAGES = {
     "/virtual.html": VIRTUAL,
     "/typing.html": TYPING,
     "/frames.html": FRAMES,
+    "/fade.html": FADE,
     "/first.html": FIRST,
     "/second.html": SECOND,
 }
@@ -323,6 +346,21 @@ async def test_a_tap_acts_where_the_frames_after_the_last_input_left_the_element
         ),
     )
     assert passed(res), verdicts(res)
+
+
+async def test_a_snapshot_shows_the_last_frame_of_a_change_that_runs_for_frames(
+    tmp_path: Path, device: ChromiumDevice, site: str
+) -> None:
+    text = flow(f"{site}/fade.html", "tap: Fade", "snapshot: faded")
+    for update in (True, False, False):
+        res = await run(tmp_path, device, "fade", text, update=update)
+        assert passed(res), verdicts(res)
+        if not update:
+            assert (res.steps[2].reason or "").startswith("diff 0.00% ≤ 0.5%")
+    baseline = next((tmp_path / ".argent" / "flows" / "__baselines__" / "fade").glob("*.png"))
+    img = P.decode_png(baseline.read_bytes())
+    green = ((img[..., 0] < 30) & (abs(img[..., 1].astype(int) - 200) < 30) & (img[..., 2] < 30)).sum()
+    assert green > 350 * 180
 
 
 # --------------------------------------------------------------------------------------------

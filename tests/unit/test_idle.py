@@ -84,6 +84,11 @@ class SignalDevice(FakeDevice):
         img = self.image if region is None else self.image[region[1] : region[3], region[0] : region[2]]
         return P.encode_png(img)
 
+    async def quiet_capture(self, region: tuple[int, int, int, int] | None, timeout: float) -> bytes:
+        self.signal_calls.append(("quiet_capture", region))
+        await self.wait_quiet(timeout)
+        return await self.capture(region)
+
     async def kept_tree(self) -> UiTree:
         self.signal_calls.append(("kept_tree",))
         return self.kept_view() if self.kept_view is not None else self.view()
@@ -313,7 +318,7 @@ async def test_a_snapshot_whose_bytes_equal_the_baseline_decodes_nothing(
     monkeypatch.setattr(P, "decode_png", no_decode)
     out = await dd.execute(SnapshotStep("home"), dev, make_ctx(tmp_path, dev))
     assert (out.status, out.reason) == ("pass", "diff 0.00% ≤ 0.5% (home__chromium-100x80.png)")
-    assert called(dev, "capture") == [("capture", None), ("capture", None)]
+    assert called(dev, "quiet_capture") == [("quiet_capture", None), ("quiet_capture", None)]
     assert dev.reads == 0  # a whole-screen snapshot waits for quiet and reads no tree
 
 

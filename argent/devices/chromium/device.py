@@ -301,6 +301,11 @@ class ChromiumDevice:
             raise DeviceError(f"Chromium ({self.id}): Page.captureScreenshot returned no data.")
         return base64.b64decode(data)
 
+    async def quiet_capture(self, region: tuple[int, int, int, int] | None, timeout: float) -> bytes:
+        """``capture(region)`` of the page once quiet (at ``timeout``, as it is), one frame sooner
+        than a quiet wait and a capture in turn."""
+        return await self.signals.quiet_capture(lambda: self.capture(region), timeout)
+
     async def ui_tree(self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> UiTree:
         """One walk, in argent's isolated world (the walker compiled once per document, out of
         the page's reach); in the page's own world when that world cannot be had."""

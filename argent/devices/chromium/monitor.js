@@ -4,15 +4,19 @@
 // neither sees it nor can tamper with it (its globals, prototypes, requestAnimationFrame and
 // MutationObserver are the world's own). It installs `globalThis.__argent` with:
 //
-//   wait(timeoutMs, minFrames, after) -> Promise<{quiet, mark}>
+//   wait(timeoutMs, minFrames, after, slack) -> Promise<{quiet, mark, tick}>
 //     resolves once the page is quiet: no DOM mutation (document, open shadow roots, same-origin
-//     iframes) for two animation frames, no running finite CSS animation or transition (an
+//     iframes) for two animation frames (two frames ran without one; a change made before a
+//     frame began is shown by that frame), no running finite CSS animation or transition (an
 //     infinite one never ends, waiting cannot help), the parser done; with `minFrames` (input
 //     was sent since the last quiet), also at least that many frames after the input — counted
 //     from the last input event the page saw since then (pointer, key, wheel, scroll, input),
 //     else from the call — so its effects (timers, frame callbacks, scroll handlers) get their
-//     frames; with `after` (a mark), also only once the page has changed past that mark. At
-//     `timeoutMs` it resolves with quiet=false. `mark` counts mutations.
+//     frames; with `after` (a mark), also only once the page has changed past that mark. With
+//     `slack` 1 it resolves one frame early (for a capture whose own frame is the last one: the
+//     caller then waits for the full quiet and keeps the capture only when that came at the
+//     very next frame, `tick` + 1). At `timeoutMs` it resolves with quiet=false. `mark` counts
+//     mutations, `tick` frames.
 //   mark() -> the current mutation count.
 //   waitFocus(timeoutMs, x, y, graceMs) -> Promise<{ok, editable}>
 //     resolves ok once focus sits on an element that takes text; or, `graceMs` after the call,
@@ -41,6 +45,8 @@
   let inputTick = -1; // `ticks` at the last input event
   let quietTick = -1; // `ticks` when a wait last resolved quiet
   let dirty = true; // a mutation since the last frame (a fresh monitor knows nothing yet)
+  let lastMutation = Infinity; // when (performance.now()) the last mutation was seen
+  let frameStart = -Infinity; // when the frame being looked at began (its rAF timestamp)
   let scheduled = 0;
   const observed = new WeakSet();
   const waiters = new Set();
@@ -48,6 +54,7 @@
   const observer = new MutationObserver(function (records) {
     count += records.length;
     dirty = true;
+    lastMutation = performance.now();
     for (let i = 0; i < records.length; i++) {
       const added = records[i].addedNodes;
       for (let j = 0; j < added.length; j++) {
@@ -98,19 +105,19 @@
     return false;
   };
 
-  const quietNow = function () {
-    return quietFrames >= 2 && document.readyState !== "loading";
-  };
-
   const settle = function () {
     const now = performance.now();
     waiters.forEach(function (w) {
-      const met = quietNow() && ticks - w.from >= w.minFrames && (w.after < 0 || count > w.after);
+      const met =
+        quietFrames >= 2 - w.slack &&
+        document.readyState !== "loading" &&
+        ticks - w.from >= w.minFrames - w.slack &&
+        (w.after < 0 || count > w.after);
       if (met || now >= w.deadline) {
-        if (met) quietTick = ticks;
+        if (met && !w.slack) quietTick = ticks;
         waiters.delete(w);
         clearTimeout(w.timer);
-        w.resolve({ quiet: met, mark: count });
+        w.resolve({ quiet: met, mark: count, tick: ticks });
       }
     });
   };
@@ -119,8 +126,10 @@
     scheduled = 0;
     ticks++;
     if (dirty) {
+      // A change made before this frame began is one this frame already shows: the frame counts
+      // as a quiet one; a change made during it (its frame callbacks) does not.
       dirty = false;
-      quietFrames = 0;
+      quietFrames = lastMutation < frameStart ? 1 : 0;
     } else if (animating()) {
       quietFrames = 0;
     } else {
@@ -138,13 +147,19 @@
     };
     // Looked at once the frame's callbacks all ran (the page's own frame callbacks may come
     // after ours in the same frame, and what they change counts for that frame).
-    requestAnimationFrame(function () {
-      setTimeout(fire, 0);
+    requestAnimationFrame(function (start) {
+      setTimeout(function () {
+        if (scheduled === token) frameStart = start;
+        fire();
+      }, 0);
     });
-    setTimeout(fire, FALLBACK_TICK_MS);
+    setTimeout(function () {
+      if (scheduled === token) frameStart = -Infinity; // no frame: nothing is known to be shown
+      fire();
+    }, FALLBACK_TICK_MS);
   };
 
-  const wait = function (timeoutMs, minFrames, after) {
+  const wait = function (timeoutMs, minFrames, after, slack) {
     // Shadow roots attached after their host was inserted (a late custom-element upgrade) have
     // no mutation of their own that would announce them: look again before every wait.
     if (document.documentElement) scanRoot(document.documentElement, true);
@@ -154,6 +169,7 @@
         from: inputTick >= 0 && inputTick >= quietTick ? inputTick : ticks,
         minFrames: minFrames > 0 ? minFrames : 0,
         after: typeof after === "number" ? after : -1,
+        slack: slack === 1 ? 1 : 0,
         deadline: performance.now() + timeoutMs,
         resolve: resolve,
         timer: 0,

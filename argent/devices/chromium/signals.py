@@ -17,6 +17,7 @@ import asyncio
 import functools
 import importlib.resources
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from argent.devices.base import DeviceError
@@ -62,6 +63,15 @@ def _walk(max_depth: int, max_nodes: int, keep: bool) -> str:
         "(() => { const mark = globalThis.__argent.mark(); "
         f"const walk = globalThis.__argentWalk({args}); if (walk) walk.mark = mark; return walk; }})()"
     )
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 class _WorldGone(Exception):
@@ -236,19 +246,44 @@ class PageSignals:
     # -- the signals --
 
     async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + max(0.0, timeout)
+        deadline = self._now() + max(0.0, timeout)
+        quiet = await self._quiet(deadline, after, slack=0)
+        return None if quiet is None else quiet[0]
+
+    async def quiet_capture(self, capture: Callable[[], Awaitable[bytes]], timeout: float) -> bytes:
+        """``capture()`` of the quiet page, one frame sooner than a quiet wait and a capture in
+        turn: the capture is asked for one frame before the page is quiet (its own frame is then
+        the last one), and kept only when the very next frame made the page quiet with no change
+        in between; else the quiet page is captured again. At ``timeout``, captured as it is."""
+        deadline = self._now() + max(0.0, timeout)
+        early = await self._quiet(deadline, None, slack=1)
+        if early is None:
+            return await capture()
+        shot = asyncio.ensure_future(capture())
+        try:
+            full = await self._quiet(deadline, None, slack=0)
+        except BaseException:
+            shot.cancel()
+            shot.add_done_callback(_retrieve)
+            raise
+        taken = await shot
+        if full is None or full == (early[0], early[1] + 1):
+            return taken
+        return await capture()
+
+    async def _quiet(self, deadline: float, after: int | None, *, slack: int) -> tuple[int, int] | None:
+        """The page's (mark, frame) once quiet (``slack`` 1: one frame before); None at ``deadline``."""
         frames = FRAMES_AFTER_INPUT if self._touched else 0
         mark = "null" if after is None else str(int(after))
         while True:
             if await self._network_quiet(deadline):
                 frames = FRAMES_AFTER_INPUT  # the responses' handlers get their frames
-            remaining = deadline - loop.time()
+            remaining = deadline - self._now()
             if remaining <= 0:
                 return None
             try:
                 result = await self.evaluate(
-                    f"globalThis.__argent.wait({round(remaining * 1000)}, {frames}, {mark})",
+                    f"globalThis.__argent.wait({round(remaining * 1000)}, {frames}, {mark}, {slack})",
                     await_promise=True,
                     timeout=remaining + _WAIT_SLACK_SECONDS,
                 )
@@ -258,9 +293,9 @@ class PageSignals:
                 return None
             if self._busy_until() is not None:
                 continue  # a request started while the page looked quiet
-            self._touched = False
-            value = result.get("mark")
-            return int(value) if isinstance(value, int | float) else 0
+            if not slack:
+                self._touched = False
+            return _int(result.get("mark")), _int(result.get("tick"))
 
     async def walk(self, max_depth: int, max_nodes: int, *, keep: bool, timeout: float) -> Any:
         """The walker's payload, read in argent's world (``keep``: numbered for ``reveal``), with
