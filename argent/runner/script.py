@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Protocol, runtime_checkable
 
+from argent.devices.deferred import DeferredDevice
 from argent.flows.model import ScriptStep
 from argent.limits import DEFAULT_SCRIPT_TIMEOUT_MS, MAX_SCRIPT_STDERR_TAIL
 from argent.runner.files import FlowRef
@@ -121,6 +122,11 @@ async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[
         return "fail", f"script {shown} was not found: no file at {path}"
     if run.abort.is_set():
         return "skip", RUN_ABORTED
+    if isinstance(run.device, DeferredDevice) and run.device.connected is None:
+        # An explicit device not looked up yet: ARGENT_CDP_URL when it answers (a script may drive
+        # it); a script that never uses it still runs when nothing answers there.
+        with contextlib.suppress(Exception):
+            await run.device.resolve()
     argv = [*script_command(path), *(str(arg) for arg in step.args)]
     timeout_ms = step.timeout_ms if step.timeout_ms is not None else DEFAULT_SCRIPT_TIMEOUT_MS
     root = run.project_root
