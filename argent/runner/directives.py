@@ -31,7 +31,7 @@ import attrs
 from attrs import define, field, frozen
 
 from argent.cpu import run_cpu
-from argent.devices.base import Device, DeviceError, Frame, PageSignals
+from argent.devices.base import Device, DeviceError, Frame, PageSignals, UiTree
 from argent.devices.deferred import resolved
 from argent.flows.model import (
     AssertStep,
@@ -631,25 +631,14 @@ class DeviceDirectives:
     # -- idle ---------------------------------------------------------------------------------
 
     async def _idle(self, step: IdleStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        """Read the tree and a screenshot every ``idle_poll`` until both held still for the
+        step's ``stableFor`` (judged by ``_IdleWatch``), or its timeout ran out."""
         t = self.t
         stable_ms = step.stable_for_ms if step.stable_for_ms is not None else DEFAULT_IDLE_STABLE_FOR_MS
         timeout_ms = step.timeout_ms if step.timeout_ms is not None else DEFAULT_IDLE_TIMEOUT_MS
         stable = stable_ms / 1000 * t.scale
-        start = self._now()
-        deadline = start + timeout_ms / 1000 * t.scale
-        rounds = tree_reads = shots = 0
-        tree_err: BaseException | None = None
-        shot_err: BaseException | None = None
-        timed_out = False
-        all_empty = True
-        failing_tail = 0
-        prev_fp: str | None = None
-        prev_px: pixels.Pixels | None = None
-        prev_at = start
-        still_since: float | None = None
-        still_intervals = 0
-        localized = False
-        settled = False
+        watch = _IdleWatch(self._now())
+        deadline = watch.prev_at + timeout_ms / 1000 * t.scale
         while True:
             at = self._now()
             budget = max(deadline - at, t.read_floor)
@@ -661,51 +650,22 @@ class DeviceDirectives:
             for res in (tree_res, shot_res):
                 if isinstance(res, _Aborted | asyncio.CancelledError):
                     raise _Aborted()
-            rounds += 1
-            fp: str | None = None
-            if isinstance(tree_res, BaseException):
-                tree_err = tree_res
-                timed_out = timed_out or isinstance(tree_res, _ReadTimeout)
-                failing_tail += 1
-            else:
-                screen = flatten(tree_res)
-                tree_reads += 1
-                failing_tail = 0
-                all_empty = all_empty and screen.empty
-                fp = screen.fingerprint
-            px: pixels.Pixels | None = None
-            if isinstance(shot_res, BaseException):
-                shot_err = shot_res
-            else:
-                try:
-                    px = await run_cpu(pixels.idle_frame, shot_res)
-                    shots += 1
-                except Exception as exc:
-                    shot_err = exc
-            if rounds > 1:
-                tree_still = fp is not None and fp == prev_fp
-                motion = (
-                    await run_cpu(pixels.idle_state, prev_px, px)
-                    if px is not None and prev_px is not None
-                    else None
-                )
-                if tree_still and motion != "moving":
-                    still_intervals += 1
-                    still_since = prev_at if still_since is None else still_since
-                    localized = localized or motion == "localized"
-                else:
-                    still_intervals, still_since, localized = 0, None, False
-            prev_fp, prev_px, prev_at = fp, px, at
+            await watch.observe(tree_res, shot_res, at)
             now = self._now()
-            if still_since is not None and still_intervals >= 2 and now - still_since >= stable:
-                settled = True
+            if watch.held(now, stable):
+                watch.settled = True
                 break
             if now + t.idle_poll > deadline:
                 break
             await self._sleep(ctx, t.idle_poll)
+        return self._idle_outcome(watch, stable_ms, timeout_ms)
+
+    def _idle_outcome(self, watch: _IdleWatch, stable_ms: float, timeout_ms: float) -> DirectiveOutcome:
+        """An `idle` step's verdict: an error when there was nothing to judge stillness by, else a
+        pass, with a warning when stillness was judged on less than both sources or never held."""
         timeout_text = js_number(timeout_ms)
-        if tree_reads == 0:
-            if timed_out:
+        if watch.tree_reads == 0:
+            if watch.timed_out:
                 return DirectiveOutcome(
                     "error",
                     f"the tree source never answered within the step's {timeout_text}ms — the device may be "
@@ -714,48 +674,36 @@ class DeviceDirectives:
             return DirectiveOutcome(
                 "error",
                 "could not read the UI tree while waiting for the screen to settle — "
-                f"{error_message(tree_err or Exception())}",
+                f"{error_message(watch.tree_err or Exception())}",
             )
-        if not settled and failing_tail >= 2:
+        if not watch.settled and watch.failing_tail >= 2:
             return DirectiveOutcome(
                 "error",
-                f"the UI tree source answered and then stopped: {error_message(tree_err or Exception())}",
+                f"the UI tree source answered and then stopped: {error_message(watch.tree_err or Exception())}",
             )
-        if all_empty and shots == 0:
+        if watch.all_empty and watch.shots == 0:
             return DirectiveOutcome(
                 "error",
                 "the UI tree read back empty and degraded, and no screenshot could be taken — there was nothing "
                 "to judge stillness by",
             )
-        warning: str | None = None
-        if settled:
-            if all_empty:
-                warning = (
-                    "the UI tree stayed empty the whole time — the screen was judged still on pixels alone"
-                )
-            elif shots == 0:
-                warning = (
-                    "settled on the UI tree alone — no screenshot could be taken "
-                    f"({error_message(shot_err or Exception())}), so pixel motion was not checked"
-                )
-            elif localized:
-                warning = (
-                    "the screen settled except for a small part that kept changing (a spinner, caret or clock?) "
-                    "— continuing"
-                )
-        elif rounds < 3:
-            warning = f"too few reads to judge stillness ({rounds} in {timeout_text}ms) — the screen may still be changing"
-        elif still_since is not None:
-            warning = (
-                f"the screen was still for the last {t.ms(self._now() - still_since)}ms but the {timeout_text}ms "
-                f"timeout ran out before it had held still for {js_number(stable_ms)}ms"
+        if watch.settled:
+            return DirectiveOutcome("pass", warning=_settled_warning(watch))
+        return DirectiveOutcome("pass", warning=self._unsettled_warning(watch, stable_ms, timeout_text))
+
+    def _unsettled_warning(self, watch: _IdleWatch, stable_ms: float, timeout_text: str) -> str:
+        """Why an `idle` step that passed without the screen holding still passed anyway."""
+        if watch.rounds < 3:
+            return f"too few reads to judge stillness ({watch.rounds} in {timeout_text}ms) — the screen may still be changing"
+        if watch.still_since is not None:
+            return (
+                f"the screen was still for the last {self.t.ms(self._now() - watch.still_since)}ms but the "
+                f"{timeout_text}ms timeout ran out before it had held still for {js_number(stable_ms)}ms"
             )
-        else:
-            warning = (
-                f"the screen never held still for {js_number(stable_ms)}ms within {timeout_text}ms — continuing "
-                "anyway; the next steps may see it moving"
-            )
-        return DirectiveOutcome("pass", warning=warning)
+        return (
+            f"the screen never held still for {js_number(stable_ms)}ms within {timeout_text}ms — continuing "
+            "anyway; the next steps may see it moving"
+        )
 
     # -- launch -------------------------------------------------------------------------------
 
@@ -797,46 +745,14 @@ class DeviceDirectives:
     # -- snapshot -----------------------------------------------------------------------------
 
     async def _snapshot(self, step: SnapshotStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        """Capture the screen (or the ``cropOn`` element), then adopt it as the baseline or
+        compare it with the baseline of its device class."""
         run = ctx.run
         crop_sel = step.crop_on
-        max_mismatch = step.max_mismatch if step.max_mismatch is not None else DEFAULT_MAX_MISMATCH
-        crop_leaf: Leaf | None = None
-        signals = signals_of(device)
-        if crop_sel is not None:
-            try:
-                crop_leaf = await self._find(crop_sel, device, ctx)
-            except _Aborted:
-                raise _Aborted(RUN_ABORTED_WHILE_RESOLVING_CROP) from None
-            if crop_leaf is None:
-                return DirectiveOutcome("fail", off_screen_reason(crop_sel))
-        elif signals is None:
-            try:
-                await self._waiter(device, ctx).quiet()
-            except _Aborted:
-                raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
-        size = signals.capture_size() if signals is not None else None
-        region: tuple[int, int, int, int] | None = None
-        if crop_leaf is not None and size is not None:
-            f = crop_leaf.frame
-            rect = pixels.crop_rect(f.x, f.y, f.width, f.height, *size)
-            if rect[2] - rect[0] >= 1 and rect[3] - rect[1] >= 1:
-                region = rect  # captured alone: the same pixels, no whole screen to decode and crop
-        try:
-            if signals is not None and crop_sel is None:
-                shot = await self._quiet_capture(signals, device, ctx)
-            else:
-                capture = signals.capture(region) if signals is not None else device.screenshot()
-                shot = await self._race(ctx, capture, None)
-        except _Aborted:
-            raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
-        if region is not None and size is not None:
-            width, height = size
-        else:
-            try:
-                width, height = pixels.png_size(shot)
-            except pixels.PngError as exc:
-                return DirectiveOutcome("error", f"the device's screenshot is unusable: {exc}")
-        key = f"{step.name}__{device.platform}-{width}x{height}"
+        shot = await self._snapshot_capture(step, device, ctx)
+        if isinstance(shot, DirectiveOutcome):
+            return shot
+        key = f"{step.name}__{device.platform}-{shot.width}x{shot.height}"
         if crop_sel is not None:
             key += f"-crop-{crop_hash(crop_sel)}"
         state = self._state(run)
@@ -852,17 +768,9 @@ class DeviceDirectives:
                 )
         else:
             state.captured[key] = app
-        current = shot
-        if crop_leaf is not None and crop_sel is not None and region is None:
-            f = crop_leaf.frame
-            rect = pixels.crop_rect(f.x, f.y, f.width, f.height, width, height)
-            if rect[2] - rect[0] < 1 or rect[3] - rect[1] < 1:
-                return DirectiveOutcome(
-                    "fail",
-                    f"cropOn matched {describe_selector(crop_sel)} but its on-screen region is empty at this "
-                    "resolution — nothing was compared",
-                )
-            current = await run_cpu(_crop_png, shot, rect)
+        current = await _cropped(shot, step)
+        if isinstance(current, DirectiveOutcome):
+            return current
         path = f"{baseline_dir(run.root, run.name)}/{key}.png"
         if run.update_baselines:
             existed = await run.files.write_baseline(path, current)
@@ -883,6 +791,59 @@ class DeviceDirectives:
                 artifacts=artifacts,
                 snapshot_key=key,
             )
+        return await self._compare_baseline(step, key, path, baseline, current)
+
+    async def _snapshot_capture(
+        self, step: SnapshotStep, device: Device, ctx: DirectiveContext
+    ) -> _Shot | DirectiveOutcome:
+        """The screen once quiet — or, with ``cropOn``, once the element shows, captured alone where
+        the device can (the same pixels, no whole screen to decode and crop); a failed outcome when
+        the element never shows or the capture is no PNG."""
+        crop_sel = step.crop_on
+        crop_leaf: Leaf | None = None
+        signals = signals_of(device)
+        if crop_sel is not None:
+            try:
+                crop_leaf = await self._find(crop_sel, device, ctx)
+            except _Aborted:
+                raise _Aborted(RUN_ABORTED_WHILE_RESOLVING_CROP) from None
+            if crop_leaf is None:
+                return DirectiveOutcome("fail", off_screen_reason(crop_sel))
+        elif signals is None:
+            try:
+                await self._waiter(device, ctx).quiet()
+            except _Aborted:
+                raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
+        size = signals.capture_size() if signals is not None else None
+        region: tuple[int, int, int, int] | None = None
+        if crop_leaf is not None and size is not None:
+            f = crop_leaf.frame
+            rect = pixels.crop_rect(f.x, f.y, f.width, f.height, *size)
+            if rect[2] - rect[0] >= 1 and rect[3] - rect[1] >= 1:
+                region = rect
+        try:
+            if signals is not None and crop_sel is None:
+                png = await self._quiet_capture(signals, device, ctx)
+            else:
+                capture = signals.capture(region) if signals is not None else device.screenshot()
+                png = await self._race(ctx, capture, None)
+        except _Aborted:
+            raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
+        if region is not None and size is not None:
+            return _Shot(png, size[0], size[1], crop_leaf, cropped=True)
+        try:
+            width, height = pixels.png_size(png)
+        except pixels.PngError as exc:
+            return DirectiveOutcome("error", f"the device's screenshot is unusable: {exc}")
+        return _Shot(png, width, height, crop_leaf, cropped=False)
+
+    async def _compare_baseline(
+        self, step: SnapshotStep, key: str, path: str, baseline: bytes, current: bytes
+    ) -> DirectiveOutcome:
+        """The snapshot against its baseline: equal bytes pass undecoded, else the pixel diff
+        within ``maxMismatch`` (the images of a failure kept as its artifacts)."""
+        crop_sel = step.crop_on
+        max_mismatch = step.max_mismatch if step.max_mismatch is not None else DEFAULT_MAX_MISMATCH
         limit = js_number(max_mismatch)
         if baseline == current:  # the same PNG bytes: the same pixels, nothing to decode
             return DirectiveOutcome("pass", f"diff {pixels.js_to_fixed(0.0, 2)}% ≤ {limit}% ({key}.png)")
@@ -944,6 +905,125 @@ class DeviceDirectives:
 
 # --------------------------------------------------------------------------------------------
 # Helpers
+
+
+@define
+class _IdleWatch:
+    """What an `idle` step saw so far: its reads and their failures, and since when the tree and the
+    pixels held still (two still intervals at least, pixel motion confined to a small part allowed)."""
+
+    prev_at: float
+    rounds: int = 0
+    tree_reads: int = 0
+    shots: int = 0
+    tree_err: BaseException | None = None
+    shot_err: BaseException | None = None
+    timed_out: bool = False
+    all_empty: bool = True
+    failing_tail: int = 0
+    prev_fp: str | None = None
+    prev_px: pixels.Pixels | None = None
+    still_since: float | None = None
+    still_intervals: int = 0
+    localized: bool = False
+    settled: bool = False
+
+    async def observe(
+        self, tree_res: UiTree | BaseException, shot_res: bytes | BaseException, at: float
+    ) -> None:
+        """Count one round of reads (started at ``at``) and judge it against the round before."""
+        self.rounds += 1
+        fp = self._tree(tree_res)
+        px = await self._shot(shot_res)
+        if self.rounds > 1:
+            tree_still = fp is not None and fp == self.prev_fp
+            motion = (
+                await run_cpu(pixels.idle_state, self.prev_px, px)
+                if px is not None and self.prev_px is not None
+                else None
+            )
+            if tree_still and motion != "moving":
+                self.still_intervals += 1
+                self.still_since = self.prev_at if self.still_since is None else self.still_since
+                self.localized = self.localized or motion == "localized"
+            else:
+                self.still_intervals, self.still_since, self.localized = 0, None, False
+        self.prev_fp, self.prev_px, self.prev_at = fp, px, at
+
+    def held(self, now: float, stable: float) -> bool:
+        """The screen held still for ``stable`` seconds (over two intervals at least)."""
+        return self.still_since is not None and self.still_intervals >= 2 and now - self.still_since >= stable
+
+    def _tree(self, res: UiTree | BaseException) -> str | None:
+        """The read's fingerprint; None when it failed."""
+        if isinstance(res, BaseException):
+            self.tree_err = res
+            self.timed_out = self.timed_out or isinstance(res, _ReadTimeout)
+            self.failing_tail += 1
+            return None
+        screen = flatten(res)
+        self.tree_reads += 1
+        self.failing_tail = 0
+        self.all_empty = self.all_empty and screen.empty
+        return screen.fingerprint
+
+    async def _shot(self, res: bytes | BaseException) -> pixels.Pixels | None:
+        """The screenshot's pixels; None when it failed or does not decode."""
+        if isinstance(res, BaseException):
+            self.shot_err = res
+            return None
+        try:
+            px = await run_cpu(pixels.idle_frame, res)
+        except Exception as exc:
+            self.shot_err = exc
+            return None
+        self.shots += 1
+        return px
+
+
+def _settled_warning(watch: _IdleWatch) -> str | None:
+    """What an `idle` step that settled could not check."""
+    if watch.all_empty:
+        return "the UI tree stayed empty the whole time — the screen was judged still on pixels alone"
+    if watch.shots == 0:
+        return (
+            "settled on the UI tree alone — no screenshot could be taken "
+            f"({error_message(watch.shot_err or Exception())}), so pixel motion was not checked"
+        )
+    if watch.localized:
+        return (
+            "the screen settled except for a small part that kept changing (a spinner, caret or clock?) "
+            "— continuing"
+        )
+    return None
+
+
+@frozen
+class _Shot:
+    """A snapshot's capture: the PNG, the size of the screen it was taken on, the ``cropOn`` element
+    (None without one) and whether the PNG is that element's region already."""
+
+    png: bytes
+    width: int
+    height: int
+    crop: Leaf | None
+    cropped: bool
+
+
+async def _cropped(shot: _Shot, step: SnapshotStep) -> bytes | DirectiveOutcome:
+    """The image a snapshot compares: its ``cropOn`` region cut from a whole-screen capture (a fail
+    when that region is empty at this resolution), else the capture as taken."""
+    if shot.crop is None or shot.cropped or step.crop_on is None:
+        return shot.png
+    f = shot.crop.frame
+    rect = pixels.crop_rect(f.x, f.y, f.width, f.height, shot.width, shot.height)
+    if rect[2] - rect[0] < 1 or rect[3] - rect[1] < 1:
+        return DirectiveOutcome(
+            "fail",
+            f"cropOn matched {describe_selector(step.crop_on)} but its on-screen region is empty at this "
+            "resolution — nothing was compared",
+        )
+    return await run_cpu(_crop_png, shot.png, rect)
 
 
 #: Roles of the elements that take typed text (the tree of a device without page signals).

@@ -110,6 +110,15 @@ def _environment(run: Run) -> dict[str, str]:
     return env
 
 
+async def _look_up_device(run: Run) -> None:
+    """An explicit device not looked up yet is looked up now, so the script gets ARGENT_CDP_URL
+    when it answers (a script may drive it); a script that never uses it still runs when nothing
+    answers there."""
+    if isinstance(run.device, DeferredDevice) and run.device.connected is None:
+        with contextlib.suppress(Exception):
+            await run.device.resolve()
+
+
 async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[StepStatus, str | None]:
     """Run one `script:` step; its status and reason."""
     if isinstance(run.files, ScriptGate) and run.files.script_refusal is not None:
@@ -122,11 +131,7 @@ async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[
         return "fail", f"script {shown} was not found: no file at {path}"
     if run.abort.is_set():
         return "skip", RUN_ABORTED
-    if isinstance(run.device, DeferredDevice) and run.device.connected is None:
-        # An explicit device not looked up yet: ARGENT_CDP_URL when it answers (a script may drive
-        # it); a script that never uses it still runs when nothing answers there.
-        with contextlib.suppress(Exception):
-            await run.device.resolve()
+    await _look_up_device(run)
     argv = [*script_command(path), *(str(arg) for arg in step.args)]
     timeout_ms = step.timeout_ms if step.timeout_ms is not None else DEFAULT_SCRIPT_TIMEOUT_MS
     root = run.project_root
@@ -184,10 +189,13 @@ async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[
         if aborted:
             return "skip", RUN_ABORTED
         return "fail", f"script {shown} did not finish within {_format_ms(timeout_ms)}ms"
-    code = transport.get_returncode()
+    return _exit_verdict(shown, transport.get_returncode(), protocol.stderr_tail())
+
+
+def _exit_verdict(shown: str, code: int | None, stderr: str) -> tuple[StepStatus, str | None]:
+    """A finished script's status: pass on exit 0, else a fail that says how it ended."""
     if code == 0:
         return "pass", None
-    stderr = protocol.stderr_tail()
     if code is not None and code < 0:
         try:
             what = f"was killed by signal {signal.Signals(-code).name}"
