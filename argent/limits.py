@@ -124,10 +124,15 @@ SETTLE_MAX_MS = 3000
 ACTION_TIMEOUT_MS = 7500
 ACTION_POLL_MS = 300
 CONDITION_POLL_MS = 300
-TYPE_FOCUS_DELAY_MS = 500
 TYPE_FOCUS_MAX_MS = 3000
+#: `type`: how long a tapped element that is no text field and keeps the focus gets to hand it on
+#: (a search button that focuses its field) before the text goes to it; a text field takes it at once.
+TYPE_FOCUS_GRACE_MS = 250
 TYPE_FOCUS_POLL_MS = 100
 IDLE_POLL_MS = 200
+#: The event-driven settle: a request in flight longer than this no longer holds a page busy (a long
+#: poll, a stream, a slow beacon), so such a page settles on its DOM alone.
+QUIET_REQUEST_MAX_AGE_MS = 2000
 #: Scroll increments of `scroll-to` before it gives up, and the smallest increment (fraction of the screen).
 SCROLL_TO_MAX_ATTEMPTS = 25
 SCROLL_TO_MIN_STEP = 0.05

@@ -8,7 +8,7 @@ are independent of the viewport's pixel size.
 from __future__ import annotations
 
 import re
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from attrs import field, frozen
 
@@ -47,6 +47,8 @@ class UiNode:
     scrollable: bool = False
     focused: bool = False
     children: tuple[UiNode, ...] = field(default=(), repr=False)
+    #: The element's number in a kept read (``RevealSignal.kept_tree``), else -1.
+    ref: int = field(default=-1, repr=False, eq=False)
 
 
 @frozen
@@ -57,6 +59,9 @@ class UiTree:
     #: The scroll offsets of the screen's scrollable parts, opaque; two reads with different
     #: offsets are different screens even when every visible node looks the same (blank space).
     scroll: str = ""
+    #: The page's change mark when this read began (``PageSignals``), else -1: a later
+    #: ``wait_quiet(after=mark)`` wakes on any change since this read.
+    mark: int = field(default=-1, eq=False)
 
 
 class DeviceError(Exception):
@@ -102,6 +107,55 @@ class Device(Protocol):
     async def navigate(self, url: str) -> None: ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class PageSignals(Protocol):
+    """Optional, beside ``Device``: a device whose page says when it is quiet and where its focus
+    is, takes text in one insert, and brings an element into view in one move. The runner's
+    event-driven settle (``argent.runner.idle``) uses it when a device has it; without it the
+    runner re-reads the tree until two reads agree."""
+
+    async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
+        """Wait at most ``timeout`` s until the page is quiet (no DOM change for two frames, no
+        request in flight, no finite animation running; after input, at least two frames more).
+        With ``after`` (a mark), also until the page changed past it. The page's change mark
+        once quiet; None when the time ran out."""
+        ...
+
+    async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
+        """Wait at most ``timeout`` s for focus on a text field, or (after ``grace`` s, time for
+        it to hand the focus on) on the element at (x, y)."""
+        ...
+
+    async def enter_text(self, text: str) -> None:
+        """Type ``text`` into the focused element: one insert where nothing listens for keys,
+        key events where the page needs them."""
+        ...
+
+    def capture_size(self) -> tuple[int, int] | None:
+        """The whole screen's capture size in pixels when ``capture`` of a region shows exactly
+        those pixels of a whole-screen capture; None when it may not (then crop a capture)."""
+        ...
+
+    async def capture(self, region: tuple[int, int, int, int] | None = None) -> bytes:
+        """A PNG for a snapshot compare: the whole screen, or the pixels ``left, top, right,
+        bottom`` of it. The same pixels always give the same bytes."""
+        ...
+
+    async def quiet_capture(self, region: tuple[int, int, int, int] | None, timeout: float) -> bytes:
+        """``capture(region)`` of the page once it is quiet (as ``wait_quiet``; at ``timeout``, as
+        it is), sooner than a wait and a capture in turn where the device can overlap them."""
+        ...
+
+    async def kept_tree(self) -> UiTree:
+        """One read of the UI tree whose nodes carry ``ref`` (for ``reveal``)."""
+        ...
+
+    async def reveal(self, ref: int) -> UiTree | None:
+        """Scroll the element ``ref`` of the last kept read into view, then a kept read; None
+        when that element is gone."""
+        ...
 
 
 class DeviceProvider(Protocol):

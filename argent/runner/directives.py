@@ -5,11 +5,13 @@
 guards. It only talks to the ``Device`` protocol and to ``FlowFiles`` (baselines), so any
 backend and any file store (disk, or a link's in-memory members) works.
 
-Timing follows upstream: a *settle* re-reads the tree every 250 ms until two reads agree
-(at most 3 s); a selector action waits up to 7.5 s (polling every 300 ms) for a settled
-screen on which its selector resolves to a visible element; conditions poll every
-300 ms for their window with a final poll at the deadline. Every wait is cut short by the
-run's abort event, and no gesture or keystroke is dispatched once it is set.
+Timing: a *settle* waits until the page says it is quiet and reads the tree once (at most
+3 s; see ``argent.runner.idle`` — a device without page signals re-reads the tree every 250 ms
+until two reads agree); a selector action waits up to 7.5 s for a settled screen on which its
+selector resolves to a visible element, looking again whenever the page changed (at least every
+300 ms); conditions poll for their window the same way, with a final poll at the deadline. Every
+wait is cut short by the run's abort event, and no gesture or keystroke is dispatched once it is
+set.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ import attrs
 from attrs import define, field, frozen
 
 from argent.cpu import run_cpu
-from argent.devices.base import Device, DeviceError, Frame
+from argent.devices.base import Device, DeviceError, Frame, PageSignals, UiTree
+from argent.devices.deferred import resolved
 from argent.flows.model import (
     AssertStep,
     AwaitStep,
@@ -64,14 +67,17 @@ from argent.limits import (
     SCROLL_TO_MIN_STEP,
     SETTLE_INTERVAL_MS,
     SETTLE_MAX_MS,
-    TYPE_FOCUS_DELAY_MS,
+    TYPE_FOCUS_GRACE_MS,
     TYPE_FOCUS_MAX_MS,
     TYPE_FOCUS_POLL_MS,
 )
 from argent.runner import pixels
 from argent.runner.files import FlowFileError, baseline_dir
+from argent.runner.idle import Aborted as _Aborted
+from argent.runner.idle import Outage as _Outage
+from argent.runner.idle import ReadTimeout as _ReadTimeout
+from argent.runner.idle import Waiter, race, signals_of
 from argent.runner.run import (
-    RUN_ABORTED,
     DirectiveContext,
     DirectiveOutcome,
     GuardOutcome,
@@ -79,7 +85,17 @@ from argent.runner.run import (
     error_message,
     sleep_or_abort,
 )
-from argent.runner.selectors import Leaf, Screen, best_match, evaluate, flatten
+from argent.runner.selectors import (
+    SCOPE_TOLERANCE,
+    Leaf,
+    Screen,
+    alternatives,
+    best_match,
+    evaluate,
+    exact_hits,
+    flatten,
+    resolve_strict,
+)
 
 T = TypeVar("T")
 
@@ -115,8 +131,8 @@ class Timings:
     action_timeout: float = ACTION_TIMEOUT_MS / 1000
     action_poll: float = ACTION_POLL_MS / 1000
     condition_poll: float = CONDITION_POLL_MS / 1000
-    type_focus_delay: float = TYPE_FOCUS_DELAY_MS / 1000
     type_focus_max: float = TYPE_FOCUS_MAX_MS / 1000
+    type_focus_grace: float = TYPE_FOCUS_GRACE_MS / 1000
     type_focus_poll: float = TYPE_FOCUS_POLL_MS / 1000
     idle_poll: float = IDLE_POLL_MS / 1000
     #: The least time a single device read is given, even at the very end of a window.
@@ -131,8 +147,8 @@ class Timings:
             action_timeout=self.action_timeout * factor,
             action_poll=self.action_poll * factor,
             condition_poll=self.condition_poll * factor,
-            type_focus_delay=self.type_focus_delay * factor,
             type_focus_max=self.type_focus_max * factor,
+            type_focus_grace=self.type_focus_grace * factor,
             type_focus_poll=self.type_focus_poll * factor,
             idle_poll=self.idle_poll * factor,
             read_floor=self.read_floor * factor,
@@ -148,16 +164,6 @@ class Timings:
 # Internal control flow
 
 
-class _Aborted(Exception):
-    def __init__(self, reason: str = RUN_ABORTED) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class _Outage(Exception):
-    """Every read of the UI tree failed: the step errors with this message."""
-
-
 class _Refusal(Exception):
     """The step cannot run as written: ``status`` with this reason."""
 
@@ -165,10 +171,6 @@ class _Refusal(Exception):
         super().__init__(reason)
         self.reason = reason
         self.status: Literal["fail", "error"] = status
-
-
-class _ReadTimeout(Exception):
-    pass
 
 
 @define
@@ -257,6 +259,7 @@ class DeviceDirectives:
     # -- the protocol ---------------------------------------------------------------------
 
     async def execute(self, step: Step, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        device = await resolved(device)  # an explicit device is looked up by the step that needs it
         outcome = await self._execute(step, device, ctx)
         if self._failure_screenshots and outcome.status in ("fail", "error") and not outcome.artifacts:
             path = await self._failure_screenshot(device, ctx)
@@ -294,6 +297,7 @@ class DeviceDirectives:
     async def check(
         self, condition: Condition, device: Device, grace_ms: float, ctx: DirectiveContext
     ) -> GuardOutcome:
+        device = await resolved(device)
         try:
             poll = await self._poll(condition, device, ctx, grace_ms)
         except _Aborted:
@@ -357,11 +361,14 @@ class DeviceDirectives:
             state = self._runs[run] = _RunState()
         return state
 
-    # -- waiting and reading ----------------------------------------------------------------
+    # -- waiting and reading (the waits themselves live in ``argent.runner.idle``) -------------
 
     @staticmethod
     def _now() -> float:
         return asyncio.get_running_loop().time()
+
+    def _waiter(self, device: Device, ctx: DirectiveContext) -> Waiter:
+        return Waiter(device, ctx.run.abort, self.t)
 
     async def _sleep(self, ctx: DirectiveContext, seconds: float) -> None:
         if await sleep_or_abort(ctx.run.abort, seconds):
@@ -375,60 +382,14 @@ class DeviceDirectives:
 
     async def _race(self, ctx: DirectiveContext, call: Awaitable[T], timeout: float | None) -> T:
         """Await a device call, cut short by the abort (``_Aborted``) or ``timeout`` (``_ReadTimeout``)."""
-        abort = ctx.run.abort
-        task: asyncio.Future[T] = asyncio.ensure_future(call)
-        if abort.is_set():
-            task.cancel()
-            raise _Aborted()
-        waiter: asyncio.Future[Any] = asyncio.ensure_future(abort.wait())
-        racing: set[asyncio.Future[Any]] = {task, waiter}
-        try:
-            done, _ = await asyncio.wait(racing, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-        if task in done:
-            return task.result()
-        task.cancel()
-        task.add_done_callback(_swallow)
-        if abort.is_set():
-            raise _Aborted()
-        raise _ReadTimeout()
+        return await race(ctx.run.abort, call, timeout)
 
     async def _read(self, device: Device, ctx: DirectiveContext, budget: float) -> Screen:
-        try:
-            tree = await self._race(ctx, device.ui_tree(), max(budget, self.t.read_floor))
-        except _ReadTimeout:
-            raise DeviceError(
-                f"the UI tree read did not answer within {self.t.ms(max(budget, self.t.read_floor))}ms"
-            ) from None
-        return flatten(tree)
+        return await self._waiter(device, ctx).read(budget)
 
     async def _settle(self, device: Device, ctx: DirectiveContext, budget: float | None = None) -> Screen:
-        """Re-read the tree until two reads agree; the last read when time runs out.
-
-        Raises ``_Outage`` when every read failed."""
-        t = self.t
-        limit = t.settle_max if budget is None else max(0.0, min(t.settle_max, budget))
-        deadline = self._now() + limit
-        prev: Screen | None = None
-        err: BaseException | None = None
-        while True:
-            try:
-                screen = await self._read(device, ctx, deadline - self._now())
-            except _Aborted:
-                raise
-            except Exception as exc:
-                err = exc
-            else:
-                if prev is not None and screen.fingerprint == prev.fingerprint:
-                    return screen
-                prev = screen
-            if self._now() + t.settle_interval > deadline:
-                break
-            await self._sleep(ctx, t.settle_interval)
-        if prev is None:
-            raise _Outage(f"could not read the UI tree: {error_message(err) if err else 'no read'}")
-        return prev
+        """A quiet screen, read (see ``Waiter.settle``); raises ``_Outage`` when no read worked."""
+        return await self._waiter(device, ctx).settle(budget)
 
     async def _settle_best_effort(self, device: Device, ctx: DirectiveContext) -> str | None:
         """Settle before a coordinate gesture; the warning to attach when the tree was unreadable."""
@@ -446,15 +407,16 @@ class DeviceDirectives:
     async def _find(self, sel: Selector, device: Device, ctx: DirectiveContext) -> Leaf | None:
         """The element an action acts on, waiting for a settled screen that shows it."""
         t = self.t
+        waiter = self._waiter(device, ctx)
         deadline = self._now() + t.action_timeout
         while True:
-            screen = await self._settle(device, ctx, deadline - self._now())
+            screen = await waiter.settle(deadline - self._now())
             leaf = best_match(sel, screen)
             if leaf is not None:
                 return leaf
             if self._now() + t.action_poll > deadline:
                 return None
-            await self._sleep(ctx, t.action_poll)
+            await waiter.changed(t.action_poll)
 
     async def _require(self, sel: Selector, device: Device, ctx: DirectiveContext) -> Leaf:
         leaf = await self._find(sel, device, ctx)
@@ -490,13 +452,17 @@ class DeviceDirectives:
         env = self._env if self._env is not None else os.environ
         text, secrets = fill_secrets(step.text, env)
         leaf = await self._require(step.into, device, ctx)
+        x, y = leaf.frame.center
         self._live(ctx)
-        await device.tap(*leaf.frame.center)
-        await self._sleep(ctx, self.t.type_focus_delay)
-        await self._await_focus(device, ctx)
+        await device.tap(x, y)
+        await self._await_focus(device, ctx, x, y)
+        signals = signals_of(device)
         try:
             self._live(ctx)
-            await device.type_text(text)
+            if signals is not None:
+                await signals.enter_text(text)
+            else:
+                await device.type_text(text)
             if step.submit:
                 self._live(ctx)
                 await device.press_key("enter")
@@ -506,14 +472,25 @@ class DeviceDirectives:
             raise DeviceError(redact(error_message(exc), secrets)) from None
         return DirectiveOutcome("pass")
 
-    async def _await_focus(self, device: Device, ctx: DirectiveContext) -> None:
-        """Poll until some element has focus (not a failure when it never shows)."""
+    async def _await_focus(self, device: Device, ctx: DirectiveContext, x: float, y: float) -> None:
+        """Wait until the tap at (x, y) put the focus on a text field, or kept it on the tapped
+        element for ``type_focus_grace`` (not a failure when neither happens: the text goes
+        wherever the focus is)."""
         t = self.t
+        signals = signals_of(device)
+        if signals is not None:
+            with contextlib.suppress(DeviceError, _ReadTimeout):
+                await self._race(
+                    ctx,
+                    signals.wait_focus(x, y, t.type_focus_max, t.type_focus_grace),
+                    t.type_focus_max + t.read_floor,
+                )
+            return
         deadline = self._now() + t.type_focus_max
         while True:
             with contextlib.suppress(DeviceError, _Outage):
                 screen = await self._read(device, ctx, deadline - self._now())
-                if any(leaf.focused for leaf in screen.leaves):
+                if any(_focus_taken(leaf, x, y) for leaf in screen.leaves):
                     return
             if self._now() + t.type_focus_poll > deadline:
                 return
@@ -539,6 +516,9 @@ class DeviceDirectives:
                     "fail", f"scroll container {describe_selector(step.within)} is not visible"
                 )
             clip = container.frame
+        signals = signals_of(device)
+        if signals is not None and await self._reveal(step, signals, device, ctx, clip):
+            return DirectiveOutcome("pass")
         target = describe_selector(step.target)
         horizontal = step.direction in ("left", "right")
         amount = max(SCROLL_TO_MIN_STEP, (clip.width if horizontal else clip.height) / 2)
@@ -560,6 +540,29 @@ class DeviceDirectives:
             await device.scroll(cx, cy, dx, dy)
         return DirectiveOutcome("fail", f"{target} not found after {SCROLL_TO_MAX_ATTEMPTS} scroll attempts")
 
+    async def _reveal(
+        self, step: ScrollToStep, signals: PageSignals, device: Device, ctx: DirectiveContext, clip: Frame
+    ) -> bool:
+        """Scroll-to in one move: on a quiet page, the target already in view, or an element that
+        matches it lying beyond the scroll area in the step's direction scrolled into view and
+        then seen there. False sends the step to the step-by-step scrolling (an element not in
+        the tree yet, a page that moved it away again, signals that failed)."""
+        waiter = self._waiter(device, ctx)
+        await waiter.quiet()
+        budget = self.t.settle_max
+        try:
+            screen = flatten(await self._race(ctx, signals.kept_tree(), budget))
+            if _in_view(step, screen, clip):
+                return True
+            candidate = _beyond_match(step, screen, clip)
+            if candidate is None:
+                return False
+            self._live(ctx)
+            tree = await self._race(ctx, signals.reveal(candidate.ref), budget)
+        except (DeviceError, _ReadTimeout):
+            return False
+        return tree is not None and _in_view(step, flatten(tree), clip)
+
     # -- conditions ---------------------------------------------------------------------------
 
     async def _poll(self, cond: Condition, device: Device, ctx: DirectiveContext, window_ms: float) -> _Poll:
@@ -572,10 +575,11 @@ class DeviceDirectives:
         last_failed = last_empty = any_read = False
         last_reason: str | None = None
         last_good = start
+        waiter = self._waiter(device, ctx)
         while True:
             at = self._now()
             try:
-                screen = await self._read(device, ctx, deadline - at)
+                screen = await waiter.read(deadline - at)
             except _Aborted:
                 raise
             except Exception as exc:
@@ -592,7 +596,7 @@ class DeviceDirectives:
             now = self._now()
             if now >= deadline:
                 break
-            await self._sleep(ctx, min(t.condition_poll, deadline - now))
+            await waiter.changed(min(t.condition_poll, deadline - now))
         end = self._now()
         if not any_read:
             return _Poll(
@@ -627,25 +631,14 @@ class DeviceDirectives:
     # -- idle ---------------------------------------------------------------------------------
 
     async def _idle(self, step: IdleStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        """Read the tree and a screenshot every ``idle_poll`` until both held still for the
+        step's ``stableFor`` (judged by ``_IdleWatch``), or its timeout ran out."""
         t = self.t
         stable_ms = step.stable_for_ms if step.stable_for_ms is not None else DEFAULT_IDLE_STABLE_FOR_MS
         timeout_ms = step.timeout_ms if step.timeout_ms is not None else DEFAULT_IDLE_TIMEOUT_MS
         stable = stable_ms / 1000 * t.scale
-        start = self._now()
-        deadline = start + timeout_ms / 1000 * t.scale
-        rounds = tree_reads = shots = 0
-        tree_err: BaseException | None = None
-        shot_err: BaseException | None = None
-        timed_out = False
-        all_empty = True
-        failing_tail = 0
-        prev_fp: str | None = None
-        prev_px: pixels.Pixels | None = None
-        prev_at = start
-        still_since: float | None = None
-        still_intervals = 0
-        localized = False
-        settled = False
+        watch = _IdleWatch(self._now())
+        deadline = watch.prev_at + timeout_ms / 1000 * t.scale
         while True:
             at = self._now()
             budget = max(deadline - at, t.read_floor)
@@ -657,51 +650,22 @@ class DeviceDirectives:
             for res in (tree_res, shot_res):
                 if isinstance(res, _Aborted | asyncio.CancelledError):
                     raise _Aborted()
-            rounds += 1
-            fp: str | None = None
-            if isinstance(tree_res, BaseException):
-                tree_err = tree_res
-                timed_out = timed_out or isinstance(tree_res, _ReadTimeout)
-                failing_tail += 1
-            else:
-                screen = flatten(tree_res)
-                tree_reads += 1
-                failing_tail = 0
-                all_empty = all_empty and screen.empty
-                fp = screen.fingerprint
-            px: pixels.Pixels | None = None
-            if isinstance(shot_res, BaseException):
-                shot_err = shot_res
-            else:
-                try:
-                    px = await run_cpu(pixels.idle_frame, shot_res)
-                    shots += 1
-                except Exception as exc:
-                    shot_err = exc
-            if rounds > 1:
-                tree_still = fp is not None and fp == prev_fp
-                motion = (
-                    await run_cpu(pixels.idle_state, prev_px, px)
-                    if px is not None and prev_px is not None
-                    else None
-                )
-                if tree_still and motion != "moving":
-                    still_intervals += 1
-                    still_since = prev_at if still_since is None else still_since
-                    localized = localized or motion == "localized"
-                else:
-                    still_intervals, still_since, localized = 0, None, False
-            prev_fp, prev_px, prev_at = fp, px, at
+            await watch.observe(tree_res, shot_res, at)
             now = self._now()
-            if still_since is not None and still_intervals >= 2 and now - still_since >= stable:
-                settled = True
+            if watch.held(now, stable):
+                watch.settled = True
                 break
             if now + t.idle_poll > deadline:
                 break
             await self._sleep(ctx, t.idle_poll)
+        return self._idle_outcome(watch, stable_ms, timeout_ms)
+
+    def _idle_outcome(self, watch: _IdleWatch, stable_ms: float, timeout_ms: float) -> DirectiveOutcome:
+        """An `idle` step's verdict: an error when there was nothing to judge stillness by, else a
+        pass, with a warning when stillness was judged on less than both sources or never held."""
         timeout_text = js_number(timeout_ms)
-        if tree_reads == 0:
-            if timed_out:
+        if watch.tree_reads == 0:
+            if watch.timed_out:
                 return DirectiveOutcome(
                     "error",
                     f"the tree source never answered within the step's {timeout_text}ms — the device may be "
@@ -710,48 +674,36 @@ class DeviceDirectives:
             return DirectiveOutcome(
                 "error",
                 "could not read the UI tree while waiting for the screen to settle — "
-                f"{error_message(tree_err or Exception())}",
+                f"{error_message(watch.tree_err or Exception())}",
             )
-        if not settled and failing_tail >= 2:
+        if not watch.settled and watch.failing_tail >= 2:
             return DirectiveOutcome(
                 "error",
-                f"the UI tree source answered and then stopped: {error_message(tree_err or Exception())}",
+                f"the UI tree source answered and then stopped: {error_message(watch.tree_err or Exception())}",
             )
-        if all_empty and shots == 0:
+        if watch.all_empty and watch.shots == 0:
             return DirectiveOutcome(
                 "error",
                 "the UI tree read back empty and degraded, and no screenshot could be taken — there was nothing "
                 "to judge stillness by",
             )
-        warning: str | None = None
-        if settled:
-            if all_empty:
-                warning = (
-                    "the UI tree stayed empty the whole time — the screen was judged still on pixels alone"
-                )
-            elif shots == 0:
-                warning = (
-                    "settled on the UI tree alone — no screenshot could be taken "
-                    f"({error_message(shot_err or Exception())}), so pixel motion was not checked"
-                )
-            elif localized:
-                warning = (
-                    "the screen settled except for a small part that kept changing (a spinner, caret or clock?) "
-                    "— continuing"
-                )
-        elif rounds < 3:
-            warning = f"too few reads to judge stillness ({rounds} in {timeout_text}ms) — the screen may still be changing"
-        elif still_since is not None:
-            warning = (
-                f"the screen was still for the last {t.ms(self._now() - still_since)}ms but the {timeout_text}ms "
-                f"timeout ran out before it had held still for {js_number(stable_ms)}ms"
+        if watch.settled:
+            return DirectiveOutcome("pass", warning=_settled_warning(watch))
+        return DirectiveOutcome("pass", warning=self._unsettled_warning(watch, stable_ms, timeout_text))
+
+    def _unsettled_warning(self, watch: _IdleWatch, stable_ms: float, timeout_text: str) -> str:
+        """Why an `idle` step that passed without the screen holding still passed anyway."""
+        if watch.rounds < 3:
+            return f"too few reads to judge stillness ({watch.rounds} in {timeout_text}ms) — the screen may still be changing"
+        if watch.still_since is not None:
+            return (
+                f"the screen was still for the last {self.t.ms(self._now() - watch.still_since)}ms but the "
+                f"{timeout_text}ms timeout ran out before it had held still for {js_number(stable_ms)}ms"
             )
-        else:
-            warning = (
-                f"the screen never held still for {js_number(stable_ms)}ms within {timeout_text}ms — continuing "
-                "anyway; the next steps may see it moving"
-            )
-        return DirectiveOutcome("pass", warning=warning)
+        return (
+            f"the screen never held still for {js_number(stable_ms)}ms within {timeout_text}ms — continuing "
+            "anyway; the next steps may see it moving"
+        )
 
     # -- launch -------------------------------------------------------------------------------
 
@@ -787,40 +739,20 @@ class DeviceDirectives:
         except DeviceError as exc:
             return DirectiveOutcome("error", f"could not open {target}: {error_message(exc)}")
         self._state(run).launched[device.id] = url
-        with contextlib.suppress(_Outage):
-            await self._settle(device, ctx)
+        await self._waiter(device, ctx).quiet()
         return DirectiveOutcome("pass")
 
     # -- snapshot -----------------------------------------------------------------------------
 
     async def _snapshot(self, step: SnapshotStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        """Capture the screen (or the ``cropOn`` element), then adopt it as the baseline or
+        compare it with the baseline of its device class."""
         run = ctx.run
         crop_sel = step.crop_on
-        max_mismatch = step.max_mismatch if step.max_mismatch is not None else DEFAULT_MAX_MISMATCH
-        crop_leaf: Leaf | None = None
-        if crop_sel is not None:
-            try:
-                crop_leaf = await self._find(crop_sel, device, ctx)
-            except _Aborted:
-                raise _Aborted(RUN_ABORTED_WHILE_RESOLVING_CROP) from None
-            if crop_leaf is None:
-                return DirectiveOutcome("fail", off_screen_reason(crop_sel))
-        else:
-            try:
-                await self._settle(device, ctx)
-            except _Aborted:
-                raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
-            except _Outage:
-                pass
-        try:
-            shot = await self._race(ctx, device.screenshot(), None)
-        except _Aborted:
-            raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
-        try:
-            width, height = pixels.png_size(shot)
-        except pixels.PngError as exc:
-            return DirectiveOutcome("error", f"the device's screenshot is unusable: {exc}")
-        key = f"{step.name}__{device.platform}-{width}x{height}"
+        shot = await self._snapshot_capture(step, device, ctx)
+        if isinstance(shot, DirectiveOutcome):
+            return shot
+        key = f"{step.name}__{device.platform}-{shot.width}x{shot.height}"
         if crop_sel is not None:
             key += f"-crop-{crop_hash(crop_sel)}"
         state = self._state(run)
@@ -836,17 +768,9 @@ class DeviceDirectives:
                 )
         else:
             state.captured[key] = app
-        current = shot
-        if crop_leaf is not None and crop_sel is not None:
-            f = crop_leaf.frame
-            rect = pixels.crop_rect(f.x, f.y, f.width, f.height, width, height)
-            if rect[2] - rect[0] < 1 or rect[3] - rect[1] < 1:
-                return DirectiveOutcome(
-                    "fail",
-                    f"cropOn matched {describe_selector(crop_sel)} but its on-screen region is empty at this "
-                    "resolution — nothing was compared",
-                )
-            current = await run_cpu(_crop_png, shot, rect)
+        current = await _cropped(shot, step)
+        if isinstance(current, DirectiveOutcome):
+            return current
         path = f"{baseline_dir(run.root, run.name)}/{key}.png"
         if run.update_baselines:
             existed = await run.files.write_baseline(path, current)
@@ -867,6 +791,62 @@ class DeviceDirectives:
                 artifacts=artifacts,
                 snapshot_key=key,
             )
+        return await self._compare_baseline(step, key, path, baseline, current)
+
+    async def _snapshot_capture(
+        self, step: SnapshotStep, device: Device, ctx: DirectiveContext
+    ) -> _Shot | DirectiveOutcome:
+        """The screen once quiet — or, with ``cropOn``, once the element shows, captured alone where
+        the device can (the same pixels, no whole screen to decode and crop); a failed outcome when
+        the element never shows or the capture is no PNG."""
+        crop_sel = step.crop_on
+        crop_leaf: Leaf | None = None
+        signals = signals_of(device)
+        if crop_sel is not None:
+            try:
+                crop_leaf = await self._find(crop_sel, device, ctx)
+            except _Aborted:
+                raise _Aborted(RUN_ABORTED_WHILE_RESOLVING_CROP) from None
+            if crop_leaf is None:
+                return DirectiveOutcome("fail", off_screen_reason(crop_sel))
+        elif signals is None:
+            try:
+                await self._waiter(device, ctx).quiet()
+            except _Aborted:
+                raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
+        size = signals.capture_size() if signals is not None else None
+        region: tuple[int, int, int, int] | None = None
+        if crop_leaf is not None and size is not None:
+            f = crop_leaf.frame
+            rect = pixels.crop_rect(f.x, f.y, f.width, f.height, *size)
+            if rect[2] - rect[0] >= 1 and rect[3] - rect[1] >= 1:
+                region = rect
+        try:
+            if signals is not None and crop_sel is None:
+                png = await self._quiet_capture(signals, device, ctx)
+            else:
+                capture = signals.capture(region) if signals is not None else device.screenshot()
+                png = await self._race(ctx, capture, None)
+        except _Aborted:
+            raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
+        if region is not None and size is not None:
+            return _Shot(png, size[0], size[1], crop_leaf, cropped=True)
+        try:
+            width, height = pixels.png_size(png)
+        except pixels.PngError as exc:
+            return DirectiveOutcome("error", f"the device's screenshot is unusable: {exc}")
+        return _Shot(png, width, height, crop_leaf, cropped=False)
+
+    async def _compare_baseline(
+        self, step: SnapshotStep, key: str, path: str, baseline: bytes, current: bytes
+    ) -> DirectiveOutcome:
+        """The snapshot against its baseline: equal bytes pass undecoded, else the pixel diff
+        within ``maxMismatch`` (the images of a failure kept as its artifacts)."""
+        crop_sel = step.crop_on
+        max_mismatch = step.max_mismatch if step.max_mismatch is not None else DEFAULT_MAX_MISMATCH
+        limit = js_number(max_mismatch)
+        if baseline == current:  # the same PNG bytes: the same pixels, nothing to decode
+            return DirectiveOutcome("pass", f"diff {pixels.js_to_fixed(0.0, 2)}% ≤ {limit}% ({key}.png)")
         try:
             result = await run_cpu(_compare, baseline, current, crop_sel is None, max_mismatch)
         except pixels.PngError as exc:
@@ -887,7 +867,6 @@ class DeviceDirectives:
                 )
             return DirectiveOutcome("fail", reason, artifacts=artifacts, snapshot_key=key)
         shown = pixels.js_to_fixed(diff.mismatch, 2)
-        limit = js_number(max_mismatch)
         if diff.mismatch <= max_mismatch:
             return DirectiveOutcome("pass", f"diff {shown}% ≤ {limit}% ({key}.png)")
         written = {"baseline": baseline, "current": current}
@@ -897,6 +876,15 @@ class DeviceDirectives:
         return DirectiveOutcome(
             "fail", f"diff {shown}% > {limit}% ({key}.png)", artifacts=artifacts, snapshot_key=key
         )
+
+    async def _quiet_capture(self, signals: PageSignals, device: Device, ctx: DirectiveContext) -> bytes:
+        """The whole screen once quiet, the wait and the capture overlapped; when the signals fail,
+        the settle and then the capture."""
+        try:
+            return await self._race(ctx, signals.quiet_capture(None, self.t.settle_max), None)
+        except DeviceError:
+            await self._waiter(device, ctx).quiet()
+            return await self._race(ctx, signals.capture(None), None)
 
     async def _artifacts(self, key: str, **images: bytes) -> dict[str, str]:
         """Write a failed snapshot's images (by role) to a fresh scratch directory, in a thread: the
@@ -919,9 +907,176 @@ class DeviceDirectives:
 # Helpers
 
 
-def _swallow(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
+@define
+class _IdleWatch:
+    """What an `idle` step saw so far: its reads and their failures, and since when the tree and the
+    pixels held still (two still intervals at least, pixel motion confined to a small part allowed)."""
+
+    prev_at: float
+    rounds: int = 0
+    tree_reads: int = 0
+    shots: int = 0
+    tree_err: BaseException | None = None
+    shot_err: BaseException | None = None
+    timed_out: bool = False
+    all_empty: bool = True
+    failing_tail: int = 0
+    prev_fp: str | None = None
+    prev_px: pixels.Pixels | None = None
+    still_since: float | None = None
+    still_intervals: int = 0
+    localized: bool = False
+    settled: bool = False
+
+    async def observe(
+        self, tree_res: UiTree | BaseException, shot_res: bytes | BaseException, at: float
+    ) -> None:
+        """Count one round of reads (started at ``at``) and judge it against the round before."""
+        self.rounds += 1
+        fp = self._tree(tree_res)
+        px = await self._shot(shot_res)
+        if self.rounds > 1:
+            tree_still = fp is not None and fp == self.prev_fp
+            motion = (
+                await run_cpu(pixels.idle_state, self.prev_px, px)
+                if px is not None and self.prev_px is not None
+                else None
+            )
+            if tree_still and motion != "moving":
+                self.still_intervals += 1
+                self.still_since = self.prev_at if self.still_since is None else self.still_since
+                self.localized = self.localized or motion == "localized"
+            else:
+                self.still_intervals, self.still_since, self.localized = 0, None, False
+        self.prev_fp, self.prev_px, self.prev_at = fp, px, at
+
+    def held(self, now: float, stable: float) -> bool:
+        """The screen held still for ``stable`` seconds (over two intervals at least)."""
+        return self.still_since is not None and self.still_intervals >= 2 and now - self.still_since >= stable
+
+    def _tree(self, res: UiTree | BaseException) -> str | None:
+        """The read's fingerprint; None when it failed."""
+        if isinstance(res, BaseException):
+            self.tree_err = res
+            self.timed_out = self.timed_out or isinstance(res, _ReadTimeout)
+            self.failing_tail += 1
+            return None
+        screen = flatten(res)
+        self.tree_reads += 1
+        self.failing_tail = 0
+        self.all_empty = self.all_empty and screen.empty
+        return screen.fingerprint
+
+    async def _shot(self, res: bytes | BaseException) -> pixels.Pixels | None:
+        """The screenshot's pixels; None when it failed or does not decode."""
+        if isinstance(res, BaseException):
+            self.shot_err = res
+            return None
+        try:
+            px = await run_cpu(pixels.idle_frame, res)
+        except Exception as exc:
+            self.shot_err = exc
+            return None
+        self.shots += 1
+        return px
+
+
+def _settled_warning(watch: _IdleWatch) -> str | None:
+    """What an `idle` step that settled could not check."""
+    if watch.all_empty:
+        return "the UI tree stayed empty the whole time — the screen was judged still on pixels alone"
+    if watch.shots == 0:
+        return (
+            "settled on the UI tree alone — no screenshot could be taken "
+            f"({error_message(watch.shot_err or Exception())}), so pixel motion was not checked"
+        )
+    if watch.localized:
+        return (
+            "the screen settled except for a small part that kept changing (a spinner, caret or clock?) "
+            "— continuing"
+        )
+    return None
+
+
+@frozen
+class _Shot:
+    """A snapshot's capture: the PNG, the size of the screen it was taken on, the ``cropOn`` element
+    (None without one) and whether the PNG is that element's region already."""
+
+    png: bytes
+    width: int
+    height: int
+    crop: Leaf | None
+    cropped: bool
+
+
+async def _cropped(shot: _Shot, step: SnapshotStep) -> bytes | DirectiveOutcome:
+    """The image a snapshot compares: its ``cropOn`` region cut from a whole-screen capture (a fail
+    when that region is empty at this resolution), else the capture as taken."""
+    if shot.crop is None or shot.cropped or step.crop_on is None:
+        return shot.png
+    f = shot.crop.frame
+    rect = pixels.crop_rect(f.x, f.y, f.width, f.height, shot.width, shot.height)
+    if rect[2] - rect[0] < 1 or rect[3] - rect[1] < 1:
+        return DirectiveOutcome(
+            "fail",
+            f"cropOn matched {describe_selector(step.crop_on)} but its on-screen region is empty at this "
+            "resolution — nothing was compared",
+        )
+    return await run_cpu(_crop_png, shot.png, rect)
+
+
+#: Roles of the elements that take typed text (the tree of a device without page signals).
+_TEXT_ROLES = frozenset({"input", "textarea", "textbox", "searchbox", "combobox", "textfield", "edittext"})
+
+
+def _focus_taken(leaf: Leaf, x: float, y: float) -> bool:
+    """A focused element that takes text, or that lies under the tapped point."""
+    if not leaf.focused:
+        return False
+    f = leaf.frame
+    return leaf.role.lower() in _TEXT_ROLES or (f.x <= x <= f.x + f.width and f.y <= y <= f.y + f.height)
+
+
+def _in_view(step: ScrollToStep, screen: Screen, clip: Frame) -> bool:
+    """The target's centre lies in the scroll area (``within`` read again on this screen: a
+    reveal may have moved the container itself)."""
+    if step.within is not None:
+        container = best_match(step.within, screen)
+        if container is None:
+            return False
+        clip = container.frame
+    leaf = best_match(step.target, screen)
+    return leaf is not None and _centre_inside(leaf.frame, clip)
+
+
+def _beyond(frame: Frame, clip: Frame, direction: str) -> bool:
+    """An off-screen element's (empty) frame sits on the scroll area's edge it lies beyond."""
+    tol = SCOPE_TOLERANCE
+    if direction == "down":
+        return frame.y >= clip.y + clip.height - tol
+    if direction == "up":
+        return frame.y + frame.height <= clip.y + tol
+    if direction == "right":
+        return frame.x >= clip.x + clip.width - tol
+    return frame.x + frame.width <= clip.x + tol
+
+
+def _beyond_match(step: ScrollToStep, screen: Screen, clip: Frame) -> Leaf | None:
+    """The element a scroll in the step's direction would bring into view first: from the first
+    alternative with such matches, the most exact one, then the nearest in document order."""
+    forward = step.direction in ("down", "right")
+    for alt in alternatives(step.target):
+        found = [
+            leaf
+            for leaf in resolve_strict(alt, screen.leaves)
+            if leaf.ref >= 0 and not leaf.visible and _beyond(leaf.frame, clip, step.direction)
+        ]
+        if found:
+            return min(
+                found, key=lambda leaf: (-exact_hits(leaf, alt), leaf.order if forward else -leaf.order)
+            )
+    return None
 
 
 def _centre_inside(frame: Frame, clip: Frame) -> bool:

@@ -9,7 +9,8 @@
    or ``Unrecognized flow entry`` and stays byte-identical to what the parser says);
 3. refuse a prerequisite on a flow whose leading `run:` chain reaches a launch;
 4. answer a ``PrerequisiteNotice`` when the prerequisite was not acknowledged;
-5. resolve the device — an explicit id, else a fresh chromium booted for the run's leading
+5. resolve the device — an explicit id (as given: looked up at the first step that acts on
+   it), else a fresh chromium booted for the run's leading
    chromium launch (stopped when the run ends), else none when no step needs one, else the one
    booted device that matches;
 6. run the steps and summarize.
@@ -25,6 +26,7 @@ import contextlib
 from collections.abc import Mapping
 
 from argent.devices.base import Device, DeviceError, DeviceProvider
+from argent.devices.deferred import DeferredDevice
 from argent.errors import DeviceResolutionError
 from argent.flows.model import Flow, LaunchStep, RunStep, ToolStep, walk_steps
 from argent.flows.values import condition_platform
@@ -289,7 +291,9 @@ async def resolve_device(
                 f'No device "{req.device}" found — this tool-server has no devices. Pass a device id or '
                 "platform explicitly. Available devices: none."
             )
-        return await devices.get(req.device)
+        # Used as given: looked up at the first step that acts on it, so a flow that never
+        # touches it runs even when nothing answers there (that step gets the lookup's error).
+        return DeferredDevice(req.device, devices)
     if await flow_needs_device(flow, ref, files, tools, platform_known=req.platform is not None):
         return await detect_device(devices, req.platform)
     if flow_scopes_device(flow, tools):

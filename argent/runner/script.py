@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Protocol, runtime_checkable
 
+from argent.devices.deferred import DeferredDevice
 from argent.flows.model import ScriptStep
 from argent.limits import DEFAULT_SCRIPT_TIMEOUT_MS, MAX_SCRIPT_STDERR_TAIL
 from argent.runner.files import FlowRef
@@ -109,6 +110,15 @@ def _environment(run: Run) -> dict[str, str]:
     return env
 
 
+async def _look_up_device(run: Run) -> None:
+    """An explicit device not looked up yet is looked up now, so the script gets ARGENT_CDP_URL
+    when it answers (a script may drive it); a script that never uses it still runs when nothing
+    answers there."""
+    if isinstance(run.device, DeferredDevice) and run.device.connected is None:
+        with contextlib.suppress(Exception):
+            await run.device.resolve()
+
+
 async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[StepStatus, str | None]:
     """Run one `script:` step; its status and reason."""
     if isinstance(run.files, ScriptGate) and run.files.script_refusal is not None:
@@ -121,6 +131,7 @@ async def exec_script(step: ScriptStep, run: Run, containing: FlowRef) -> tuple[
         return "fail", f"script {shown} was not found: no file at {path}"
     if run.abort.is_set():
         return "skip", RUN_ABORTED
+    await _look_up_device(run)
     argv = [*script_command(path), *(str(arg) for arg in step.args)]
     timeout_ms = step.timeout_ms if step.timeout_ms is not None else DEFAULT_SCRIPT_TIMEOUT_MS
     root = run.project_root

@@ -29,7 +29,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 
-from attrs import evolve, frozen
+from attrs import evolve, field, frozen
 
 from argent.devices.base import Frame, UiNode, UiTree
 from argent.flows.model import Condition, Selector
@@ -59,6 +59,8 @@ class Leaf:
     clickable: bool = False
     focused: bool = False
     scrollable: bool = False
+    #: The element's number in a kept read (``PageSignals.kept_tree``), else -1.
+    ref: int = field(default=-1, eq=False)
 
     @property
     def visible(self) -> bool:
@@ -132,6 +134,7 @@ def flatten(tree: UiTree) -> Screen:
                 clickable=node.clickable,
                 focused=node.focused,
                 scrollable=node.scrollable,
+                ref=node.ref,
             )
         return text
 

@@ -18,8 +18,6 @@ MAX_FUNCTION_LINES = 80
 ALLOWED = frozenset(
     {
         "tools/device_tools.py::device_tools",
-        "runner/directives.py::_idle",
-        "runner/directives.py::_snapshot",
     }
 )
 ALLOWED_FILES = frozenset({"tools/device_tools.py", "runner/directives.py"})

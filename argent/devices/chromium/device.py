@@ -21,6 +21,7 @@ from argent.devices.base import DeviceError, UiTree
 from argent.devices.chromium.cdp import CdpSession, connect_session
 from argent.devices.chromium.keys import KeyDef, char_key, named_key, unknown_key_message
 from argent.devices.chromium.launcher import ChromiumProcess
+from argent.devices.chromium.signals import PageSignals
 from argent.devices.chromium.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
 
 ID_PREFIX = "chromium-cdp-"
@@ -33,8 +34,30 @@ SCREENSHOT_TIMEOUT_SECONDS = 20.0
 WALK_TIMEOUT_SECONDS = 15.0
 #: After a socket drop, how long to wait for an owned browser's exit status for the message.
 EXIT_STATUS_WAIT_SECONDS = 1.0
-#: Pause between the clicks of a multi-click (the escalating clickCount makes it a dblclick).
-CLICK_GAP_SECONDS = 0.03
+#: Key events whose listeners make ``enter_text`` type key by key instead of inserting.
+KEY_EVENTS = frozenset({"keydown", "keypress", "keyup"})
+#: Characters typed as keys even into a plain text field (Enter submits, Tab moves the focus).
+_KEYED = "\r\n\t"
+_KEY_TARGETS_GROUP = "argent-key-targets"
+#: The focused element (through open shadow roots), its composed ancestors, document and window:
+#: where a listener that sees a typed key can sit. Evaluated in the page's own world, whose
+#: listeners ``DOMDebugger.getEventListeners`` reports.
+_KEY_TARGETS = """(() => {
+  const out = [];
+  let el = document.activeElement;
+  for (let h = 0; el && h < 64; h++) {
+    const sr = el.shadowRoot;
+    if (sr && sr.activeElement) { el = sr.activeElement; continue; }
+    break;
+  }
+  for (let h = 0; el && h < 4096; h++) {
+    out.push(el);
+    const p = el.parentNode;
+    el = p && p.nodeType === 1 ? p : (p && p.host) || null;
+  }
+  out.push(document, window);
+  return out;
+})()"""
 
 
 def device_id(port: int) -> str:
@@ -98,6 +121,10 @@ async def find_page_target(http: aiohttp.ClientSession, port: int, timeout: floa
     raise DeviceError(f"Chromium CDP on port {port} reported no page targets.")
 
 
+def _mouse_event(kind: str, px: tuple[float, float], **extra: Any) -> dict[str, Any]:
+    return {"type": kind, "x": px[0], "y": px[1], **extra}
+
+
 class ChromiumDevice:
     """One Chromium page driven over one CDP session."""
 
@@ -110,6 +137,10 @@ class ChromiumDevice:
         self._viewport: tuple[float, float] = (0.0, 0.0)
         self._input = asyncio.Lock()
         self._closed = False
+        self._signals: PageSignals | None = None
+        self._background: set[asyncio.Future[Any]] = set()
+        #: The viewport argent pinned at DPR 1 (a device it launched), in pixels.
+        self._pinned: tuple[int, int] | None = None
 
     # -- opening --
 
@@ -143,6 +174,9 @@ class ChromiumDevice:
         session = self.session
         await session.send("Page.enable")
         await session.send("Inspector.enable")
+        signals = PageSignals(session)
+        await signals.start()
+        self._signals = signals
         with contextlib.suppress(DeviceError):
             await session.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
         if viewport is not None:
@@ -158,6 +192,7 @@ class ChromiumDevice:
                     "screenHeight": height,
                 },
             )
+            self._pinned = (width, height)
         await self.refresh_viewport()
 
     # -- identity --
@@ -240,15 +275,60 @@ class ChromiumDevice:
             raise DeviceError(f"Chromium ({self.id}): Page.captureScreenshot returned no data.")
         return base64.b64decode(data)
 
+    def capture_size(self) -> tuple[int, int] | None:
+        """The pinned viewport (DPR 1: a clip shows a crop's very pixels); None when not pinned."""
+        if self._pinned is None:
+            return None
+        return self._pinned
+
+    async def capture(self, region: tuple[int, int, int, int] | None = None) -> bytes:
+        """``Page.captureScreenshot`` encoded for speed (a snapshot compares bytes first, then
+        pixels), of the whole viewport or of ``region`` (pixels = CSS px at the pinned DPR 1)."""
+        params: dict[str, Any] = {
+            "format": "png",
+            "captureBeyondViewport": False,
+            "fromSurface": True,
+            "optimizeForSpeed": True,
+        }
+        if region is not None:
+            if self._pinned is None:
+                raise DeviceError(f"Chromium ({self.id}): a region capture needs the viewport argent pinned.")
+            left, top, right, bottom = region
+            params["clip"] = {"x": left, "y": top, "width": right - left, "height": bottom - top, "scale": 1}
+        reply = await self.session.send("Page.captureScreenshot", params, timeout=SCREENSHOT_TIMEOUT_SECONDS)
+        data = reply.get("data")
+        if not isinstance(data, str) or not data:
+            raise DeviceError(f"Chromium ({self.id}): Page.captureScreenshot returned no data.")
+        return base64.b64decode(data)
+
+    async def quiet_capture(self, region: tuple[int, int, int, int] | None, timeout: float) -> bytes:
+        """``capture(region)`` of the page once quiet (at ``timeout``, as it is), one frame sooner
+        than a quiet wait and a capture in turn."""
+        return await self.signals.quiet_capture(lambda: self.capture(region), timeout)
+
     async def ui_tree(self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> UiTree:
-        try:
-            payload = await self.session.evaluate(
-                walker_expression(max_depth, max_nodes), timeout=WALK_TIMEOUT_SECONDS
-            )
-        except DeviceError as exc:
-            if not self.session.alive:
-                raise
-            raise DeviceError(f"Chromium ({self.id}) describe failed: {exc}") from None
+        """One walk, in argent's isolated world (the walker compiled once per document, out of
+        the page's reach); in the page's own world when that world cannot be had."""
+        payload: Any = None
+        walked = False
+        if self._signals is not None:
+            try:
+                payload = await self._signals.walk(
+                    max_depth, max_nodes, keep=False, timeout=WALK_TIMEOUT_SECONDS
+                )
+                walked = True
+            except DeviceError:
+                if not self.session.alive:
+                    raise
+        if not walked:
+            try:
+                payload = await self.session.evaluate(
+                    walker_expression(max_depth, max_nodes), timeout=WALK_TIMEOUT_SECONDS
+                )
+            except DeviceError as exc:
+                if not self.session.alive:
+                    raise
+                raise DeviceError(f"Chromium ({self.id}) describe failed: {exc}") from None
         tree, viewport = parse_walk(payload, self.id)
         if viewport[0] > 0 and viewport[1] > 0:
             self._viewport = viewport
@@ -270,18 +350,26 @@ class ChromiumDevice:
         width, height = self._viewport
         return (min(max(x * width, 0.0), width), min(max(y * height, 0.0), height))
 
+    def _touch(self) -> None:
+        if self._signals is not None:
+            self._signals.touched()
+
     async def _mouse(self, kind: str, px: tuple[float, float], **extra: Any) -> None:
-        await self.session.send("Input.dispatchMouseEvent", {"type": kind, "x": px[0], "y": px[1], **extra})
+        self._touch()
+        await self.session.send("Input.dispatchMouseEvent", _mouse_event(kind, px, **extra))
 
     async def tap(self, x: float, y: float, *, click_count: int = 1) -> None:
+        """Move, then press and release (``click_count`` times: the escalating clickCount makes the
+        second click a dblclick), written in one go: the page gets them in order, as if each had
+        been awaited, in one round trip."""
         px = self._px(x, y)
+        events = [_mouse_event("mouseMoved", px, button="none", buttons=0)]
+        for n in range(1, max(1, click_count) + 1):
+            events.append(_mouse_event("mousePressed", px, button="left", buttons=1, clickCount=n))
+            events.append(_mouse_event("mouseReleased", px, button="left", buttons=0, clickCount=n))
         async with self._input:
-            await self._mouse("mouseMoved", px, button="none", buttons=0)
-            for n in range(1, max(1, click_count) + 1):
-                if n > 1:
-                    await asyncio.sleep(CLICK_GAP_SECONDS)
-                await self._mouse("mousePressed", px, button="left", buttons=1, clickCount=n)
-                await self._mouse("mouseReleased", px, button="left", buttons=0, clickCount=n)
+            self._touch()
+            await self.session.send_in_order("Input.dispatchMouseEvent", events)
 
     async def long_press(self, x: float, y: float, duration_ms: float) -> None:
         px = self._px(x, y)
@@ -295,8 +383,11 @@ class ChromiumDevice:
                     await self._mouse("mouseReleased", px, button="left", buttons=0, clickCount=1)
 
     async def _key(self, key: KeyDef) -> None:
-        await self.session.send("Input.dispatchKeyEvent", key.params(key.down_type))
-        await self.session.send("Input.dispatchKeyEvent", key.params("keyUp"))
+        """Key down and up in one round trip (in order, as if each had been awaited)."""
+        self._touch()
+        await self.session.send_in_order(
+            "Input.dispatchKeyEvent", [key.params(key.down_type), key.params("keyUp")]
+        )
 
     async def type_text(self, text: str) -> None:
         """Printable ASCII as real key events (keydown/keypress/input/keyup), newline as Enter, tab
@@ -309,11 +400,15 @@ class ChromiumDevice:
                     pending += ch
                     continue
                 if pending:
-                    await self.session.send("Input.insertText", {"text": pending})
+                    await self._insert(pending)
                     pending = ""
                 await self._key(key)
             if pending:
-                await self.session.send("Input.insertText", {"text": pending})
+                await self._insert(pending)
+
+    async def _insert(self, text: str) -> None:
+        self._touch()
+        await self.session.send("Input.insertText", {"text": text})
 
     async def press_key(self, key: str) -> None:
         found = named_key(key)
@@ -341,11 +436,115 @@ class ChromiumDevice:
                 timeout=2.0,
             )
 
+    # -- page signals (``argent.devices.base.PageSignals``) --
+
+    @property
+    def signals(self) -> PageSignals:
+        if self._signals is None:
+            raise DeviceError(f"Chromium ({self.id}) has no DevTools session.")
+        return self._signals
+
+    async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
+        return await self.signals.wait_quiet(timeout, after=after)
+
+    async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
+        px, py = self._px(x, y)
+        return await self.signals.wait_focus(px, py, timeout, grace)
+
+    async def kept_tree(self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> UiTree:
+        payload = await self.signals.walk(max_depth, max_nodes, keep=True, timeout=WALK_TIMEOUT_SECONDS)
+        return self._kept(payload)
+
+    async def reveal(
+        self, ref: int, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES
+    ) -> UiTree | None:
+        self._touch()
+        payload = await self.signals.reveal(ref, max_depth, max_nodes, timeout=WALK_TIMEOUT_SECONDS)
+        return None if payload is None else self._kept(payload)
+
+    def _kept(self, payload: Any) -> UiTree:
+        tree, viewport = parse_walk(payload, self.id)
+        if viewport[0] > 0 and viewport[1] > 0:
+            self._viewport = viewport
+        return tree
+
+    async def enter_text(self, text: str) -> None:
+        """Text as one ``Input.insertText`` per run when the focused element takes text and no key
+        listener would see the keys; newline and tab stay keys (Enter submits, Tab moves on).
+        Otherwise key by key, as ``type_text``."""
+        if not await self._insertable():
+            await self.type_text(text)
+            return
+        async with self._input:
+            pending = ""
+            for ch in text:
+                if ch not in _KEYED:
+                    pending += ch
+                    continue
+                if pending:
+                    await self._insert(pending)
+                    pending = ""
+                key = char_key(ch)
+                if key is not None:
+                    await self._key(key)
+            if pending:
+                await self._insert(pending)
+
+    async def _insertable(self) -> bool:
+        """The focused element takes text and nothing on its way listens for keys (any doubt: no)."""
+        try:
+            if not await self.signals.editable():
+                return False
+            return not await self._key_listeners()
+        except DeviceError:
+            if not self.session.alive:
+                raise
+            return False
+
+    def _background_done(self, task: asyncio.Future[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a release that failed changes nothing
+
+    async def _key_listeners(self) -> bool:
+        session = self.session
+        try:
+            reply = await session.send(
+                "Runtime.evaluate", {"expression": _KEY_TARGETS, "objectGroup": _KEY_TARGETS_GROUP}
+            )
+            array = (reply.get("result") or {}).get("objectId")
+            if reply.get("exceptionDetails") or not isinstance(array, str):
+                return True
+            props = await session.send("Runtime.getProperties", {"objectId": array, "ownProperties": True})
+            ids = [
+                p["value"]["objectId"]
+                for p in props.get("result") or []
+                if isinstance(p, dict)
+                and str(p.get("name", "")).isdigit()
+                and isinstance((p.get("value") or {}).get("objectId"), str)
+            ]
+            found = await asyncio.gather(
+                *(session.send("DOMDebugger.getEventListeners", {"objectId": oid}) for oid in ids)
+            )
+        finally:
+            # Released in the background: nothing waits for it, the next request queues behind it.
+            release = asyncio.ensure_future(
+                session.send("Runtime.releaseObjectGroup", {"objectGroup": _KEY_TARGETS_GROUP})
+            )
+            self._background.add(release)
+            release.add_done_callback(self._background_done)
+        return any(
+            isinstance(listener, dict) and listener.get("type") in KEY_EVENTS
+            for reply in found
+            for listener in reply.get("listeners") or []
+        )
+
     # -- navigation --
 
     async def navigate(self, url: str, *, load_timeout: float = LOAD_TIMEOUT_SECONDS) -> None:
         """``Page.navigate`` and wait (bounded) for the load event; a failed load raises."""
         session = self.session
+        self._touch()
         loaded = session.expect("Page.loadEventFired")
         try:
             reply = await session.send("Page.navigate", {"url": url})

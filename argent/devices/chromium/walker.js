@@ -1,16 +1,18 @@
 // The page-side UI-tree walker of argent's chromium device.
 //
-// Evaluated as `(<this function>)(maxDepth, maxNodes)` in one Runtime.evaluate (returnByValue).
+// Evaluated as `(<this function>)(maxDepth, maxNodes, keep)` in one Runtime.evaluate (returnByValue).
 // It walks the composed tree from document.documentElement — element children, open shadow
 // roots (through their slots), same-origin iframe documents — and returns
 //   { tree: <node>, truncated: <bool>, scroll: <offsets of scrollable elements>, w: innerWidth, h: innerHeight }
 // where a node is { role, frame: [x, y, w, h] (fractions of the viewport, clamped to [0, 1]),
 // label?, value?, identifier?, clickable?, disabled?, checked?, password?, scrollable?,
-// focused?, children? } with falsy fields left out.
+// focused?, children? } with falsy fields left out. With `keep` (only in argent's isolated world,
+// where the page cannot see it), each node also carries `ref`, its element's index in
+// `globalThis.__argentRefs`, so a later call can act on the very element (scroll it into view).
 //
 // DOM reads go through getters captured from the prototypes up front, so a page that shadows
 // a property (a <form> with a control named "children" or "id") cannot derail the walk.
-(function (maxDepth, maxNodes) {
+(function (maxDepth, maxNodes, keep) {
   "use strict";
   const W = window.innerWidth;
   const H = window.innerHeight;
@@ -73,6 +75,7 @@
 
   let count = 0;
   let truncated = false;
+  const kept = keep ? [] : null;
   // Scroll offsets of every scrollable element walked: part of what makes two reads one screen,
   // so a scroll through blank space still counts as movement.
   const scrollMarks = [];
@@ -257,6 +260,7 @@
 
     // Own information (none for visibility:hidden).
     const node = { role: "" };
+    if (kept) node.ref = kept.push(el) - 1;
     let info = false;
     if (!hidden) {
       const role = collapse(attr(el, "role")).toLowerCase().split(" ")[0];
@@ -364,5 +368,6 @@
   const tree = walk(rootEl, 0, 0, 0, view, view, false);
   if (!tree) return { tree: null, error: "the root element is hidden", w: W, h: H };
   tree.frame = [0, 0, 1, 1];
+  if (kept) globalThis.__argentRefs = kept;
   return { tree: tree, truncated: truncated, scroll: scrollMarks.join(";"), w: W, h: H };
 })

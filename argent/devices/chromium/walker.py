@@ -32,6 +32,8 @@ def walker_source() -> str:
 
 
 def walker_expression(max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> str:
+    """The walk as one expression in the page's own world (argent's isolated world keeps the
+    walker compiled: ``argent.devices.chromium.signals``)."""
     return f"({walker_source()})({int(max_depth)}, {int(max_nodes)})"
 
 
@@ -56,11 +58,13 @@ def parse_walk(payload: Any, label: str) -> tuple[UiTree, tuple[float, float]]:
         reason = payload.get("error") or "empty tree"
         raise DeviceError(f"Chromium ({label}) describe: {reason}")
     scroll = payload.get("scroll")
+    mark = payload.get("mark")
     return (
         UiTree(
             root=_node(tree),
             truncated=bool(payload.get("truncated")),
             scroll=scroll if isinstance(scroll, str) else "",
+            mark=mark if isinstance(mark, int) and not isinstance(mark, bool) and mark >= 0 else -1,
         ),
         viewport,
     )
@@ -87,6 +91,7 @@ def _node(data: dict[str, Any]) -> UiNode:
     kids = data.get("children")
     children = tuple(_node(kid) for kid in kids if isinstance(kid, dict)) if isinstance(kids, list) else ()
     checked = data.get("checked")
+    ref = data.get("ref")
     return UiNode(
         role=_text(data.get("role")),
         frame=_frame(data.get("frame")),
@@ -100,4 +105,5 @@ def _node(data: dict[str, Any]) -> UiNode:
         scrollable=data.get("scrollable") is True,
         focused=data.get("focused") is True,
         children=children,
+        ref=ref if isinstance(ref, int) and not isinstance(ref, bool) and ref >= 0 else -1,
     )

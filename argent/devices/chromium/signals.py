@@ -1,0 +1,331 @@
+"""Page signals over CDP: when a Chromium page is quiet, where its focus is, one-move reveals.
+
+``PageSignals`` keeps argent's isolated world in the page's main frame — ``monitor.js``,
+installed once per document, where the page can neither see nor disturb it — and counts the
+page's network requests in flight from CDP ``Network`` events. A quiet page is one whose
+requests are done and whose monitor saw two frames without a DOM change or a running finite
+animation; after input (``touched``) at least two more frames must pass, so the effects of the
+input get their frame before anyone looks.
+
+A request still running after ``QUIET_REQUEST_MAX_AGE_MS`` stops counting: long polls, streams
+and slow beacons would otherwise hold every step at the ceiling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib.resources
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from argent.devices.base import DeviceError
+from argent.devices.chromium.cdp import CdpSession
+from argent.devices.chromium.walker import walker_source
+from argent.limits import QUIET_REQUEST_MAX_AGE_MS
+
+WORLD_NAME = "argent"
+#: Requests of these resource types never hold a page busy: they live as long as the page.
+_LONG_LIVED_TYPES = frozenset({"EventSource", "WebSocket", "Media", "Ping", "CSPViolationReport"})
+#: A request older than this is forgotten (one that never reported its end).
+_FORGET_AFTER_SECONDS = 60.0
+#: Slack on a page-side wait's own deadline before the CDP request gives up.
+_WAIT_SLACK_SECONDS = 2.0
+#: Frames a wait needs after input: the input's effects (timers, frame callbacks) get their frame.
+FRAMES_AFTER_INPUT = 2
+#: Network buffers Chromium keeps for response bodies nobody here asks for.
+_NETWORK_BUFFERS = {"maxTotalBufferSize": 1_000_000, "maxResourceBufferSize": 500_000, "maxPostDataSize": 0}
+_GONE = (
+    "Cannot find context with specified id",
+    "Execution context was destroyed",
+    "navigated or closed",
+    "No frame for given id found",
+)
+
+
+@functools.cache
+def monitor_source() -> str:
+    text = importlib.resources.files(__package__).joinpath("monitor.js").read_text(encoding="utf-8")
+    return text.strip()
+
+
+@functools.cache
+def world_source() -> str:
+    """What a new world gets once: the monitor, and the walker compiled once as ``__argentWalk``
+    (a walk then costs no compile)."""
+    return f"{monitor_source()};\nglobalThis.__argentWalk = {walker_source()};\ntrue"
+
+
+def _walk(max_depth: int, max_nodes: int, keep: bool) -> str:
+    args = f"{int(max_depth)}, {int(max_nodes)}, {'true' if keep else 'false'}"
+    return (
+        "(() => { const mark = globalThis.__argent.mark(); "
+        f"const walk = globalThis.__argentWalk({args}); if (walk) walk.mark = mark; return walk; }})()"
+    )
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+class _WorldGone(Exception):
+    """The document of argent's world went away (a navigation): make the world again."""
+
+
+class PageSignals:
+    """The signals of one page session (see module doc)."""
+
+    def __init__(self, session: CdpSession) -> None:
+        self._session = session
+        self._frame_id: str | None = None
+        self._world: int | None = None
+        self._making: asyncio.Future[int] | None = None
+        self._requests: dict[str, float] = {}
+        self._request_done = asyncio.Event()
+        self._touched = True
+        self._max_age = QUIET_REQUEST_MAX_AGE_MS / 1000
+        #: Input sent so far, and whether the focus took text at the last focus wait (at that count).
+        self._inputs = 0
+        self._focus_editable: tuple[int, bool] | None = None
+
+    async def start(self) -> None:
+        """Subscribe to the page's requests and navigations (called once, after ``Page.enable``)."""
+        session = self._session
+        session.on("Network.requestWillBeSent", self._on_request)
+        session.on("Network.loadingFinished", self._on_request_end)
+        session.on("Network.loadingFailed", self._on_request_end)
+        session.on("Page.frameNavigated", self._on_navigated)
+        await session.send("Network.enable", dict(_NETWORK_BUFFERS))
+        tree = await session.send("Page.getFrameTree")
+        frame = (tree.get("frameTree") or {}).get("frame") or {}
+        if isinstance(frame.get("id"), str):
+            self._frame_id = frame["id"]
+
+    def touched(self) -> None:
+        """Input went to the page: the next quiet needs frames of its own."""
+        self._touched = True
+        self._inputs += 1
+
+    # -- events --
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    def _on_request(self, params: dict[str, Any]) -> None:
+        rid = params.get("requestId")
+        if isinstance(rid, str) and params.get("type") not in _LONG_LIVED_TYPES:
+            self._requests.setdefault(rid, self._now())
+
+    def _on_request_end(self, params: dict[str, Any]) -> None:
+        rid = params.get("requestId")
+        if isinstance(rid, str) and self._requests.pop(rid, None) is not None:
+            self._request_done.set()
+
+    def _on_navigated(self, params: dict[str, Any]) -> None:
+        frame = params.get("frame")
+        if isinstance(frame, dict) and not frame.get("parentId"):
+            if isinstance(frame.get("id"), str):
+                self._frame_id = frame["id"]
+            self._world = None
+
+    # -- the network --
+
+    def _busy_until(self) -> float | None:
+        """When the youngest request in flight stops counting; None when none counts now."""
+        now = self._now()
+        until: float | None = None
+        for rid, started in list(self._requests.items()):
+            if now - started > _FORGET_AFTER_SECONDS:
+                del self._requests[rid]
+            elif now - started < self._max_age:
+                ends = started + self._max_age
+                until = ends if until is None else max(until, ends)
+        return until
+
+    async def _network_quiet(self, deadline: float) -> bool:
+        """Wait until no request counts (True) or ``deadline`` (False); True when none counted."""
+        waited = False
+        while True:
+            until = self._busy_until()
+            if until is None:
+                return waited
+            waited = True
+            now = self._now()
+            if now >= deadline:
+                return waited
+            self._request_done.clear()
+            try:
+                async with asyncio.timeout(min(until, deadline) - now):
+                    await self._request_done.wait()
+            except TimeoutError:
+                pass
+
+    # -- the world --
+
+    async def _make_world(self) -> int:
+        if self._making is not None:
+            return await asyncio.shield(self._making)
+        loop = asyncio.get_running_loop()
+        self._making = loop.create_future()
+        try:
+            if self._frame_id is None:
+                tree = await self._session.send("Page.getFrameTree")
+                self._frame_id = str(((tree.get("frameTree") or {}).get("frame") or {}).get("id") or "")
+            try:
+                reply = await self._session.send(
+                    "Page.createIsolatedWorld", {"frameId": self._frame_id, "worldName": WORLD_NAME}
+                )
+            except DeviceError as exc:
+                if self._session.alive and any(marker in str(exc) for marker in _GONE):
+                    self._frame_id = None  # read the main frame again
+                    raise _WorldGone() from None
+                raise
+            context = reply.get("executionContextId")
+            if not isinstance(context, int):
+                raise DeviceError(
+                    f"Chromium ({self._session.label}): the page gave argent no isolated world."
+                )
+            await self._call(context, world_source(), False, None)
+            self._world = context
+            self._making.set_result(context)
+            return context
+        except BaseException as exc:
+            self._making.set_exception(exc)
+            self._making.exception()  # retrieved: the callers above see it raised
+            raise
+        finally:
+            self._making = None
+
+    async def _call(self, context: int, expression: str, await_promise: bool, timeout: float | None) -> Any:
+        try:
+            reply = await self._session.send(
+                "Runtime.evaluate",
+                {
+                    "expression": expression,
+                    "contextId": context,
+                    "returnByValue": True,
+                    "awaitPromise": await_promise,
+                },
+                timeout=timeout,
+            )
+        except DeviceError as exc:
+            if self._session.alive and any(marker in str(exc) for marker in _GONE):
+                raise _WorldGone() from None
+            raise
+        details = reply.get("exceptionDetails")
+        if details:
+            text = json.dumps(details)[:400]
+            if any(marker in text for marker in _GONE):
+                raise _WorldGone()
+            raise DeviceError(f"Chromium ({self._session.label}): argent's page monitor failed: {text}")
+        return (reply.get("result") or {}).get("value")
+
+    async def evaluate(
+        self, expression: str, *, await_promise: bool = False, timeout: float | None = None
+    ) -> Any:
+        """Evaluate in argent's world of the current document (made on first use)."""
+        for _ in range(3):
+            context = self._world
+            try:
+                if context is None:
+                    context = await self._make_world()
+                return await self._call(context, expression, await_promise, timeout)
+            except _WorldGone:
+                if self._world == context:
+                    self._world = None
+        raise DeviceError(
+            f"Chromium ({self._session.label}): the page kept navigating away while argent read it."
+        )
+
+    # -- the signals --
+
+    async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
+        deadline = self._now() + max(0.0, timeout)
+        quiet = await self._quiet(deadline, after, slack=0)
+        return None if quiet is None else quiet[0]
+
+    async def quiet_capture(self, capture: Callable[[], Awaitable[bytes]], timeout: float) -> bytes:
+        """``capture()`` of the quiet page, one frame sooner than a quiet wait and a capture in
+        turn: the capture is asked for one frame before the page is quiet (its own frame is then
+        the last one), and kept only when the very next frame made the page quiet with no change
+        in between; else the quiet page is captured again. At ``timeout``, captured as it is."""
+        deadline = self._now() + max(0.0, timeout)
+        early = await self._quiet(deadline, None, slack=1)
+        if early is None:
+            return await capture()
+        shot = asyncio.ensure_future(capture())
+        try:
+            full = await self._quiet(deadline, None, slack=0)
+        except BaseException:
+            shot.cancel()
+            shot.add_done_callback(_retrieve)
+            raise
+        taken = await shot
+        if full is None or full == (early[0], early[1] + 1):
+            return taken
+        return await capture()
+
+    async def _quiet(self, deadline: float, after: int | None, *, slack: int) -> tuple[int, int] | None:
+        """The page's (mark, frame) once quiet (``slack`` 1: one frame before); None at ``deadline``."""
+        frames = FRAMES_AFTER_INPUT if self._touched else 0
+        mark = "null" if after is None else str(int(after))
+        while True:
+            if await self._network_quiet(deadline):
+                frames = FRAMES_AFTER_INPUT  # the responses' handlers get their frames
+            remaining = deadline - self._now()
+            if remaining <= 0:
+                return None
+            try:
+                result = await self.evaluate(
+                    f"globalThis.__argent.wait({round(remaining * 1000)}, {frames}, {mark}, {slack})",
+                    await_promise=True,
+                    timeout=remaining + _WAIT_SLACK_SECONDS,
+                )
+            except _WorldGone:
+                continue
+            if not isinstance(result, dict) or result.get("quiet") is not True:
+                return None
+            if self._busy_until() is not None:
+                continue  # a request started while the page looked quiet
+            if not slack:
+                self._touched = False
+            return _int(result.get("mark")), _int(result.get("tick"))
+
+    async def walk(self, max_depth: int, max_nodes: int, *, keep: bool, timeout: float) -> Any:
+        """The walker's payload, read in argent's world (``keep``: numbered for ``reveal``), with
+        the page's change mark taken just before it (``mark``)."""
+        return await self.evaluate(_walk(max_depth, max_nodes, keep), timeout=timeout)
+
+    async def reveal(self, ref: int, max_depth: int, max_nodes: int, *, timeout: float) -> Any:
+        """Scroll the element ``ref`` of the last kept walk into view, then a kept walk; None when
+        that element is gone."""
+        return await self.evaluate(
+            f"globalThis.__argent.reveal({int(ref)}) ? {_walk(max_depth, max_nodes, True)} : null",
+            timeout=timeout,
+        )
+
+    async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
+        ms = round(max(0.0, timeout) * 1000)
+        grace_ms = round(max(0.0, grace) * 1000)
+        value = await self.evaluate(
+            f"globalThis.__argent.waitFocus({ms}, {x!r}, {y!r}, {grace_ms})",
+            await_promise=True,
+            timeout=timeout + _WAIT_SLACK_SECONDS,
+        )
+        if not isinstance(value, dict):
+            return False
+        self._focus_editable = (self._inputs, value.get("editable") is True)
+        return value.get("ok") is True
+
+    async def editable(self) -> bool:
+        """Whether the focus takes text (as the last focus wait saw it, when no input came since)."""
+        known = self._focus_editable
+        if known is not None and known[0] == self._inputs:
+            return known[1]
+        return await self.evaluate("globalThis.__argent.editable()") is True
