@@ -38,6 +38,10 @@ MAX_STEPS_PER_CALL = 100_000
 ABORTED_CALL_GRACE_SECONDS = 2.0
 #: Longest stretch the flow engine runs without giving the event loop back to other calls.
 ENGINE_YIELD_SECONDS = 0.005
+#: Progress lines a streamed call may queue for its next write; past it the call waits for the client.
+STREAM_COALESCE_BYTES = 64 * KIB
+#: Longest a progress line (or the headers of a streamed answer) waits to share its write with others.
+STREAM_FLUSH_DELAY_SECONDS = 0.005
 #: Characters of an offending entry quoted in a parse error.
 ENTRY_RENDER_CHARS = 200
 
@@ -97,6 +101,9 @@ MAX_PNG_PIXELS = 20_000_000
 PARSED_FLOW_CACHE_ENTRIES = 256
 #: Estimated bytes of the parsed flows kept (see ``argent.flows.load``).
 PARSED_FLOW_CACHE_BYTES = 64 * MIB
+#: Longest flow text looked up in that cache on the event loop (hashed there); a longer one is
+#: hashed in the worker thread that would parse it.
+PARSED_FLOW_LOOKUP_ON_LOOP_CHARS = 16 * KIB
 
 #: Device directives: settle, auto-wait and polling (milliseconds).
 SETTLE_INTERVAL_MS = 250
