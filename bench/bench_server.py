@@ -114,16 +114,23 @@ async def upload_seconds(url: str, mib: int) -> float:
         return time.perf_counter() - t0
 
 
-async def bench_upload(mib: int, memory_mib: int, tmp_root: str | None) -> dict[str, float]:
+async def bench_upload(mib: int, memory_mib: int, tmp_root: str | None, rounds: int = 3) -> dict[str, float]:
     with tempfile.TemporaryDirectory(dir=tmp_root) as tmp:
         ours, ours_url = start_argent(tmp)
         bare, bare_url = start_bare(tmp)
         try:
             await upload_seconds(ours_url, 8)  # warm both
             await upload_seconds(bare_url, 8)
-            ours_s = statistics.median([await upload_seconds(ours_url, mib) for _ in range(3)])
-            bare_s = statistics.median([await upload_seconds(bare_url, mib) for _ in range(3)])
-            disk_s = statistics.median([await upload_seconds(bare_url + "/disk", mib) for _ in range(3)])
+            # Interleaved, so that all three see the same load of a shared machine.
+            samples: dict[str, list[float]] = {"ours": [], "bare": [], "disk": []}
+            cpu = 0.0
+            for _ in range(rounds):
+                cpu0 = cpu_seconds(ours.pid)
+                samples["ours"].append(await upload_seconds(ours_url, mib))
+                cpu += cpu_seconds(ours.pid) - cpu0
+                samples["bare"].append(await upload_seconds(bare_url, mib))
+                samples["disk"].append(await upload_seconds(bare_url + "/disk", mib))
+            ours_s, bare_s, disk_s = (statistics.median(samples[k]) for k in ("ours", "bare", "disk"))
             before = rss_kib(ours.pid, "VmRSS")
             await upload_seconds(ours_url, memory_mib)
             peak = rss_kib(ours.pid, "VmHWM")
@@ -138,6 +145,7 @@ async def bench_upload(mib: int, memory_mib: int, tmp_root: str | None) -> dict[
         "bare_to_disk_mib_per_s": mib / disk_s,
         "ratio_vs_bare_to_disk": disk_s / ours_s,
         "peak_rss_growth_mib": (peak - before) / 1024,
+        "server_cpu_ms_per_mib": cpu * 1000 / (rounds * mib),
     }
 
 
@@ -196,7 +204,7 @@ async def bench_concurrent(calls: int, rounds: int = 3) -> dict[str, float]:
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     if "upload" in args.rows:
-        results["upload"] = await bench_upload(args.upload_mib, args.memory_mib, args.tmp_root)
+        results["upload"] = await bench_upload(args.upload_mib, args.memory_mib, args.tmp_root, args.rounds)
     if "concurrent" in args.rows:
         results["concurrent_flow_execute"] = await bench_concurrent(args.calls, args.rounds)
     return results
@@ -209,7 +217,9 @@ def main() -> None:
     parser.add_argument("--upload-mib", type=int, default=256)
     parser.add_argument("--memory-mib", type=int, default=512)
     parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=3, help="Rounds of the concurrent calls (median).")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="Rounds of the uploads and of the concurrent calls (median)."
+    )
     parser.add_argument(
         "--rows",
         type=lambda text: set(text.split(",")),
