@@ -138,6 +138,8 @@ class DiskFlowFiles:
     is at each hop."""
 
     _ahead: tuple[str, str | Exception] | None = None
+    #: A saved flow resolved and read before the run asks for it (see ``prefetch_named_flow``).
+    _prefetched: tuple[tuple[str, str], FlowRef, tuple[str, str | Exception]] | None = None
 
     async def locate(self, path: str) -> FlowRef:
         return await self._resolve(self._locate_sync, path)
@@ -146,7 +148,20 @@ class DiskFlowFiles:
         return await self._resolve(self._ref, os.path.dirname(naming.canonical), target)
 
     async def named_flow(self, project_root: str, name: str) -> FlowRef:
+        prefetched, self._prefetched = self._prefetched, None
+        if prefetched is not None and prefetched[0] == (project_root, name):
+            self._ahead = prefetched[2]
+            return prefetched[1]
         return await self._resolve(self._named_flow_sync, project_root, name)
+
+    async def prefetch_named_flow(self, project_root: str, name: str) -> None:
+        """Resolve and read a saved flow now (its checks raise here), for the ``named_flow`` call that
+        follows: a call's precheck and its run then share one worker-thread hop."""
+        self._prefetched = None
+        ref, ahead = await asyncio.to_thread(
+            self._resolve_and_read, self._named_flow_sync, project_root, name
+        )
+        self._prefetched = ((project_root, name), ref, ahead)
 
     async def _resolve(self, resolve: Callable[..., FlowRef], *args: str) -> FlowRef:
         self._ahead = None

@@ -68,6 +68,7 @@ class CallPolicy:
     #: The guard of the caller's token (``token:<name>``) and the tool names or globs it allows.
     guard: str | None = None
     tools: tuple[str, ...] | None = None
+    _disk_files: list[PolicyDiskFlowFiles] = field(factory=list, init=False, repr=False, eq=False)
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -138,7 +139,11 @@ class CallPolicy:
             raise PolicyRefusal(NO_SCRIPT_RECORDING, error_code=SCRIPTS_DISABLED)
 
     def disk_files(self) -> PolicyDiskFlowFiles:
-        return PolicyDiskFlowFiles(self)
+        """This host's files as this policy lets a call reach them: one object per policy, so the
+        precheck and the run of a call share what was read ahead (a call has a policy of its own)."""
+        if not self._disk_files:
+            self._disk_files.append(PolicyDiskFlowFiles(self))
+        return self._disk_files[0]
 
 
 _FILE_URL = re.compile(r"^file://", re.IGNORECASE)

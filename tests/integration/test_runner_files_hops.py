@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -96,5 +97,18 @@ async def test_a_co_located_streamed_call_hops_to_a_worker_thread_twice(
     executor.jobs = 0
     lines = await call()
     assert lines[-1]["event"] == "result" and lines[-1]["data"]["ok"] is True
-    # precheck, root flow, and the fragment once for the device scan and once for the run
-    assert executor.jobs <= 4, executor.jobs
+    # the precheck with the root flow read ahead, then the fragment for the device scan and for the run
+    assert executor.jobs <= 3, executor.jobs
+
+
+async def test_a_call_naming_an_unsafe_flow_reads_nothing_ahead(
+    aiohttp_client: Any, project: Path, tmp_path: Path
+) -> None:
+    """The precheck reads a saved flow ahead only once its name and root are valid: a FIFO the
+    name would reach is never opened (it would hold a worker thread), the run refuses the name."""
+    os.mkfifo(project / ".argent" / "evil.yaml")
+    client = await aiohttp_client(create_app(ServerConfig(tmp_dir=str(tmp_path)), build_registry()))
+    args = {"name": "../evil", "project_root": str(project)}
+    resp = await asyncio.wait_for(client.post("/tools/flow-execute", json=args), timeout=10)
+    body = await resp.json()
+    assert body["error_code"] == "FLOW_NAME_INVALID", body
