@@ -15,14 +15,14 @@ import asyncio
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Literal, Protocol
 
 from attrs import frozen
 
 from argent.flows.load import decode_flow
 from argent.flows.names import FLOW_FILE_NAME_RE, baseline_key
-from argent.limits import MAX_FILE_BYTES
+from argent.limits import MAX_FILE_BYTES, SCAN_MEMO_BYTES
 
 
 @frozen
@@ -239,6 +239,62 @@ class DiskFlowFiles:
     def _write_baseline_sync(self, path: str, data: bytes) -> bool:
         self._readable_sync(path)
         return _write_atomically(path, data)
+
+
+class ScanFiles:
+    """A run's files as the checks before its first step see them: each file resolved and read once.
+
+    The leading-launch scan and the device scan walk the same `run:` chains before a run starts;
+    through this wrapper the second walk costs no disk access (the run itself reads afresh). Up to
+    ``SCAN_MEMO_BYTES`` of text is kept, for the length of the checks."""
+
+    def __init__(self, files: FlowFiles) -> None:
+        self._files = files
+        self._refs: dict[tuple[str, str, str], FlowRef] = {}
+        self._texts: dict[str, str | Exception] = {}
+        self._kept = 0
+
+    async def _ref(self, key: tuple[str, str, str], resolve: Callable[[], Awaitable[FlowRef]]) -> FlowRef:
+        ref = self._refs.get(key)
+        if ref is None:
+            ref = self._refs[key] = await resolve()
+        return ref
+
+    async def locate(self, path: str) -> FlowRef:
+        return await self._ref(("locate", path, ""), lambda: self._files.locate(path))
+
+    async def fragment(self, naming: FlowRef, target: str) -> FlowRef:
+        key = ("fragment", naming.canonical, target)
+        return await self._ref(key, lambda: self._files.fragment(naming, target))
+
+    async def named_flow(self, project_root: str, name: str) -> FlowRef:
+        return await self._ref(
+            ("named", project_root, name), lambda: self._files.named_flow(project_root, name)
+        )
+
+    async def read_text(self, ref: FlowRef) -> str:
+        known = self._texts.get(ref.canonical)
+        if known is None:
+            try:
+                known = await self._files.read_text(ref)
+            except Exception as exc:
+                known = exc
+            size = len(known) if isinstance(known, str) else 0
+            if self._kept + size <= SCAN_MEMO_BYTES:
+                self._texts[ref.canonical] = known
+                self._kept += size
+        if isinstance(known, Exception):
+            raise known.with_traceback(None)
+        return known
+
+    def local_path(self, ref: FlowRef, relative: str) -> str | None:
+        return self._files.local_path(ref, relative)
+
+    async def read_baseline(self, path: str) -> bytes | None:
+        return await self._files.read_baseline(path)
+
+    async def write_baseline(self, path: str, data: bytes) -> bool:
+        return await self._files.write_baseline(path, data)
 
 
 def _read_capped(path: str) -> bytes:

@@ -112,3 +112,26 @@ async def test_a_call_naming_an_unsafe_flow_reads_nothing_ahead(
     resp = await asyncio.wait_for(client.post("/tools/flow-execute", json=args), timeout=10)
     body = await resp.json()
     assert body["error_code"] == "FLOW_NAME_INVALID", body
+
+
+async def test_the_checks_before_a_run_read_each_fragment_of_a_chain_once(
+    aiohttp_client: Any, project: Path, tmp_path: Path
+) -> None:
+    """The leading-launch scan and the device scan share their reads; the run reads afresh: a 10-deep
+    `run:` chain costs one hop per fragment before the run and one in it."""
+    flows = project / ".argent" / "flows"
+    (flows / "chain.yaml").write_text("steps:\n  - echo: root\n  - run: c1\n")
+    for level in range(1, 11):
+        inner = f"  - run: c{level + 1}\n" if level < 10 else ""
+        (flows / f"c{level}.yaml").write_text(f"steps:\n  - echo: level {level}\n{inner}")
+    client = await aiohttp_client(create_app(ServerConfig(tmp_dir=str(tmp_path)), build_registry()))
+    executor = CountingExecutor()
+    asyncio.get_running_loop().set_default_executor(executor)
+    args = {"name": "chain", "project_root": str(project)}
+    resp = await client.post("/tools/flow-execute", json=args)
+    assert (await resp.json())["data"]["ok"] is True  # every parse is cached from here on
+    executor.jobs = 0
+    resp = await client.post("/tools/flow-execute", json=args)
+    steps = (await resp.json())["data"]["steps"]
+    assert [s["kind"] for s in steps] == ["echo"] + ["run", "echo"] * 10
+    assert executor.jobs <= 1 + 10 + 10, executor.jobs
