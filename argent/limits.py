@@ -63,10 +63,10 @@ MAX_UPLOAD_BYTES = 2 * GIB
 MAX_PENDING_UPLOAD_BYTES = 8 * GIB
 #: How often the upload sweeper deletes expired uploads.
 UPLOAD_SWEEP_INTERVAL_SECONDS = 60
-#: Bytes of an upload handed to its worker thread at a time (hashed, then written), and how many such
-#: batches may wait there while the event loop reads on: at most their product is buffered per upload.
-UPLOAD_BATCH_BYTES = 4 * MIB
-UPLOAD_BATCHES_IN_FLIGHT = 2
+#: Bytes of an upload handed to its worker threads at a time (one hashes, one writes), and how many
+#: such batches may wait there while the event loop reads on: about their product is buffered per upload.
+UPLOAD_BATCH_BYTES = 1 * MIB
+UPLOAD_BATCHES_IN_FLIGHT = 4
 #: Decompressed bytes of one uploaded archive (tar headers included); guards against gzip bombs.
 MAX_ARCHIVE_EXPANDED_BYTES = 8 * GIB
 #: Entries of one uploaded archive, directories included.

@@ -6,7 +6,8 @@ Each round runs every command once, in turn, so all see the same machine load; t
 medians (and 10th percentiles) of the wall time of the whole process. `flow run hello` runs a
 one-echo flow on the embedded tool-server (no link), as a first-time user would, with byte-code
 caches in place (``PYTHONDONTWRITEBYTECODE`` is dropped for the runs). Targets:
-`argent --help` <= 5x `python -c pass`, `argent flow run hello` <= 8x.
+`argent --help` <= 5x `python -c pass`, `argent flow run hello` <= 8x. The row ``import_aiohttp_web``
+(``python -c "import aiohttp.web"``) shows the floor of any command that starts the embedded server.
 
 ``--src NAME=DIR`` adds the rows of the ``argent`` package found in ``DIR`` (another checkout, say
 the base commit), suffixed ``@NAME``.
@@ -53,7 +54,9 @@ def bench(rounds: int, sources: dict[str, str | None]) -> dict[str, dict[str, An
         base_env = {k: v for k, v in os.environ.items() if k not in dropped}
         base_env.update(HOME=str(home), TMPDIR=tmp)
         cases: list[tuple[str, list[str], dict[str, str]]] = [
-            ("python_pass", [sys.executable, "-c", "pass"], base_env)
+            ("python_pass", [sys.executable, "-c", "pass"], base_env),
+            # What the embedded tool-server cannot do without: its HTTP server and client (reference only).
+            ("import_aiohttp_web", [sys.executable, "-c", "import aiohttp.web"], base_env),
         ]
         for label, path in sources.items():
             env = dict(base_env)

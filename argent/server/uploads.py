@@ -114,44 +114,45 @@ async def _remove(path: str) -> None:
 
 
 class _HashingWriter:
-    """One upload's worker thread: it hashes each batch and writes it to the file, in order, while
-    the event loop reads the next ones from the socket (hashlib and ``os.write`` release the GIL).
+    """One upload's two worker threads: one hashes each batch, the other writes it to the file, each
+    in order, while the event loop reads the next batches from the socket (hashlib and ``os.write``
+    release the GIL, so reading, hashing and writing overlap on as many cores as are free).
 
-    Batches are joined into one buffer, so the thread takes the GIL back twice per batch rather than
-    twice per socket read; ``put`` waits only when ``UPLOAD_BATCHES_IN_FLIGHT`` batches are queued,
-    which bounds what one upload buffers. The thread closes the file when the upload ends."""
+    A batch is joined into one buffer, so each thread takes the GIL back once per batch rather than
+    once per socket read; ``put`` waits only when ``UPLOAD_BATCHES_IN_FLIGHT`` batches are queued,
+    which bounds what one upload buffers. The writing thread closes the file when the upload ends."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._digest = hashlib.sha256()
-        self._executor: ThreadPoolExecutor | None = None
-        self._queued: deque[asyncio.Future[None]] = deque()
+        self._hasher: ThreadPoolExecutor | None = None
+        self._writer: ThreadPoolExecutor | None = None
+        self._queued: deque[asyncio.Future[tuple[None, None]]] = deque()
 
     async def put(self, chunks: list[bytes]) -> None:
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argent-upload")
+        if self._hasher is None or self._writer is None:
+            self._hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argent-upload-hash")
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argent-upload-write")
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         loop = asyncio.get_running_loop()
-        self._queued.append(loop.run_in_executor(self._executor, self._hash_and_write, chunks))
+        hashed = loop.run_in_executor(self._hasher, self._digest.update, data)
+        written = loop.run_in_executor(self._writer, _write_all, self._fd, data)
+        self._queued.append(asyncio.gather(hashed, written))
         while len(self._queued) > UPLOAD_BATCHES_IN_FLIGHT:
             await asyncio.shield(self._queued.popleft())
 
-    def _hash_and_write(self, chunks: list[bytes]) -> None:
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        self._digest.update(data)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
-
     async def finish(self) -> None:
-        """Wait for every batch, then close the file (in the worker thread: a close may flush)."""
+        """Wait for every batch, then close the file (in the writing thread: a close may flush)."""
         while self._queued:
             await asyncio.shield(self._queued.popleft())
-        if self._executor is None:
+        writer, hasher = self._writer, self._hasher
+        self._writer = self._hasher = None
+        if writer is None or hasher is None:
             os.close(self._fd)
             return
-        await asyncio.get_running_loop().run_in_executor(self._executor, os.close, self._fd)
-        self._executor.shutdown(wait=False)
-        self._executor = None
+        hasher.shutdown(wait=False)
+        await asyncio.get_running_loop().run_in_executor(writer, os.close, self._fd)
+        writer.shutdown(wait=False)
 
     def hexdigest(self) -> str:
         return self._digest.hexdigest()
@@ -162,13 +163,20 @@ class _HashingWriter:
         for queued in self._queued:
             queued.cancel()
         self._queued.clear()
-        if self._executor is None:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
+        writer, hasher = self._writer, self._hasher
+        self._writer = self._hasher = None
+        if writer is None or hasher is None:
+            _close_quietly(self._fd)
             return
-        self._executor.submit(_close_quietly, self._fd)
-        self._executor.shutdown(wait=False)
-        self._executor = None
+        hasher.shutdown(wait=False)
+        writer.submit(_close_quietly, self._fd)  # after the batch being written, if any
+        writer.shutdown(wait=False)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _close_quietly(fd: int) -> None:
