@@ -12,7 +12,8 @@ A configured URL means the call is "over a link" (``x-argent-linked: 1``, file c
 also when it points at 127.0.0.1.
 
 This module is the one place where the client starts a server: the embedded tool-server is the
-real one (``argent.server.serve``), imported only when it is needed.
+real one (``argent.server.serve``), imported only when it is needed, as is the HTTP client
+(``argent.client.session``, aiohttp): resolving a route or listing flows loads neither.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from attrs import frozen
 
 from argent.client.base import ToolClient
 from argent.client.link_config import LinkConfig, read_link_config
-from argent.client.session import ToolServerClient
 
 if TYPE_CHECKING:
     from argent.tools.registry import ToolRegistry
@@ -88,6 +88,8 @@ async def open_client(
     stopped when the block ends, also on an error or an interrupt. ``registry`` replaces its
     built-in tools (tests); ``notice`` receives progress notes such as uploads.
     """
+    from argent.client.session import ToolServerClient  # aiohttp: only once a call is made
+
     chosen = route or resolve_route()
     if chosen.url is not None:
         async with ToolServerClient(
