@@ -34,7 +34,31 @@ STREAM_HEADERS = {
     "X-Accel-Buffering": "no",
 }
 
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+def _encoder(item_sep: str, key_sep: str, *, ensure_ascii: bool) -> Callable[[Any], str]:
+    """``json.dumps`` with these options, built once: ``json.dumps`` (and ``JSONEncoder.encode``)
+    builds a new C encoder on every call, which cost more than encoding a progress line itself.
+    No circular check (wire values are trees; a cycle still fails, as a RecursionError)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator: the library's own path
+        return json.JSONEncoder(
+            ensure_ascii=ensure_ascii, separators=(item_sep, key_sep), check_circular=False
+        ).encode
+    quote = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
+    assert quote is not None
+    encode = make(None, json.JSONEncoder().default, quote, None, key_sep, item_sep, False, False, True)
+
+    def dumps(value: Any) -> str:
+        if isinstance(value, str):
+            return quote(value)
+        return "".join(encode(value, 0))
+
+    return dumps
+
+
+_encode = _encoder(",", ":", ensure_ascii=False)
+#: ``json.dumps(value)`` with the default options, as ``web.json_response`` writes a body.
+_encode_default = _encoder(", ", ": ", ensure_ascii=True)
 
 
 def wants_stream(request: web.Request) -> bool:
@@ -73,7 +97,6 @@ async def encode_result(encode: Callable[[Any], bytes], result: Any) -> bytes:
 
 #: A list longer than this is encoded item by item (see ``dumps_in_parts``).
 _PART_ITEMS = 256
-_COMPACT = {"ensure_ascii": False, "separators": (",", ":")}
 
 
 def is_large(value: Any) -> bool:
@@ -91,20 +114,19 @@ def dumps_in_parts(value: Any, *, compact: bool) -> str:
     The C encoder holds the GIL for a whole call: one call over a 12 MB result stalls the event
     loop for as long as it takes, even from a thread. Encoding each item of a long list on its
     own lets the loop run between items; small values go to ``json.dumps`` whole."""
-    options: dict[str, Any] = _COMPACT if compact else {}
+    encode = _encode if compact else _encode_default
     item_sep, key_sep = (",", ":") if compact else (", ", ": ")
     if isinstance(value, dict) and is_large(value):
         return (
             "{"
             + item_sep.join(
-                json.dumps(str(k), **options) + key_sep + dumps_in_parts(v, compact=compact)
-                for k, v in value.items()
+                encode(str(k)) + key_sep + dumps_in_parts(v, compact=compact) for k, v in value.items()
             )
             + "}"
         )
     if isinstance(value, list) and is_large(value):
         return "[" + item_sep.join(dumps_in_parts(v, compact=compact) for v in value) + "]"
-    return json.dumps(value, **options)
+    return encode(value)
 
 
 class NdjsonStream:
