@@ -3,7 +3,8 @@
 This module sits above both ``argent.client`` and ``argent.server`` (they never import each other):
 with no link configured (``argent.client.routing``), it starts the real tool-server on loopback for
 the duration of the command, so co-located runs read the project from disk. The server is imported
-only then, so a linked command does not load it.
+only then, so a linked command does not load it, and the HTTP client (aiohttp) only once a call is
+made: resolving a route or listing flows loads neither.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from argent.client.base import ToolClient
 from argent.client.routing import Route, resolve_route
-from argent.client.session import ToolServerClient
 
 if TYPE_CHECKING:
     from argent.tools.registry import ToolRegistry
@@ -43,6 +43,8 @@ async def open_client(
     stopped when the block ends, also on an error or an interrupt. ``registry`` replaces its
     built-in tools (tests); ``notice`` receives progress notes such as uploads.
     """
+    from argent.client.session import ToolServerClient  # aiohttp: only once a call is made
+
     chosen = route or resolve_route()
     if chosen.url is not None:
         async with ToolServerClient(

@@ -54,6 +54,10 @@ GIL_SWITCH_INTERVAL_SECONDS = 0.001
 RESULT_STEPS_ENCODED_IN_PLACE = 1_000
 #: How long a GET /tools answer is reused for the same token (a tool's availability is looked up again after).
 TOOL_LISTING_CACHE_SECONDS = 1.0
+#: Progress lines a streamed call may queue for its next write; past it the call waits for the client.
+STREAM_COALESCE_BYTES = 64 * KIB
+#: Longest a progress line (or the headers of a streamed answer) waits to share its write with others.
+STREAM_FLUSH_DELAY_SECONDS = 0.005
 #: Characters of an offending entry quoted in a parse error.
 ENTRY_RENDER_CHARS = 200
 
@@ -79,6 +83,10 @@ MAX_UPLOAD_BYTES = 2 * GIB
 MAX_PENDING_UPLOAD_BYTES = 8 * GIB
 #: How often the upload sweeper deletes expired uploads.
 UPLOAD_SWEEP_INTERVAL_SECONDS = 60
+#: Bytes of an upload handed to its worker threads at a time (one hashes, one writes), and how many
+#: such batches may wait there while the event loop reads on: about their product is buffered per upload.
+UPLOAD_BATCH_BYTES = 1 * MIB
+UPLOAD_BATCHES_IN_FLIGHT = 4
 #: Decompressed bytes of one uploaded archive (tar headers included); guards against gzip bombs.
 MAX_ARCHIVE_EXPANDED_BYTES = 8 * GIB
 #: Entries of one uploaded archive, directories included.
@@ -117,6 +125,12 @@ MAX_PNG_PIXELS = 20_000_000
 PARSED_FLOW_CACHE_ENTRIES = 256
 #: Estimated bytes of the parsed flows kept (see ``argent.flows.load``).
 PARSED_FLOW_CACHE_BYTES = 64 * MIB
+#: Flow text the checks before a run's first step keep, so their two walks of its `run:` chains read
+#: each file once (see ``argent.runner.files.ScanFiles``).
+SCAN_MEMO_BYTES = 32 * MIB
+#: Longest flow text looked up in that cache on the event loop (hashed there); a longer one is
+#: hashed in the worker thread that would parse it.
+PARSED_FLOW_LOOKUP_ON_LOOP_CHARS = 16 * KIB
 
 #: Device directives: settle, auto-wait and polling (milliseconds).
 SETTLE_INTERVAL_MS = 250

@@ -7,7 +7,10 @@
 2. a 20-deep `run:` chain executed by flow-execute (resolution, reads, parses, guards) vs bare loads
    of the same 20 files;
 3. runner overhead for 10,000 echo steps vs a bare loop that builds the same report objects and
-   awaits the same progress callback (target <= 3x).
+   awaits the same progress callback (target <= 3x);
+4. parse+validate of an 8 MiB flow (4,000 steps, half of them echoes of a 4,000-character message)
+   vs ruamel's C safe loader (``YAML(typ="safe", pure=False)``, libyaml from ``ruamel.yaml.clib``)
+   loading the same text (target <= 2x; skipped without ``ruamel.yaml.clib``).
 
 Prints a table and writes ``bench/results/flows.json``. Medians of ``--repeat`` rounds.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -51,6 +55,34 @@ def bench_parse(repeat: int) -> dict[str, float]:
     bare = median_seconds(lambda: yaml.load(text), repeat)
     ours = median_seconds(lambda: parse_flow(text), repeat)
     return {"bare_load_s": bare, "parse_validate_s": ours, "ratio": ours / bare}
+
+
+def eight_mib_flow_text(mib: int = 8) -> str:
+    """About ``mib`` MiB of flow: the shapes above, every other step an echo of 4,000 characters."""
+    filler = "x" * 4000
+    parts = ["executionPrerequisite: bench\nsteps:\n"]
+    size = len(parts[0])
+    i = 0
+    while size < mib * 1024 * 1024:
+        step = STEP_SHAPES[i % len(STEP_SHAPES)].format(i=i) if i % 2 else f"  - echo: step {i} {filler}\n"
+        parts.append(step)
+        size += len(step)
+        i += 1
+    return "".join(parts)
+
+
+def bench_parse_big(repeat: int) -> dict[str, float] | None:
+    yaml = YAML(typ="safe", pure=False)
+    if yaml.Parser is None or yaml.Parser.__module__.startswith("ruamel.yaml.parser"):
+        return None  # no libyaml: nothing to compare with
+    text = eight_mib_flow_text()
+    bare_s: list[float] = []
+    ours_s: list[float] = []
+    for _ in range(repeat):  # interleaved: both see the same machine load
+        bare_s.append(median_seconds(lambda: yaml.load(text), 1))
+        ours_s.append(median_seconds(lambda: parse_flow(text), 1))
+    bare, ours = statistics.median(bare_s), statistics.median(ours_s)
+    return {"mib": len(text) / 2**20, "c_safe_load_s": bare, "parse_validate_s": ours, "ratio": ours / bare}
 
 
 class _NoTools:
@@ -137,6 +169,9 @@ def main() -> None:
         "run_chain_20_deep": bench_chain(args.repeat),
         "runner_10000_echoes": bench_runner(args.repeat),
     }
+    big = bench_parse_big(args.repeat)
+    if big is not None:
+        results["parse_8mib_vs_c_safe"] = big
     report("flows", results)
 
 

@@ -12,7 +12,6 @@ import json
 import os
 from typing import Any
 
-import aiohttp
 import click
 from attrs import frozen
 
@@ -30,7 +29,6 @@ from argent.client.link_config import (
     write_link_config,
 )
 from argent.client.routing import TOOLS_URL_ENV
-from argent.client.session import describe_exception
 
 PREFLIGHT_TIMEOUT_SECONDS = 3.0
 
@@ -81,6 +79,10 @@ class Preflight:
 
 async def preflight(url: str, token: str | None, *, timeout: float = PREFLIGHT_TIMEOUT_SECONDS) -> Preflight:
     """Ask ``url`` for its tool list, as every call will."""
+    import aiohttp  # only when there is a server to ask
+
+    from argent.client.session import describe_exception
+
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         async with (

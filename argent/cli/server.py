@@ -15,7 +15,6 @@ import click
 from argent.cli.problems import CommandFailed, UsageProblem
 from argent.server.config import LOOPBACK_HOSTS, WILDCARD_HOSTS, ServerConfig
 from argent.server.policy import PolicyFileError, ServerPolicy, load_policy
-from argent.server.serve import format_origin, serve_forever, start_server
 
 TOKEN_ON_COMMAND_LINE = (
     "warning: --token puts the token on the command line, where other users of this machine can read it "
@@ -128,6 +127,8 @@ def start(
 
 
 async def _run(config: ServerConfig) -> None:
+    from argent.server.serve import format_origin, serve_forever, start_server  # aiohttp: once it starts
+
     try:
         running = await start_server(config)
     except OSError as exc:

@@ -117,11 +117,18 @@ class ParsedFlows:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self.weight -= dropped
 
+    def cached(self, text: str) -> Flow | None:
+        """The parse of ``text`` when it is cached (a cached parse error is raised); else None."""
+        known = self.get(_digest(text))
+        if isinstance(known, _Refusal):
+            raise known.error()
+        return known
+
     def parse(self, text: str) -> Flow:
         """``parse_flow(text)``, from the cache when this text was parsed before."""
         from argent.flows import parse
 
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        digest = _digest(text)
         known = self.get(digest)
         if isinstance(known, _Refusal):
             raise known.error()
@@ -135,6 +142,10 @@ class ParsedFlows:
             raise
         self.put(digest, flow, _weight(text, flow))
         return flow
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def _weight(text: str, flow: Flow) -> int:
@@ -168,5 +179,12 @@ PARSED_FLOWS = ParsedFlows()
 
 
 async def parse_flow_async(text: str) -> Flow:
-    """Parse (and validate) a flow on the CPU pool, through ``PARSED_FLOWS``; raises ``FlowParseError``."""
+    """Parse (and validate) a flow on the CPU pool, through ``PARSED_FLOWS``; raises ``FlowParseError``.
+
+    A short text already parsed is looked up on the event loop: hashing it costs microseconds,
+    a thread hop a hundred or more, and most calls run a flow the server has seen."""
+    if len(text) <= limits.PARSED_FLOW_LOOKUP_ON_LOOP_CHARS:
+        known = PARSED_FLOWS.cached(text)
+        if known is not None:
+            return known
     return await run_cpu(PARSED_FLOWS.parse, text)

@@ -33,7 +33,7 @@ from argent.flows.values import condition_platform
 from argent.limits import MAX_RUN_DEPTH
 from argent.runner.budget import StepBudget
 from argent.runner.engine import run_flow
-from argent.runner.files import FlowFiles, FlowRef
+from argent.runner.files import FlowFiles, FlowRef, ScanFiles
 from argent.runner.handlers import FLOW_EXECUTE_TOOL, step_needs_device
 from argent.runner.load import (
     EXACTLY_ONE_SOURCE,
@@ -90,9 +90,10 @@ async def execute_flow(
     await check_leading_launch(flow, [StackEntry(ref, name)], files, name, req)
     if flow.execution_prerequisite and req.prerequisite_acknowledged is not True:
         return PrerequisiteNotice(flow=name, execution_prerequisite=flow.execution_prerequisite)
-    booted = await boot_for_leading_launch(req, flow, ref, files, name, devices)
+    scan = ScanFiles(files)  # the two checks below walk the same chains: each file is read once
+    booted = await boot_for_leading_launch(req, flow, ref, scan, name, devices)
     try:
-        device = booted or await resolve_device(req, flow, ref, files, tools, devices)
+        device = booted or await resolve_device(req, flow, ref, scan, tools, devices)
         platform = req.platform or (device.platform if device is not None else None)
         return await run_flow(
             flow,

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-import aiofiles
 from attrs import frozen
 
 from argent.flows import names
 from argent.flows.load import decode_flow
 from argent.flows.names import FLOW_FILE_NAME_RE
-from argent.limits import MAX_FILE_BYTES
+from argent.limits import MAX_FILE_BYTES, SCAN_MEMO_BYTES
 from argent.link.models import LISTED as LISTED
 from argent.link.models import Spelling as Spelling
 from argent.utils.atomic import write_atomically
@@ -110,18 +110,65 @@ def spelling_of(directory: str, basename: str) -> Spelling:
 
 
 class DiskFlowFiles:
-    """Flow files read from this machine's disk (co-located runs)."""
+    """Flow files read from this machine's disk (co-located runs).
+
+    Each operation is one hop to a worker thread that does all of its file-system work (a policy
+    check, the resolution, the read and the UTF-8 decoding): a thread hop costs about as much as
+    reading a small flow, and a call makes several. Subclasses refine the ``_sync`` halves.
+
+    Resolving a flow reads ahead: the thread that resolves a root flow, a `run:` target or a
+    nested flow also reads the file, and the ``read_text`` of that ref that follows takes it from
+    there instead of hopping again. One file is held ahead at a time, and only until the next
+    resolution; every resolution reads afresh, so a file that changes during a call is seen as it
+    is at each hop."""
+
+    _ahead: tuple[str, str | Exception] | None = None
+    #: A saved flow resolved and read before the run asks for it (see ``prefetch_named_flow``).
+    _prefetched: tuple[tuple[str, str], FlowRef, tuple[str, str | Exception]] | None = None
 
     async def locate(self, path: str) -> FlowRef:
-        return await asyncio.to_thread(self._ref, os.path.dirname(path), os.path.basename(path))
+        return await self._resolve(self._locate_sync, path)
 
     async def fragment(self, naming: FlowRef, target: str) -> FlowRef:
-        return await asyncio.to_thread(self._ref, os.path.dirname(naming.canonical), target)
+        return await self._resolve(self._ref, os.path.dirname(naming.canonical), target)
 
     async def named_flow(self, project_root: str, name: str) -> FlowRef:
-        return await asyncio.to_thread(
-            self._ref, os.path.join(project_root, ".argent", "flows"), f"{name}.yaml"
+        prefetched, self._prefetched = self._prefetched, None
+        if prefetched is not None and prefetched[0] == (project_root, name):
+            self._ahead = prefetched[2]
+            return prefetched[1]
+        return await self._resolve(self._named_flow_sync, project_root, name)
+
+    async def prefetch_named_flow(self, project_root: str, name: str) -> None:
+        """Resolve and read a saved flow now (its checks raise here), for the ``named_flow`` call that
+        follows: a call's precheck and its run then share one worker-thread hop."""
+        self._prefetched = None
+        ref, ahead = await asyncio.to_thread(
+            self._resolve_and_read, self._named_flow_sync, project_root, name
         )
+        self._prefetched = ((project_root, name), ref, ahead)
+
+    async def _resolve(self, resolve: Callable[..., FlowRef], *args: str) -> FlowRef:
+        self._ahead = None
+        ref, self._ahead = await asyncio.to_thread(self._resolve_and_read, resolve, *args)
+        return ref
+
+    def _resolve_and_read(
+        self, resolve: Callable[..., FlowRef], *args: str
+    ) -> tuple[FlowRef, tuple[str, str | Exception]]:
+        ref = resolve(*args)
+        text: str | Exception
+        try:
+            text = self._read_text_sync(ref.canonical)
+        except Exception as exc:  # raised by the read_text that takes it
+            text = exc
+        return ref, (ref.canonical, text)
+
+    def _locate_sync(self, path: str) -> FlowRef:
+        return self._ref(os.path.dirname(path), os.path.basename(path))
+
+    def _named_flow_sync(self, project_root: str, name: str) -> FlowRef:
+        return self._ref(os.path.join(project_root, ".argent", "flows"), f"{name}.yaml")
 
     @staticmethod
     def _ref(directory: str, target: str) -> FlowRef:
@@ -134,10 +181,21 @@ class DiskFlowFiles:
             spelling=spelling_of(spelled_dir, base),
         )
 
+    def _readable_sync(self, path: str) -> None:
+        """Raise ``FlowFileError`` when this run may not touch ``path`` (every path may here)."""
+
     async def read_text(self, ref: FlowRef) -> str:
-        path = ref.canonical
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == ref.canonical:
+            if isinstance(ahead[1], str):
+                return ahead[1]
+            raise ahead[1].with_traceback(None)
+        return await asyncio.to_thread(self._read_text_sync, ref.canonical)
+
+    def _read_text_sync(self, path: str) -> str:
+        self._readable_sync(path)
         try:
-            data = await _read_capped(path, "flow file")
+            data = _read_capped(path, "flow file")
         except FileNotFoundError:
             raise FlowFileError(enoent_message(path)) from None
         return decode_flow(data, path)
@@ -146,21 +204,85 @@ class DiskFlowFiles:
         return os.path.normpath(os.path.join(os.path.dirname(ref.canonical), relative))
 
     async def read_baseline(self, path: str) -> bytes | None:
+        return await asyncio.to_thread(self._read_baseline_sync, path)
+
+    def _read_baseline_sync(self, path: str) -> bytes | None:
+        self._readable_sync(path)
         try:
-            return await _read_capped(path, "baseline")
+            return _read_capped(path, "baseline")
         except FileNotFoundError:
             return None
 
     async def write_baseline(self, path: str, data: bytes) -> bool:
-        return await asyncio.to_thread(_write_baseline, path, data)
+        return await asyncio.to_thread(self._write_baseline_sync, path, data)
+
+    def _write_baseline_sync(self, path: str, data: bytes) -> bool:
+        self._readable_sync(path)
+        return _write_baseline(path, data)
 
 
-async def _read_capped(path: str, what: str) -> bytes:
+class ScanFiles:
+    """A run's files as the checks before its first step see them: each file resolved and read once.
+
+    The leading-launch scan and the device scan walk the same `run:` chains before a run starts;
+    through this wrapper the second walk costs no disk access (the run itself reads afresh). Up to
+    ``SCAN_MEMO_BYTES`` of text is kept, for the length of the checks."""
+
+    def __init__(self, files: FlowFiles) -> None:
+        self._files = files
+        self._refs: dict[tuple[str, str, str], FlowRef] = {}
+        self._texts: dict[str, str | Exception] = {}
+        self._kept = 0
+
+    async def _ref(self, key: tuple[str, str, str], resolve: Callable[[], Awaitable[FlowRef]]) -> FlowRef:
+        ref = self._refs.get(key)
+        if ref is None:
+            ref = self._refs[key] = await resolve()
+        return ref
+
+    async def locate(self, path: str) -> FlowRef:
+        return await self._ref(("locate", path, ""), lambda: self._files.locate(path))
+
+    async def fragment(self, naming: FlowRef, target: str) -> FlowRef:
+        key = ("fragment", naming.canonical, target)
+        return await self._ref(key, lambda: self._files.fragment(naming, target))
+
+    async def named_flow(self, project_root: str, name: str) -> FlowRef:
+        return await self._ref(
+            ("named", project_root, name), lambda: self._files.named_flow(project_root, name)
+        )
+
+    async def read_text(self, ref: FlowRef) -> str:
+        known = self._texts.get(ref.canonical)
+        if known is None:
+            try:
+                known = await self._files.read_text(ref)
+            except Exception as exc:
+                known = exc
+            size = len(known) if isinstance(known, str) else 0
+            if self._kept + size <= SCAN_MEMO_BYTES:
+                self._texts[ref.canonical] = known
+                self._kept += size
+        if isinstance(known, Exception):
+            raise known.with_traceback(None)
+        return known
+
+    def local_path(self, ref: FlowRef, relative: str) -> str | None:
+        return self._files.local_path(ref, relative)
+
+    async def read_baseline(self, path: str) -> bytes | None:
+        return await self._files.read_baseline(path)
+
+    async def write_baseline(self, path: str, data: bytes) -> bool:
+        return await self._files.write_baseline(path, data)
+
+
+def _read_capped(path: str, what: str) -> bytes:
     """The bytes of ``path`` up to the 32 MiB cap; any error but a missing file as ``FlowFileError``
     in the operating system's words (``FileNotFoundError`` is the caller's to word)."""
     try:
-        async with aiofiles.open(path, "rb") as fh:
-            data = await fh.read(MAX_FILE_BYTES + 1)
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise
     except IsADirectoryError:

@@ -95,7 +95,17 @@ async def resolve_file_inputs(
     return out
 
 
-async def _in_place_allowed(
+def _look_in_place(
+    spec: FileInputSpec, wire: Read[FileInput], args: dict[str, Any], policy: CallPolicy | None, linked: bool
+) -> tuple[bool, bool]:
+    """The probe of the wrapper's path on this host, in one worker thread with the policy's checks:
+    a path the call may not read is absent, unlooked at; an unsafe project raises."""
+    if policy is not None and not _in_place_allowed(spec, wire, args, policy, linked):
+        return False, False
+    return _probe(spec.kind, wire.value)
+
+
+def _in_place_allowed(
     spec: FileInputSpec, wire: Read[FileInput], args: dict[str, Any], policy: CallPolicy, linked: bool
 ) -> bool:
     """Whether this host may look at the wrapper's path; raises for an unsafe project."""
@@ -103,12 +113,12 @@ async def _in_place_allowed(
         return True  # over a link: the members win and project_root is only a key
     if spec.kind == "probe":
         if not linked:
-            await policy.check_workspace(wire.value.path)
+            policy.check_workspace_sync(wire.value.path)
         return True
     root = args.get("project_root")
     if spec.path.startswith("${project_root}") and isinstance(root, str):
-        await policy.check_workspace(root)
-    return await policy.may_read(wire.value.path)
+        policy.check_workspace_sync(root)
+    return policy.may_read_sync(wire.value.path)
 
 
 async def _resolve_one(
@@ -134,10 +144,7 @@ async def _resolve_one(
         del out.args[spec.target]
         return
     path = wire.path
-    if policy is not None and not await _in_place_allowed(spec, read, out.args, policy, linked):
-        present, verified = False, False
-    else:
-        present, verified = await asyncio.to_thread(_probe, spec.kind, wire)
+    present, verified = await asyncio.to_thread(_look_in_place, spec, read, out.args, policy, linked)
     if spec.collect == "flow" and spec.kind == "file":
         files = await linked_flow_files(read, present, named, uploads=uploads)
         if files is not None:

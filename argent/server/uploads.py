@@ -1,7 +1,8 @@
 """The pending-upload store behind ``POST /upload``, and the extraction of an upload for a file input.
 
 ``POST /upload`` streams its body (a gzipped tar) into ``<tmp_dir>/argent-upload-<server id>-<uuid>.tar.gz``
-while hashing it, and answers with the id. A later tool call names the id with the SHA-256 it
+while hashing it, and answers with the id: the event loop reads the socket while the upload's worker
+thread hashes and writes what was read before (``_HashingWriter``). A later tool call names the id with the SHA-256 it
 expects; ``UploadStore.take`` hands the upload over exactly once and ``extract_upload`` checks the
 hash, unpacks the archive into a fresh ``argent-tar-upload-<16 hex>-*`` directory and deletes the
 tar whatever happens. ``read_member_upload`` does the same for a member of a flow, whose one file
@@ -23,8 +24,9 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
 
 import aiofiles
 import aiofiles.os
@@ -47,6 +49,8 @@ from argent.limits import (
     MAX_PENDING_UPLOAD_BYTES,
     MAX_UPLOAD_BYTES,
     MEMBER_ARCHIVE_OVERHEAD_BYTES,
+    UPLOAD_BATCH_BYTES,
+    UPLOAD_BATCHES_IN_FLIGHT,
     UPLOAD_EXPIRY_SECONDS,
     UPLOAD_SWEEP_INTERVAL_SECONDS,
 )
@@ -84,9 +88,6 @@ HASH_MISMATCH = (
 )
 EXTRACT_FAILED = 'Could not extract the uploaded archive for "{path}": {msg}'
 
-#: Bytes hashed and written per thread hop.
-_BATCH = 1024 * 1024
-
 
 @frozen
 class Upload:
@@ -117,6 +118,77 @@ def _remove_quietly(path: str) -> None:
 async def _remove(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         await aiofiles.os.remove(path)
+
+
+class _HashingWriter:
+    """One upload's two worker threads: one hashes each batch, the other writes it to the file, each
+    in order, while the event loop reads the next batches from the socket (hashlib and ``os.write``
+    release the GIL, so reading, hashing and writing overlap on as many cores as are free).
+
+    A batch is joined into one buffer, so each thread takes the GIL back once per batch rather than
+    once per socket read; ``put`` waits only when ``UPLOAD_BATCHES_IN_FLIGHT`` batches are queued,
+    which bounds what one upload buffers. The writing thread closes the file when the upload ends."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._digest = hashlib.sha256()
+        self._hasher: ThreadPoolExecutor | None = None
+        self._writer: ThreadPoolExecutor | None = None
+        self._queued: deque[asyncio.Future[tuple[None, None]]] = deque()
+
+    async def put(self, chunks: list[bytes]) -> None:
+        if self._hasher is None or self._writer is None:
+            self._hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argent-upload-hash")
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argent-upload-write")
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        loop = asyncio.get_running_loop()
+        hashed = loop.run_in_executor(self._hasher, self._digest.update, data)
+        written = loop.run_in_executor(self._writer, _write_all, self._fd, data)
+        self._queued.append(asyncio.gather(hashed, written))
+        while len(self._queued) > UPLOAD_BATCHES_IN_FLIGHT:
+            await asyncio.shield(self._queued.popleft())
+
+    async def finish(self) -> None:
+        """Wait for every batch, then close the file (in the writing thread: a close may flush)."""
+        while self._queued:
+            await asyncio.shield(self._queued.popleft())
+        writer, hasher = self._writer, self._hasher
+        self._writer = self._hasher = None
+        if writer is None or hasher is None:
+            os.close(self._fd)
+            return
+        hasher.shutdown(wait=False)
+        await asyncio.get_running_loop().run_in_executor(writer, os.close, self._fd)
+        writer.shutdown(wait=False)
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+    def abort(self) -> None:
+        """Drop the queued batches; the file is closed once a batch being written is done. Synchronous,
+        so it completes while the receiving task is being cancelled."""
+        for queued in self._queued:
+            queued.cancel()
+        self._queued.clear()
+        writer, hasher = self._writer, self._hasher
+        self._writer = self._hasher = None
+        if writer is None or hasher is None:
+            _close_quietly(self._fd)
+            return
+        hasher.shutdown(wait=False)
+        writer.submit(_close_quietly, self._fd)  # after the batch being written, if any
+        writer.shutdown(wait=False)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _close_quietly(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 class UploadStore:
@@ -188,17 +260,15 @@ class UploadStore:
 
         upload_id = str(uuid.uuid4())
         path = self.files.upload_path(upload_id)
-        digest = hashlib.sha256()
         size = 0
         reserved = 0
         # Created here, not in a worker thread: a task cancelled while a thread is still creating
-        # the file would leave it behind. Threads only hash and write batches into it.
+        # the file would leave it behind. The upload's worker thread only hashes and writes into it.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        fh = os.fdopen(os.open(path, flags, 0o600), "wb", buffering=0)
+        writer = _HashingWriter(os.open(path, flags, 0o600))
         self._in_flight.add(path)
-        loop = asyncio.get_running_loop()
-        writing: asyncio.Future[Any] | None = None
-        batch = bytearray()
+        batch: list[bytes] = []
+        batch_bytes = 0
         try:
             async for chunk in body_chunks(stream, self.body_idle_seconds):
                 if self._closed:
@@ -210,23 +280,14 @@ class UploadStore:
                 self._pending += len(chunk)
                 if self._pending > self.max_pending_bytes:
                     raise self._full()
-                batch += chunk
-                if len(batch) >= _BATCH:
-                    # Hash and write one batch in two worker threads (both release the GIL for large
-                    # buffers) while the next batch arrives from the socket.
-                    if writing is not None:
-                        await asyncio.shield(writing)
-                    data = bytes(batch)
-                    batch.clear()
-                    writing = asyncio.gather(
-                        loop.run_in_executor(None, digest.update, data),
-                        loop.run_in_executor(None, fh.write, data),
-                    )
-            if writing is not None:
-                await asyncio.shield(writing)
+                batch.append(chunk)
+                batch_bytes += len(chunk)
+                if batch_bytes >= UPLOAD_BATCH_BYTES:
+                    await writer.put(batch)
+                    batch, batch_bytes = [], 0
             if batch:
-                digest.update(batch)
-                await loop.run_in_executor(None, fh.write, bytes(batch))
+                await writer.put(batch)
+            await writer.finish()
             if self._closed:
                 raise self._closed_error()
         except BaseException:
@@ -234,14 +295,10 @@ class UploadStore:
             self._pending -= reserved
             self._in_flight.discard(path)
             _remove_quietly(path)
-            if writing is not None and not writing.done():
-                writing.add_done_callback(lambda _: fh.close())
-            else:
-                fh.close()
+            writer.abort()
             raise
-        fh.close()
         self._in_flight.discard(path)
-        upload = Upload(upload_id, path, digest.hexdigest(), size, self._clock() + self.expiry_seconds)
+        upload = Upload(upload_id, path, writer.hexdigest(), size, self._clock() + self.expiry_seconds)
         self._uploads[upload_id] = upload
         return upload
 

@@ -65,6 +65,7 @@ class CallPolicy:
     #: The guard of the caller's token (``token:<name>``) and the tool names or globs it allows.
     guard: str | None = None
     tools: tuple[str, ...] | None = None
+    _disk_files: list[PolicyDiskFlowFiles] = field(factory=list, init=False, repr=False, eq=False)
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -100,7 +101,11 @@ class CallPolicy:
             raise PolicyRefusal(NO_LOCAL_FLOWS.format(tool=tool), error_code=LOCAL_FLOWS_DISABLED)
 
     async def check_workspace(self, project_root: str) -> None:
-        await asyncio.to_thread(check_workspace, project_root, self.unsafe, self.project_roots)
+        await asyncio.to_thread(self.check_workspace_sync, project_root)
+
+    def check_workspace_sync(self, project_root: str) -> None:
+        """``check_workspace`` in the calling thread (a worker thread: it touches the disk)."""
+        check_workspace(project_root, self.unsafe, self.project_roots)
 
     @property
     def disk_reads(self) -> bool:
@@ -109,10 +114,15 @@ class CallPolicy:
         return self.local_flows or bool(self.project_roots)
 
     async def check_read(self, path: str) -> None:
-        await asyncio.to_thread(check_read, path, self.unsafe, self.project_roots, disk=self.disk_reads)
+        await asyncio.to_thread(self.check_read_sync, path)
 
-    async def may_read(self, path: str) -> bool:
-        return self.disk_reads and await asyncio.to_thread(may_read, path, self.unsafe, self.project_roots)
+    def check_read_sync(self, path: str) -> None:
+        """``check_read`` in the calling thread (a worker thread: it touches the disk)."""
+        check_read(path, self.unsafe, self.project_roots, disk=self.disk_reads)
+
+    def may_read_sync(self, path: str) -> bool:
+        """``may_read`` in the calling thread (a worker thread: it touches the disk)."""
+        return self.disk_reads and may_read(path, self.unsafe, self.project_roots)
 
     async def check_page(self, target: str, flow_dir: str | None = None) -> None:
         """A page the browser would read from this host's disk obeys the rules of a file a tool reads
@@ -126,7 +136,11 @@ class CallPolicy:
             raise PolicyRefusal(NO_SCRIPT_RECORDING, error_code=SCRIPTS_DISABLED)
 
     def disk_files(self) -> PolicyDiskFlowFiles:
-        return PolicyDiskFlowFiles(self)
+        """This host's files as this policy lets a call reach them: one object per policy, so the
+        precheck and the run of a call share what was read ahead (a call has a policy of its own)."""
+        if not self._disk_files:
+            self._disk_files.append(PolicyDiskFlowFiles(self))
+        return self._disk_files[0]
 
 
 _FILE_URL = re.compile(r"^file://", re.IGNORECASE)
@@ -159,32 +173,20 @@ class PolicyDiskFlowFiles(DiskFlowFiles):
         """Why a `script:` step of this run must not run (None: it may)."""
         return None if self.policy.scripts else SCRIPT_STEP_REFUSED
 
-    async def _readable(self, path: str) -> None:
+    def _readable_sync(self, path: str) -> None:
         """A refused file fails like one the system cannot read: its step reports the refusal."""
         try:
-            await self.policy.check_read(path)
+            self.policy.check_read_sync(path)
         except PolicyRefusal as exc:
             raise FlowFileError(exc.message) from None
 
-    async def locate(self, path: str) -> FlowRef:
-        await self.policy.check_read(path)
-        return await super().locate(path)
+    def _locate_sync(self, path: str) -> FlowRef:
+        self.policy.check_read_sync(path)
+        return super()._locate_sync(path)
 
-    async def named_flow(self, project_root: str, name: str) -> FlowRef:
-        await self.policy.check_workspace(project_root)
-        return await super().named_flow(project_root, name)
-
-    async def read_text(self, ref: FlowRef) -> str:
-        await self._readable(ref.canonical)
-        return await super().read_text(ref)
-
-    async def read_baseline(self, path: str) -> bytes | None:
-        await self._readable(path)
-        return await super().read_baseline(path)
-
-    async def write_baseline(self, path: str, data: bytes) -> bool:
-        await self._readable(path)
-        return await super().write_baseline(path, data)
+    def _named_flow_sync(self, project_root: str, name: str) -> FlowRef:
+        self.policy.check_workspace_sync(project_root)
+        return super()._named_flow_sync(project_root, name)
 
 
 async def _reached(files: DiskFlowFiles, ref: FlowRef, step: Any) -> FlowRef | None:

@@ -13,6 +13,7 @@ from attrs import frozen
 
 from argent.devices.base import DeviceProvider
 from argent.errors import FlowError, InvalidToolInputError, PolicyRefusal
+from argent.flows.names import is_safe_flow_name
 from argent.flows.values import Platform
 from argent.link.models import FileInputSpec
 from argent.runner.directives import DeviceDirectives
@@ -166,16 +167,29 @@ def _prerequisite_sent(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> bool
     return args.name is not None and meta is not None and meta.via_upload
 
 
+def _valid_root(project_root: str) -> bool:
+    try:
+        check_project_root(project_root)
+    except FlowError:
+        return False
+    return True
+
+
 async def check_disk_run(
     args: FlowExecuteArgs | FlowReadPrerequisiteArgs, policy: CallPolicy, tool: str, *, scripts: bool
 ) -> None:
     """Before a call reads a flow from this host's disk: flows from disk are allowed, the project
     is a safe workspace, and (``scripts``, with scripts off) no reachable flow has a `script:` step."""
     policy.check_local_flows(tool)
-    await policy.check_workspace(args.project_root)
+    files = policy.disk_files()
+    if args.flow_path is None and is_safe_flow_name(args.name) and _valid_root(args.project_root):
+        # The workspace check, and the saved flow resolved and read for the run, in one thread hop.
+        assert args.name is not None
+        await files.prefetch_named_flow(args.project_root, args.name)
+    else:  # the run refuses the source with its own words
+        await policy.check_workspace(args.project_root)
     if not scripts or policy.scripts:
         return
-    files = policy.disk_files()
     try:
         ref, _ = await resolve_source(_request(args), files)
         flow = await load_root_flow(files, ref)

@@ -44,7 +44,8 @@ def echo_flow(message: str) -> str:
 
 
 async def test_the_loop_keeps_running_while_a_flow_parses() -> None:
-    text = "steps:\n" + "".join(f"  - echo: step {i}\n" for i in range(500))
+    # Long enough to take well over 25 ms also through libyaml (ruamel.yaml.clib).
+    text = "steps:\n" + "".join(f"  - tap: {{ id: b{i}, within: {{ role: list }} }}\n" for i in range(4_000))
     ticks = 0
     done = asyncio.Event()
 
@@ -60,7 +61,7 @@ async def test_the_loop_keeps_running_while_a_flow_parses() -> None:
     flow = await parse_flow_async(text)
     done.set()
     await ticker
-    assert len(flow.steps) == 500
+    assert len(flow.steps) == 4_000
     assert ticks - before >= 5  # a parse on the loop itself would let the ticker run at most once
 
 
