@@ -18,7 +18,7 @@ from argent.errors import InvalidToolInputError
 from argent.flows.model import Condition, Selector
 from argent.runner.selectors import evaluate, flatten
 from argent.tools.args import arg
-from argent.tools.device_tools.base import UDID_DOC, DeviceTool, on_device
+from argent.tools.device_tools.base import BUNDLE_ID_IGNORED, UDID_DOC, DeviceTool, on_device
 from argent.tools.registry import ToolContext
 from argent.tools.verdicts import await_ui_element_verdict
 
@@ -36,11 +36,26 @@ class AwaitUiElementArgs:
         "the element's label and value, identifier matches its id exactly (case-insensitive), role is a "
         "case-insensitive substring of its role."
     )
-    condition: Literal["exists", "visible", "hidden"] = arg(
-        "visible", doc="exists: in the tree; visible: on screen; hidden: no match on screen."
+    condition: Literal["exists", "visible", "hidden", "text"] = arg(
+        "visible",
+        doc="exists: in the tree; visible: on screen; hidden: no match on screen; text: the first visible match "
+        "(topmost; the first match when none is visible) contains or equals expectedText.",
     )
     timeout_ms: int = arg(5000, wire="timeoutMs", doc="How long to wait, in ms (at most 120000).")
     poll_interval_ms: int = arg(200, wire="pollIntervalMs", doc="Time between reads of the UI tree, in ms.")
+    expected_text: str | None = arg(
+        None,
+        wire="expectedText",
+        doc="For condition text: the text the element must contain (or equal). Case-insensitive.",
+    )
+    text_match: Literal["contains", "equals"] | None = arg(
+        None,
+        wire="textMatch",
+        doc="For condition text: contains (default, a substring) or equals (the whole text).",
+    )
+    bundle_id: str | None = arg(
+        None, wire="bundleId", doc="Upstream's iOS app hint; ignored here.", ignored=BUNDLE_ID_IGNORED
+    )
 
 
 def _invalid(problem: str) -> InvalidToolInputError:
@@ -75,7 +90,19 @@ def describe(sel: Selector) -> str:
     return "{" + ", ".join(f'{k}: "{v}"' for k, v in fields if v) + "}"
 
 
-def _timeout_note(condition: str, sel: Selector, timeout_ms: int) -> str:
+def _condition(args: AwaitUiElementArgs, sel: Selector) -> Condition:
+    if args.condition != "text":
+        return Condition(kind=args.condition, selector=sel)
+    if not args.expected_text:
+        raise _invalid("condition text needs expectedText (a non-empty string).")
+    return Condition(
+        kind="text", selector=sel, mode=args.text_match or "contains", expected=args.expected_text
+    )
+
+
+def _timeout_note(condition: str, sel: Selector, timeout_ms: int, reason: str | None) -> str:
+    if condition == "text":
+        return f"After {timeout_ms}ms: {reason}."
     within = f"{describe(sel)} within {timeout_ms}ms"
     if condition == "exists":
         return f"No element matched {within}."
@@ -90,7 +117,7 @@ async def await_ui_element(devices: DeviceProvider, args: AwaitUiElementArgs, ct
         raise InvalidToolInputError(
             f"timeoutMs must be between 0 and {MAX_AWAIT_TIMEOUT_MS}, got {args.timeout_ms}."
         )
-    condition = Condition(kind=args.condition, selector=sel)
+    condition = _condition(args, sel)
     poll = min(max(args.poll_interval_ms, MIN_POLL_MS), MAX_POLL_MS) / 1000.0
     device = await on_device(devices, args.udid)
     started = time.monotonic()
@@ -98,14 +125,12 @@ async def await_ui_element(devices: DeviceProvider, args: AwaitUiElementArgs, ct
     while True:
         screen = flatten(await device.ui_tree())
         elapsed = round((time.monotonic() - started) * 1000)
-        if evaluate(condition, screen).ok:
+        verdict = evaluate(condition, screen)
+        if verdict.ok:
             return {"success": True, "elapsed": elapsed}
         if time.monotonic() + poll > deadline or ctx.abort.is_set():
-            return {
-                "success": False,
-                "elapsed": elapsed,
-                "note": _timeout_note(args.condition, sel, args.timeout_ms),
-            }
+            note = _timeout_note(args.condition, sel, args.timeout_ms, verdict.reason)
+            return {"success": False, "elapsed": elapsed, "note": note}
         try:
             async with asyncio.timeout(poll):
                 await ctx.abort.wait()
@@ -115,10 +140,13 @@ async def await_ui_element(devices: DeviceProvider, args: AwaitUiElementArgs, ct
 
 AWAIT_UI_ELEMENT = DeviceTool(
     "await-ui-element",
-    "Wait until an element matching a selector {text?, identifier?, role?} exists, is visible or is hidden. "
+    "Wait until an element matching a selector {text?, identifier?, role?} exists, is visible, is hidden or shows "
+    "a text. "
     "Returns {success, elapsed, note?} — success false when the wait times out.",
     AwaitUiElementArgs,
     await_ui_element,
     long_running=True,
     verdict=await_ui_element_verdict,
+    always_load=True,
+    search_hint="wait await poll until visible hidden exists text appears disappears timeout element condition settle",
 )

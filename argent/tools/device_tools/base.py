@@ -21,7 +21,7 @@ from argent.errors import ArgentError, InvalidToolInputError, ToolExecutionError
 from argent.flows.secrets import redact
 from argent.link.models import FileInputSpec
 from argent.runner.run import ToolVerdict
-from argent.tools.args import arg
+from argent.tools.args import arg, ignored_notes
 from argent.tools.registry import ToolContext, ToolSpec
 
 A = TypeVar("A")
@@ -35,6 +35,10 @@ Behaviour = Callable[[DeviceProvider, A, ToolContext], Awaitable[Any]]
 @frozen
 class NoArgs:
     pass
+
+
+#: The note of upstream's ``bundleId`` (an iOS app), which a Chromium page has no use for.
+BUNDLE_ID_IGNORED = "bundleId was ignored: it names an iOS app; a Chromium device has one page, no apps."
 
 
 @frozen
@@ -57,6 +61,9 @@ class DeviceTool(Generic[A]):
     long_running: bool = False
     output_hint: str | None = None
     verdict: Callable[[Any], ToolVerdict | None] | None = None
+    #: Upstream's values on the same tool (``alwaysLoad``, ``searchHint`` of GET /tools).
+    always_load: bool = False
+    search_hint: str | None = None
 
     def spec(self, devices: DeviceProvider) -> ToolSpec[A]:
         """The tool acting on ``devices``."""
@@ -64,7 +71,7 @@ class DeviceTool(Generic[A]):
 
         async def execute(args: A, ctx: ToolContext) -> Any:
             try:
-                return await behaviour(devices, args, ctx)
+                return with_notes(await behaviour(devices, args, ctx), ignored_notes(args))
             except ArgentError:
                 raise
             except DeviceError as exc:
@@ -81,7 +88,16 @@ class DeviceTool(Generic[A]):
             availability=chromium_unavailable_reason if self.needs_chromium else None,
             precheck=self.precheck,
             verdict=self.verdict,
+            always_load=self.always_load,
+            search_hint=self.search_hint,
         )
+
+
+def with_notes(result: Any, notes: list[str]) -> Any:
+    """``result`` with ``notes``: the upstream arguments the call set that mean nothing here."""
+    if not notes or not isinstance(result, dict):
+        return result
+    return {**result, "notes": [*result.get("notes", []), *notes]}
 
 
 def device_failure(exc: DeviceError, secrets: list[str] | None = None) -> ToolExecutionError:

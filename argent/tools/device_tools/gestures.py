@@ -6,12 +6,14 @@ filled by ``argent.flows.secrets`` (as a flow's ``type:`` step does) and never e
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 from typing import Any
 
 from attrs import frozen
 
+from argent import limits
 from argent.devices.base import DeviceError, DeviceProvider
 from argent.devices.chromium.keys import named_key, unknown_key_message
 from argent.errors import InvalidToolInputError
@@ -43,6 +45,12 @@ class ScrollArgs:
     delta_y: float = arg(
         0.0, wire="deltaY", doc="Vertical scroll in screen heights; positive reveals content below."
     )
+    duration_ms: float | None = arg(
+        None,
+        wire="durationMs",
+        doc="Spread the scroll over this many ms in wheel-event steps, so scroll handlers fire progressively "
+        f"(default: one wheel event; at most {limits.MAX_SCROLL_DURATION_MS}).",
+    )
 
 
 @frozen
@@ -55,6 +63,11 @@ class KeyboardArgs:
     )
     key: str | None = arg(
         None, doc="A named key instead: enter, tab, escape, backspace, delete, space, arrowup, …, f1–f12."
+    )
+    delay_ms: float | None = arg(
+        None,
+        wire="delayMs",
+        doc=f"Delay in ms between typed characters (default: none; at most {limits.MAX_KEY_DELAY_MS}).",
     )
 
 
@@ -80,10 +93,37 @@ async def gesture_scroll(devices: DeviceProvider, args: ScrollArgs, ctx: ToolCon
         raise InvalidToolInputError(
             "Pass a non-zero deltaX and/or deltaY — a scroll with no delta is a no-op."
         )
+    duration = _bounded_ms("durationMs", args.duration_ms, limits.MAX_SCROLL_DURATION_MS)
     device = await on_device(devices, args.udid)
     stamp = now_ms()
-    await device.scroll(x, y, args.delta_x, args.delta_y)
+    if not duration:
+        await device.scroll(x, y, args.delta_x, args.delta_y)
+        return {"scrolled": True, "timestampMs": stamp}
+    steps = min(max(1, round(duration / limits.SCROLL_STEP_MS)), limits.MAX_SCROLL_STEPS)
+    for index in range(steps):
+        if index and await _paused(ctx, duration / steps):
+            break
+        await device.scroll(x, y, args.delta_x / steps, args.delta_y / steps)
     return {"scrolled": True, "timestampMs": stamp}
+
+
+def _bounded_ms(name: str, value: float | None, most: int) -> float:
+    """A pacing argument in ms, checked (None: 0)."""
+    if value is None:
+        return 0.0
+    if not math.isfinite(value) or not 0 <= value <= most:
+        raise InvalidToolInputError(f"{name} must be between 0 and {most} ms, got {value!r}.")
+    return value
+
+
+async def _paused(ctx: ToolContext, ms: float) -> bool:
+    """Wait ``ms``; True when the call was aborted meanwhile."""
+    try:
+        async with asyncio.timeout(ms / 1000):
+            await ctx.abort.wait()
+    except TimeoutError:
+        return False
+    return True
 
 
 async def keyboard(devices: DeviceProvider, args: KeyboardArgs, ctx: ToolContext) -> Any:
@@ -95,11 +135,18 @@ async def keyboard(devices: DeviceProvider, args: KeyboardArgs, ctx: ToolContext
         device = await on_device(devices, args.udid)
         await device.press_key(args.key)
         return {"typed": args.key, "keys": 1}
+    delay = _bounded_ms("delayMs", args.delay_ms, limits.MAX_KEY_DELAY_MS)
     text = args.text or ""
     filled, secrets = fill_secrets(text, os.environ)
     device = await on_device(devices, args.udid)
     try:
-        await device.type_text(filled)
+        if not delay:
+            await device.type_text(filled)
+        else:
+            for index, char in enumerate(filled):
+                if index and await _paused(ctx, delay):
+                    break
+                await device.type_text(char)
     except DeviceError as exc:
         raise device_failure(exc, secrets) from None
     return {"typed": text, "keys": len(text)}
@@ -110,6 +157,8 @@ GESTURE_TAP = DeviceTool(
     "Tap (click) at a point given as fractions of the screen (x, y in 0–1).",
     TapArgs,
     gesture_tap,
+    always_load=True,
+    search_hint="tap press button element device simulator emulator chromium touch down up click",
 )
 
 
@@ -119,6 +168,8 @@ GESTURE_SCROLL = DeviceTool(
     "content below).",
     ScrollArgs,
     gesture_scroll,
+    always_load=True,
+    search_hint="scroll wheel list page chromium mouse down up content fold",
 )
 
 
@@ -127,4 +178,5 @@ KEYBOARD = DeviceTool(
     "Type text into the focused element, or press a named key (enter, tab, escape, arrows, …).",
     KeyboardArgs,
     keyboard,
+    search_hint="type text keyboard input named key enter escape arrow tv vega fire tv search field hid leanback",
 )

@@ -7,7 +7,8 @@ call and a flow's snapshot count a changed pixel by the same threshold.
 from __future__ import annotations
 
 import base64
-from typing import Any
+import math
+from typing import Any, Literal
 
 from attrs import frozen
 
@@ -20,7 +21,7 @@ from argent.errors import InvalidToolInputError
 from argent.link.models import FileInputSpec
 from argent.runner import pixels
 from argent.tools.args import arg
-from argent.tools.device_tools.base import DeviceTool, UdidArgs, device_failure, on_device
+from argent.tools.device_tools.base import BUNDLE_ID_IGNORED, UDID_DOC, DeviceTool, device_failure, on_device
 from argent.tools.device_tools.tree_text import describe_text
 from argent.tools.registry import ToolContext
 
@@ -28,15 +29,92 @@ from argent.tools.registry import ToolContext
 _PNG_HEADER_BYTES = 24
 
 
+Rotation = Literal["Portrait", "LandscapeLeft", "LandscapeRight", "PortraitUpsideDown"]
+ROTATION_IGNORED = "rotation was ignored: a Chromium page has no device orientation to override."
+
+
+@frozen
+class ScreenshotArgs:
+    udid: str = arg(doc=UDID_DOC)
+    scale: float | None = arg(
+        None,
+        doc="Scale factor 0.01–1 (default 1: full resolution); the capture is downscaled with Lanczos-3.",
+    )
+    rotation: Rotation | None = arg(
+        None, doc="Upstream's orientation override; ignored here.", ignored=ROTATION_IGNORED
+    )
+    include_image_in_context: bool | None = arg(
+        None,
+        wire="includeImageInContext",
+        doc="Upstream's switch to keep the image out of an agent's context; ignored here (the image is returned).",
+        ignored="includeImageInContext was ignored: this tool-server always returns the image.",
+    )
+    downscaler: Literal["lanczos3", "box", "bilinear", "nearest"] | None = arg(
+        None,
+        doc="Upstream's downscaling algorithm; this tool-server always uses Lanczos-3.",
+        ignored="downscaler was ignored: this tool-server downscales with Lanczos-3 only.",
+    )
+
+
+@frozen
+class DescribeArgs:
+    udid: str = arg(doc=UDID_DOC)
+    bundle_id: str | None = arg(
+        None, wire="bundleId", doc="Upstream's iOS app hint; ignored here.", ignored=BUNDLE_ID_IGNORED
+    )
+
+
+def _no_live_capture(name: str) -> str:
+    return f"{name} was ignored: screenshot-diff compares the two files given; capture them with screenshot first."
+
+
 @frozen
 class ScreenshotDiffArgs:
     baseline_path: str = arg(wire="baselinePath", doc="The expected PNG.")
     current_path: str = arg(wire="currentPath", doc="The PNG to compare with it.")
+    # Upstream's live-capture arguments: accepted, and said to be ignored. udid stays unlisted, so a
+    # flow's screenshot-diff step needs no device.
+    udid: str | None = arg(None, listed=False, ignored=_no_live_capture("udid"))
+    capture_baseline: bool | None = arg(
+        None,
+        wire="captureBaseline",
+        doc="Upstream's live baseline capture; ignored here.",
+        ignored=_no_live_capture("captureBaseline"),
+    )
+    capture_current: bool | None = arg(
+        None,
+        wire="captureCurrent",
+        doc="Upstream's live current capture; ignored here.",
+        ignored=_no_live_capture("captureCurrent"),
+    )
+    rotation: Rotation | None = arg(
+        None, doc="Upstream's orientation override; ignored here.", ignored=ROTATION_IGNORED
+    )
+    output_dir: str | None = arg(
+        None,
+        wire="outputDir",
+        doc="Upstream's directory for diff images; ignored here (no diff image is written).",
+        ignored="outputDir was ignored: screenshot-diff writes no diff image on this tool-server.",
+    )
 
 
-async def screenshot(devices: DeviceProvider, args: UdidArgs, ctx: ToolContext) -> Any:
+def _scaled(png: bytes, scale: float) -> bytes:
+    """``png`` downscaled by ``scale`` (Lanczos-3), as upstream's Chromium screenshot does."""
+    image = pixels.decode_png(png)
+    height, width = image.shape[:2]
+    small = pixels.lanczos_resize(
+        image, max(1, pixels.js_round(width * scale)), max(1, pixels.js_round(height * scale))
+    )
+    return pixels.encode_png(small)
+
+
+async def screenshot(devices: DeviceProvider, args: ScreenshotArgs, ctx: ToolContext) -> Any:
+    if args.scale is not None and not (math.isfinite(args.scale) and 0.01 <= args.scale <= 1):
+        raise InvalidToolInputError(f"scale must be between 0.01 and 1, got {args.scale!r}.")
     device = await on_device(devices, args.udid)
     png = await device.screenshot()
+    if args.scale is not None and args.scale < 1:
+        png = await run_cpu(_scaled, png, args.scale)
     width, height = pixels.png_size(png)
     return {
         "image": base64.b64encode(png).decode("ascii"),
@@ -46,7 +124,7 @@ async def screenshot(devices: DeviceProvider, args: UdidArgs, ctx: ToolContext) 
     }
 
 
-async def describe(devices: DeviceProvider, args: UdidArgs, ctx: ToolContext) -> Any:
+async def describe(devices: DeviceProvider, args: DescribeArgs, ctx: ToolContext) -> Any:
     device = await on_device(devices, args.udid)
     try:
         if isinstance(device, ChromiumDevice):
@@ -111,9 +189,11 @@ async def screenshot_diff(devices: DeviceProvider, args: ScreenshotDiffArgs, ctx
 SCREENSHOT = DeviceTool(
     "screenshot",
     "Capture the device's screen as a PNG (base64 in image).",
-    UdidArgs,
+    ScreenshotArgs,
     screenshot,
     output_hint="image",
+    always_load=True,
+    search_hint="device simulator emulator chromium screen image capture baseline tvos apple tv",
 )
 
 
@@ -121,8 +201,11 @@ DESCRIBE = DeviceTool(
     "describe",
     "The device's UI tree as indented text: role, label, value, id, flags and the normalized frame of each "
     "element.",
-    UdidArgs,
+    DescribeArgs,
     describe,
+    always_load=True,
+    search_hint="accessibility element tree ui hierarchy tap coordinates ios android chromium vega dom tv tvos apple tv "
+    "android tv fire tv focus focusable remote dpad",
 )
 
 
@@ -136,4 +219,6 @@ SCREENSHOT_DIFF = DeviceTool(
         FileInputSpec(target="baselinePath", path="${baselinePath}", kind="file"),
         FileInputSpec(target="currentPath", path="${currentPath}", kind="file"),
     ),
+    search_hint="compare screenshots png diff visual UI changes UI regression visual regression screenshot diff "
+    "changed regions text ocr live capture",
 )
