@@ -148,3 +148,38 @@ async def test_screenshot_scale_is_honoured_and_the_other_upstream_arguments_are
         client, "open-url", {"udid": udid, "url": "data:text/html,<p>hi</p>", "bundleId": "x"}
     )
     assert opened["opened"] is True and len(opened["notes"]) == 1
+
+
+async def test_a_flow_recorded_with_upstreams_arguments_replays(
+    client: Client, udid: str, tmp_path: Path
+) -> None:
+    """`tool:` steps as upstream records them (device id and upstream-only arguments included)."""
+    flows = tmp_path / "proj" / ".argent" / "flows"
+    flows.mkdir(parents=True)
+    (flows / "upstream.yaml").write_text(
+        "steps:\n"
+        "  - tool: describe\n"
+        "    args: { udid: recorded-sim, bundleId: com.example.app }\n"
+        "  - tool: gesture-tap\n"
+        "    args: { udid: recorded-sim, x: 0.15, y: 0.51 }\n"
+        "  - tool: keyboard\n"
+        "    args: { udid: recorded-sim, text: hi, delayMs: 60 }\n"
+        "  - tool: gesture-scroll\n"
+        "    args: { udid: recorded-sim, x: 0.5, y: 0.1, deltaY: 0.2, durationMs: 100 }\n"
+        "  - tool: await-ui-element\n"
+        "    args: { udid: recorded-sim, condition: text, selector: { identifier: status },\n"
+        "            expectedText: ready now, textMatch: equals, timeoutMs: 5000, bundleId: com.example.app }\n"
+    )
+    report = await call(
+        client, "flow-execute", {"name": "upstream", "project_root": str(tmp_path / "proj"), "device": udid}
+    )
+    assert [(s["tool"], s["status"]) for s in report["steps"]] == [
+        ("describe", "pass"),
+        ("gesture-tap", "pass"),
+        ("keyboard", "pass"),
+        ("gesture-scroll", "pass"),
+        ("await-ui-element", "pass"),
+    ]
+    assert report["ok"] is True
+    assert await shown(client, udid, r"wheels:(\d+)") == "2"
+    assert "hi" in await shown(client, udid, r'(value="hi")')

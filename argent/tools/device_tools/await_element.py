@@ -18,7 +18,7 @@ from argent.errors import InvalidToolInputError
 from argent.flows.model import Condition, Selector
 from argent.runner.selectors import evaluate, flatten
 from argent.tools.args import arg
-from argent.tools.device_tools.base import BUNDLE_ID_IGNORED, UDID_DOC, DeviceTool, on_device
+from argent.tools.device_tools.base import UDID_DOC, DeviceTool, bundle_id_arg, on_device
 from argent.tools.registry import ToolContext
 from argent.tools.verdicts import await_ui_element_verdict
 
@@ -53,9 +53,7 @@ class AwaitUiElementArgs:
         wire="textMatch",
         doc="For condition text: contains (default, a substring) or equals (the whole text).",
     )
-    bundle_id: str | None = arg(
-        None, wire="bundleId", doc="Upstream's iOS app hint; ignored here.", ignored=BUNDLE_ID_IGNORED
-    )
+    bundle_id: str | None = bundle_id_arg()
 
 
 def _invalid(problem: str) -> InvalidToolInputError:

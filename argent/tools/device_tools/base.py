@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from attrs import frozen
 
@@ -39,6 +39,18 @@ class NoArgs:
 
 #: The note of upstream's ``bundleId`` (an iOS app), which a Chromium page has no use for.
 BUNDLE_ID_IGNORED = "bundleId was ignored: it names an iOS app; a Chromium device has one page, no apps."
+ROTATION_IGNORED = "rotation was ignored: a Chromium page has no device orientation to override."
+Rotation = Literal["Portrait", "LandscapeLeft", "LandscapeRight", "PortraitUpsideDown"]
+
+
+def bundle_id_arg() -> Any:
+    """Upstream's ``bundleId`` (describe, open-url, await-ui-element): accepted, noted."""
+    return arg(None, wire="bundleId", doc="Upstream's iOS app; ignored here.", ignored=BUNDLE_ID_IGNORED)
+
+
+def rotation_arg() -> Any:
+    """Upstream's ``rotation`` of a capture (screenshot, screenshot-diff): accepted, noted."""
+    return arg(None, doc="Upstream's orientation override; ignored here.", ignored=ROTATION_IGNORED)
 
 
 @frozen

@@ -21,16 +21,20 @@ from argent.errors import InvalidToolInputError
 from argent.link.models import FileInputSpec
 from argent.runner import pixels
 from argent.tools.args import arg
-from argent.tools.device_tools.base import BUNDLE_ID_IGNORED, UDID_DOC, DeviceTool, device_failure, on_device
+from argent.tools.device_tools.base import (
+    UDID_DOC,
+    DeviceTool,
+    Rotation,
+    bundle_id_arg,
+    device_failure,
+    on_device,
+    rotation_arg,
+)
 from argent.tools.device_tools.tree_text import describe_text
 from argent.tools.registry import ToolContext
 
 #: Bytes of a PNG header that hold its size (signature + IHDR length, type, width, height).
 _PNG_HEADER_BYTES = 24
-
-
-Rotation = Literal["Portrait", "LandscapeLeft", "LandscapeRight", "PortraitUpsideDown"]
-ROTATION_IGNORED = "rotation was ignored: a Chromium page has no device orientation to override."
 
 
 @frozen
@@ -40,9 +44,7 @@ class ScreenshotArgs:
         None,
         doc="Scale factor 0.01–1 (default 1: full resolution); the capture is downscaled with Lanczos-3.",
     )
-    rotation: Rotation | None = arg(
-        None, doc="Upstream's orientation override; ignored here.", ignored=ROTATION_IGNORED
-    )
+    rotation: Rotation | None = rotation_arg()
     include_image_in_context: bool | None = arg(
         None,
         wire="includeImageInContext",
@@ -59,9 +61,7 @@ class ScreenshotArgs:
 @frozen
 class DescribeArgs:
     udid: str = arg(doc=UDID_DOC)
-    bundle_id: str | None = arg(
-        None, wire="bundleId", doc="Upstream's iOS app hint; ignored here.", ignored=BUNDLE_ID_IGNORED
-    )
+    bundle_id: str | None = bundle_id_arg()
 
 
 def _no_live_capture(name: str) -> str:
@@ -87,9 +87,7 @@ class ScreenshotDiffArgs:
         doc="Upstream's live current capture; ignored here.",
         ignored=_no_live_capture("captureCurrent"),
     )
-    rotation: Rotation | None = arg(
-        None, doc="Upstream's orientation override; ignored here.", ignored=ROTATION_IGNORED
-    )
+    rotation: Rotation | None = rotation_arg()
     output_dir: str | None = arg(
         None,
         wire="outputDir",

@@ -9,9 +9,9 @@ from attrs import frozen
 from argent.devices.base import DeviceProvider
 from argent.tools.args import arg
 from argent.tools.device_tools.base import (
-    BUNDLE_ID_IGNORED,
     UDID_DOC,
     DeviceTool,
+    bundle_id_arg,
     launch_url,
     on_device,
     page_readable,
@@ -23,9 +23,7 @@ from argent.tools.registry import ToolContext
 class OpenUrlArgs:
     udid: str = arg(doc=UDID_DOC)
     url: str = arg(doc="URL to open (http(s)://, file://, data:), or an absolute path to an HTML file.")
-    bundle_id: str | None = arg(
-        None, wire="bundleId", doc="Upstream's receiving iOS app; ignored here.", ignored=BUNDLE_ID_IGNORED
-    )
+    bundle_id: str | None = bundle_id_arg()
 
 
 async def open_url(devices: DeviceProvider, args: OpenUrlArgs, ctx: ToolContext) -> Any:
