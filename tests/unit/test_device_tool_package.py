@@ -4,13 +4,16 @@ selector engine and pixel differ behind await-ui-element and screenshot-diff."""
 from __future__ import annotations
 
 import ast
+import asyncio
 import io
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PIL import Image
 
 from argent.devices.base import Frame, UiNode, UiTree
+from argent.errors import InvalidToolInputError
 from argent.runner import pixels
 from argent.tools import device_tools as package
 from argent.tools.device_tools import DEVICE_TOOLS, await_element, device_tools, inspection
@@ -92,3 +95,46 @@ async def test_await_ui_element_matches_as_a_flows_await_does() -> None:
         missing["success"] is False
         and missing["note"] == 'No visible element matched {text: "gone", role: "p"} within 0ms.'
     )
+
+
+class _Keys:
+    """A device that records typed text and scrolls, and aborts the call at its first input."""
+
+    def __init__(self, abort: asyncio.Event) -> None:
+        self.abort = abort
+        self.inputs: list[Any] = []
+
+    async def type_text(self, text: str) -> None:
+        self.inputs.append(text)
+        self.abort.set()
+
+    async def scroll(self, x: float, y: float, dx: float, dy: float) -> None:
+        self.inputs.append((x, y, dx, dy))
+        self.abort.set()
+
+
+async def _paced(tool: str, args: dict[str, Any]) -> tuple[Any, list[Any]]:
+    ctx = ToolContext()
+    device = _Keys(ctx.abort)
+    registry = ToolRegistry(device_tools(_Devices(device)))  # type: ignore[arg-type]
+    result = await registry.invoke(tool, {"udid": "d", **args}, ctx)
+    return result, device.inputs
+
+
+async def test_paced_typing_and_scrolling_stop_when_the_call_is_aborted() -> None:
+    typed, inputs = await _paced("keyboard", {"text": "abcdef", "delayMs": 5000})
+    assert typed == {"typed": "abcdef", "keys": 6} and inputs == ["a"]
+    scrolled, inputs = await _paced("gesture-scroll", {"deltaY": 1.0, "durationMs": 10_000})
+    assert scrolled["scrolled"] is True and inputs == [(0.5, 0.5, 0.0, 1.0 / 40)]
+
+
+async def test_paced_typing_is_bounded_before_any_key_is_sent() -> None:
+    with pytest.raises(InvalidToolInputError) as caught:
+        await _paced("keyboard", {"text": "x" * 26, "delayMs": 5000})
+    assert caught.value.message == (
+        "Typing this text 5000 ms apart would take more than 120000 ms; lower delayMs or type the text in parts."
+    )
+    with pytest.raises(
+        InvalidToolInputError, match=r"^durationMs must be between 0 and 10000 ms, got 10001\.$"
+    ):
+        await _paced("gesture-scroll", {"deltaY": 1.0, "durationMs": 10_001})

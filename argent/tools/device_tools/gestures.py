@@ -138,6 +138,11 @@ async def keyboard(devices: DeviceProvider, args: KeyboardArgs, ctx: ToolContext
     delay = _bounded_ms("delayMs", args.delay_ms, limits.MAX_KEY_DELAY_MS)
     text = args.text or ""
     filled, secrets = fill_secrets(text, os.environ)
+    if delay * (len(filled) - 1) > limits.MAX_PACED_TYPING_MS:
+        raise InvalidToolInputError(
+            f"Typing this text {delay:g} ms apart would take more than {limits.MAX_PACED_TYPING_MS} ms; "
+            "lower delayMs or type the text in parts."
+        )
     device = await on_device(devices, args.udid)
     try:
         if not delay:
