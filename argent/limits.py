@@ -178,3 +178,12 @@ MAX_STREAM_LINE_BYTES = 64 * MIB
 MAX_RESULT_BYTES = 64 * MIB
 MAX_RESULT_JSON_VALUES = 1_000_000
 MAX_RESULT_JSON_DEPTH = 256
+
+#: Upstream's pacing arguments of the device tools: keyboard's delayMs between key presses, and
+#: gesture-scroll's durationMs a scroll is spread over (in steps of SCROLL_STEP_MS, at most MAX_SCROLL_STEPS).
+MAX_KEY_DELAY_MS = 5_000
+#: Longest a paced keyboard call may take (delayMs between each pair of characters).
+MAX_PACED_TYPING_MS = 120_000
+MAX_SCROLL_DURATION_MS = 10_000
+SCROLL_STEP_MS = 50
+MAX_SCROLL_STEPS = 40

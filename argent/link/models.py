@@ -146,6 +146,10 @@ class ToolEntry:
     file_inputs: list[FileInputSpec] = Factory(list)
     long_running: bool = False
     disabled: Disabled | None = None
+    #: As upstream: an agent should load this tool up front (not only through a tool search).
+    always_load: bool = False
+    #: As upstream: words a tool search finds the tool by.
+    search_hint: str | None = None
 
 
 @frozen
@@ -274,6 +278,10 @@ class FlowRunResult:
     errored: int = field(init=False)
     steps: list[StepReport] = field(factory=list)
     baseline_writes: list[Any] | None = None
+    #: As upstream: when the run started (ms since the epoch) and how long it took (ms); left out
+    #: of equality, like a step's duration is of nothing but its own line.
+    started_at: int | None = field(default=None, eq=False)
+    duration_ms: int | None = field(default=None, eq=False)
 
     def __attrs_post_init__(self) -> None:
         counted = self.counted

@@ -94,9 +94,24 @@ async def _list_tools(
         if entry.disabled is not None:
             description = f"[disabled: {entry.disabled.reason}] {description}"
         tools.append(
-            types.Tool(name=entry.name, description=description, input_schema=entry.input_schema or {})
+            types.Tool(
+                name=entry.name,
+                description=description,
+                input_schema=entry.input_schema or {},
+                _meta=tool_meta(entry),
+            )
         )
     return types.ListToolsResult(tools=tools)
+
+
+def tool_meta(entry: ToolEntry) -> dict[str, Any] | None:
+    """A tool's loading and search hints as upstream's MCP adapter passes them (``_meta``)."""
+    meta: dict[str, Any] = {}
+    if entry.always_load:
+        meta["anthropic/alwaysLoad"] = True
+    if entry.search_hint:
+        meta["anthropic/searchHint"] = entry.search_hint
+    return meta or None
 
 
 async def _call_tool(

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 import weakref
@@ -51,6 +50,7 @@ from argent.flows.model import (
     TypeStep,
 )
 from argent.flows.names import describe_selector, js_json, js_number
+from argent.flows.secrets import UnknownSecretError, fill_secrets, redact
 from argent.limits import (
     ACTION_POLL_MS,
     ACTION_TIMEOUT_MS,
@@ -104,8 +104,6 @@ RUN_ABORTED_WHILE_RESOLVING_CROP = "run aborted while resolving cropOn"
 DIFF_SCRATCH_PREFIX = "argent-flow-diff-"
 #: The artifact role of the screenshot a failed device step carries (beside baseline/current/diff).
 FAILURE_SCREENSHOT_ROLE = "screenshot"
-SECRET_ENV_PREFIX = "ARGENT_SECRET_"
-_SECRET = re.compile(r"\{\{secret:([^{}]*)\}\}")
 
 PINCH_UNSUPPORTED = (
     "pinch is unsupported on chromium — a Chromium page gets mouse and keyboard input only, so there is no "
@@ -201,34 +199,6 @@ def crop_hash(sel: Selector) -> str:
     """The 8-hex `-crop-` suffix of a cropOn key: own fields and looseness, not scopes or `any`."""
     payload = js_json([sel.text, sel.text_matches, sel.identifier, sel.role, sel.loose])
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-
-
-def fill_secrets(text: str, env: Mapping[str, str]) -> tuple[str, list[str]]:
-    """``text`` with each ``{{secret:NAME}}`` replaced by ``ARGENT_SECRET_<NAME>``; the values used.
-
-    Raises ``_Refusal`` naming the variable (never a value) when one is not set."""
-    values: list[str] = []
-
-    def fill(m: re.Match[str]) -> str:
-        name = m.group(1).strip()
-        var = SECRET_ENV_PREFIX + name
-        value = env.get(var)
-        if not name or value is None:
-            raise _Refusal(
-                f"type needs the secret {{{{secret:{name}}}}}, but {var} is not set in the tool-server's "
-                "environment — export it before starting the server"
-            )
-        values.append(value)
-        return value
-
-    return _SECRET.sub(fill, text), values
-
-
-def redact(message: str, secrets: list[str]) -> str:
-    for value in sorted(secrets, key=len, reverse=True):
-        if value:
-            message = message.replace(value, "[secret]")
-    return message
 
 
 # --------------------------------------------------------------------------------------------
@@ -450,7 +420,10 @@ class DeviceDirectives:
 
     async def _type(self, step: TypeStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
         env = self._env if self._env is not None else os.environ
-        text, secrets = fill_secrets(step.text, env)
+        try:
+            text, secrets = fill_secrets(step.text, env)
+        except UnknownSecretError as exc:
+            raise _Refusal(exc.message) from None
         leaf = await self._require(step.into, device, ctx)
         x, y = leaf.frame.center
         self._live(ctx)

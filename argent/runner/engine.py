@@ -16,6 +16,7 @@ tool.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 
 from argent.devices.base import Device
@@ -122,6 +123,7 @@ async def run_flow(
 async def execute_run(run: Run, flow: Flow) -> FlowRunResult:
     """Execute ``flow`` as ``run``'s root; the root is on the run stack while its steps run."""
     started_on = run.device.id if run.device is not None else ""
+    started_at, clock = round(time.time() * 1000), time.monotonic()
     run.stack.append(StackEntry(run.root, run.name))
     try:
         await exec_steps(run, flow.steps, 0)
@@ -135,6 +137,8 @@ async def execute_run(run: Run, flow: Flow) -> FlowRunResult:
         execution_prerequisite=flow.execution_prerequisite,
         aborted=run.abort.is_set(),
         baseline_writes=list(run.baseline_writes) if run.baseline_writes and not nested else None,
+        started_at=started_at,
+        duration_ms=round((time.monotonic() - clock) * 1000),
     )
 
 

@@ -23,16 +23,51 @@ from argent.link.codec import json_type, strict, strict_scalars
 A = TypeVar("A")
 
 
-def arg(default: Any = attrs.NOTHING, *, doc: str = "", wire: str | None = None) -> Any:
-    """Declare one tool argument (``wire`` when its JSON name differs from the field)."""
+def arg(
+    default: Any = attrs.NOTHING,
+    *,
+    doc: str = "",
+    wire: str | None = None,
+    ignored: str | None = None,
+    listed: bool = True,
+) -> Any:
+    """Declare one tool argument (``wire`` when its JSON name differs from the field).
+
+    ``ignored``: an argument upstream argent declares that means nothing here; it is accepted, and
+    this note goes in the result's ``notes`` when a call sets it. ``listed=False``: accepted but
+    left out of the schema and of the tool's parameters (a device id on a tool that takes none)."""
     meta: dict[str, Any] = {"doc": doc}
     if wire:
         meta["wire"] = wire
+    if ignored:
+        meta["ignored"] = ignored
+    if not listed:
+        meta["unlisted"] = True
     return attrs.field(default=default, metadata=meta, kw_only=True)
 
 
 def wire_name(f: attrs.Attribute[Any]) -> str:
     return str(f.metadata.get("wire", f.name))
+
+
+def listed_fields(cls: type) -> list[attrs.Attribute[Any]]:
+    """The arguments a tool advertises (its schema, its parameters), in declaration order."""
+    return [f for f in attrs.fields(cls) if not f.metadata.get("unlisted")]
+
+
+def ignored_notes(args: Any) -> list[str]:
+    """The notes of the upstream-only arguments this call set (see ``arg(ignored=)``)."""
+    return [
+        f.metadata["ignored"]
+        for f in attrs.fields(type(args))
+        if f.metadata.get("ignored") and getattr(args, f.name) is not None
+    ]
+
+
+def accepted_keys(cls: type) -> str:
+    """What a tool takes, for the message of a call with a key it does not."""
+    names = [wire_name(f) for f in listed_fields(cls)]
+    return "it takes " + ", ".join(names) if names else "it takes no arguments"
 
 
 class NotOneOf(ValueError):
@@ -90,8 +125,9 @@ def _structure_args(conv: cattrs.Converter, value: Any, cls: type) -> Any:
 _CONVERTER = _make_converter()
 
 
-def structure_args(tool: str, raw: Any, cls: type[A]) -> A:
-    """Validate ``raw`` (a JSON object) into ``cls``; raise InvalidToolInputError naming each problem."""
+def structure_args(tool: str, raw: Any, cls: type[A], *, say_accepted: bool = False) -> A:
+    """Validate ``raw`` (a JSON object) into ``cls``; raise InvalidToolInputError naming each problem
+    (``say_accepted``: an unknown key's problem also names the keys the tool takes)."""
     if not isinstance(raw, Mapping):
         raise InvalidToolInputError(f"Arguments for {tool} must be a JSON object, got {json_type(raw)}.")
     try:
@@ -99,13 +135,13 @@ def structure_args(tool: str, raw: Any, cls: type[A]) -> A:
     except cattrs.ClassValidationError as exc:
         if exc.exceptions and all(isinstance(e, InvalidToolInputError) for e in exc.exceptions):
             raise exc.exceptions[0] from None  # a rule of the args class itself: its own message
-        problems = _problems(exc, cls)
+        problems = _problems(exc, cls, say_accepted)
         raise InvalidToolInputError(f"Invalid arguments for {tool}: " + "; ".join(problems)) from None
     except ValueError as exc:
         raise InvalidToolInputError(f"Invalid arguments for {tool}: {exc}") from None
 
 
-def _problems(exc: cattrs.ClassValidationError, cls: type) -> list[str]:
+def _problems(exc: cattrs.ClassValidationError, cls: type, say_accepted: bool = False) -> list[str]:
     wire = {f.name: wire_name(f) for f in attrs.fields(cls)}
     out: list[str] = []
     with_notes, without = exc.group_exceptions()
@@ -113,7 +149,8 @@ def _problems(exc: cattrs.ClassValidationError, cls: type) -> list[str]:
     pairs += [(inner, "") for inner in without]
     for inner, name in pairs:
         if isinstance(inner, cattrs.ForbiddenExtraKeysError):
-            out.append("unknown argument " + ", ".join(sorted(inner.extra_fields)))
+            unknown = "unknown argument " + ", ".join(sorted(inner.extra_fields))
+            out.append(f"{unknown} ({accepted_keys(cls)})" if say_accepted else unknown)
         elif isinstance(inner, KeyError):
             out.append(f"{name} is required")
         else:
@@ -137,7 +174,7 @@ def json_schema(cls: type) -> dict[str, Any]:
     props: dict[str, Any] = {}
     required: list[str] = []
     hints = typing.get_type_hints(cls)
-    for f in attrs.fields(cls):
+    for f in listed_fields(cls):
         schema = _type_schema(hints[f.name])
         doc = f.metadata.get("doc")
         if doc:

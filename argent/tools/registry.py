@@ -19,7 +19,7 @@ from argent.errors import ArgentError, ToolExecutionError, ToolNotFoundError
 from argent.link.models import Disabled, FileInputSpec, ToolEntry
 from argent.runner.budget import StepBudget
 from argent.runner.run import ToolOutcome, ToolVerdict
-from argent.tools.args import json_schema, structure_args, wire_name
+from argent.tools.args import json_schema, listed_fields, structure_args, wire_name
 
 if TYPE_CHECKING:
     from argent.runner.member_files import MemberFlowFiles, MemberStore
@@ -75,6 +75,9 @@ class ToolSpec(Generic[A]):
     precheck: Callable[[A, ToolContext], Awaitable[None]] | None = None
     #: The tool's own verdict on a result, as a flow's `tool:` step (None from it: a pass).
     verdict: Callable[[Any], ToolVerdict | None] | None = None
+    #: Upstream's hints to an agent's tool search: load the tool up front, and words to find it by.
+    always_load: bool = False
+    search_hint: str | None = None
 
     def outcome(self, result: Any) -> ToolOutcome:
         """A result as a `tool:` step's outcome: with the output hint and the tool's verdict."""
@@ -87,7 +90,7 @@ class ToolSpec(Generic[A]):
 
     @property
     def params(self) -> frozenset[str]:
-        return frozenset(wire_name(f) for f in attrs.fields(self.args_type))  # type: ignore[arg-type]
+        return frozenset(wire_name(f) for f in listed_fields(self.args_type))
 
     def input_schema(self) -> dict[str, Any]:
         return json_schema(self.args_type)
@@ -103,6 +106,8 @@ class ToolSpec(Generic[A]):
             file_inputs=list(self.file_inputs),
             long_running=self.long_running,
             disabled=Disabled(reason) if reason else None,
+            always_load=self.always_load,
+            search_hint=self.search_hint,
         )
 
 
@@ -136,12 +141,13 @@ class ToolRegistry:
 
     def parse_args(self, name: str, raw: Any) -> Any:
         spec = self.get(name)
-        return structure_args(name, raw, spec.args_type)
+        return structure_args(name, raw, spec.args_type, say_accepted=True)
 
     async def invoke(self, name: str, raw_args: Any, ctx: ToolContext | None = None) -> Any:
         """Validate and run one tool."""
         spec = self.get(name)
-        return await self.run(spec, structure_args(name, raw_args, spec.args_type), ctx or ToolContext())
+        args = structure_args(name, raw_args, spec.args_type, say_accepted=True)
+        return await self.run(spec, args, ctx or ToolContext())
 
     async def precheck(self, spec: ToolSpec[Any], args: Any, ctx: ToolContext) -> None:
         """The call's policy before the tool starts: its token may call the tool, the tool's own

@@ -150,7 +150,7 @@ async def test_drive_a_page_list_boot_describe_tap_type_screenshot_stop(
 ) -> None:
     page = tmp_path / "page.html"
     page.write_text(PAGE)
-    assert await call(client, "list-devices") == {"devices": []}
+    assert await call(client, "list-devices") == {"devices": [], "avds": []}
 
     booted = await call(client, "boot-device", {"url": str(page)})
     udid = booted["id"]
@@ -209,7 +209,7 @@ async def test_drive_a_page_list_boot_describe_tap_type_screenshot_stop(
 
     assert await call(client, "stop-device", {"udid": udid}) == {"stopped": True, "id": udid}
     assert not alive(pid)
-    assert await call(client, "list-devices") == {"devices": []}
+    assert await call(client, "list-devices") == {"devices": [], "avds": []}
     body = await call(client, "describe", {"udid": udid}, status=500)
     assert body["error"].startswith(f'No device "{udid}" found')
 
