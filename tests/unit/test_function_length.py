@@ -14,14 +14,6 @@ import argent
 PACKAGE = Path(argent.__file__).parent
 MAX_FUNCTION_LINES = 80
 
-#: ``<path under argent/>::<function>`` still over the limit, each being split in its own change.
-ALLOWED = frozenset(
-    {
-        "tools/device_tools.py::device_tools",
-    }
-)
-ALLOWED_FILES = frozenset({"tools/device_tools.py", "runner/directives.py"})
-
 
 def long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int]]:
     """Every function (nested ones too) of ``source`` longer than ``limit`` lines, with its length."""
@@ -47,10 +39,5 @@ def test_no_function_in_argent_is_over_80_lines() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
         for name, lines in long_functions(path.read_text(encoding="utf-8")):
-            if f"{rel}::{name}" not in ALLOWED:
-                over.append(f"{rel}::{name} ({lines} lines)")
+            over.append(f"{rel}::{name} ({lines} lines)")
     assert over == [], "split these at their natural seams:\n" + "\n".join(over)
-
-
-def test_the_allow_list_names_only_the_modules_being_split_elsewhere() -> None:
-    assert {entry.split("::")[0] for entry in ALLOWED} <= ALLOWED_FILES
