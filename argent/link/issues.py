@@ -72,13 +72,14 @@ def invalid_value(path: Sequence[Any], values: Iterable[Any]) -> Issue:
     return Issue("invalid_value", list(path), message, values=allowed)
 
 
-def unrecognized_keys(path: Sequence[Any], keys: Iterable[str]) -> Issue:
+def unrecognized_keys(path: Sequence[Any], keys: Iterable[str], *, more: bool = False) -> Issue:
+    """Keys the object does not declare; ``more`` when ``keys`` names only the first of them."""
     names = list(keys)
-    plural = "s" if len(names) > 1 else ""
+    plural = "s" if len(names) > 1 or more else ""
     return Issue(
         "unrecognized_keys",
         list(path),
-        f"Unrecognized key{plural}: " + ", ".join(js(k) for k in names),
+        f"Unrecognized key{plural}: " + ", ".join(js(k) for k in names) + (", …" if more else ""),
         keys=names,
     )
 

@@ -8,6 +8,7 @@ the JSON Schema of ``GET /tools`` and a strict cattrs structure hook: no silent
 
 from __future__ import annotations
 
+import itertools
 import types
 import typing
 from collections.abc import Iterator, Mapping
@@ -19,6 +20,7 @@ from cattrs.errors import IterableValidationError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, override
 
 from argent.errors import InvalidToolInputError
+from argent.limits import MAX_ARG_ISSUES
 from argent.link import issues
 from argent.link.codec import WrongType, json_type, strict, strict_scalars
 from argent.link.models import Issue
@@ -111,10 +113,12 @@ def _structure_list(conv: cattrs.Converter, value: Any, tp: Any) -> list[Any]:
     for index, item in enumerate(value):
         try:
             out.append(hook(item, item_type))
-        except Exception as exc:  # every bad item is reported, with its index
+        except Exception as exc:  # each bad item is reported with its index, up to MAX_ARG_ISSUES
             note = IterableValidationNote(f"Structuring {tp!r} @ index {index}", index, item_type)
             exc.__notes__ = [*getattr(exc, "__notes__", []), note]
             errors.append(exc)
+            if len(errors) >= MAX_ARG_ISSUES:
+                break
     if errors:
         raise IterableValidationError(f"While structuring {tp!r}", errors, tp)
     return out
@@ -150,7 +154,7 @@ def structure_args(tool: str, raw: Any, cls: type[A]) -> A:
     try:
         return _CONVERTER.structure(raw, cls)
     except (cattrs.BaseValidationError, ValueError) as exc:
-        problems = list(_problems(exc, cls, raw, []))
+        problems = list(itertools.islice(_problems(exc, cls, raw, []), MAX_ARG_ISSUES))
         found = [issue for issue, _ in problems]
         detail = issues.describe(found, raw)
         rules = exc.exceptions if isinstance(exc, cattrs.BaseValidationError) else ()
@@ -202,15 +206,17 @@ _ABSENT = object()
 
 def _leaf(exc: BaseException, tp: Any, raw: Any, path: list[Any]) -> _Problem:
     where = ".".join(str(p) for p in path)
-    said = f"{where}: {exc}" if where else str(exc)
-    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
-        sent = list(raw) if isinstance(raw, Mapping) else []
-        keys = [k for k in sent if k in exc.extra_fields] or sorted(exc.extra_fields)
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):  # its str() sorts every extra key: not used
+        extra = exc.extra_fields
+        in_order = (k for k in (raw if isinstance(raw, Mapping) else sorted(extra)) if k in extra)
+        keys = list(itertools.islice(in_order, MAX_ARG_ISSUES))  # as sent, like zod
+        cut = len(extra) > MAX_ARG_ISSUES
         prefix = f"{where}." if where else ""
         return (
-            issues.unrecognized_keys(path, keys),
-            "unknown argument " + ", ".join(prefix + k for k in sorted(exc.extra_fields)),
+            issues.unrecognized_keys(path, keys, more=cut),
+            "unknown argument " + ", ".join(prefix + k for k in keys) + (", …" if cut else ""),
         )
+    said = f"{where}: {exc}" if where else str(exc)
     if isinstance(exc, KeyError) and raw is _ABSENT:
         if _is_literal(tp):
             return issues.invalid_value(path, get_args(tp)), f"{where} is required"
