@@ -14,7 +14,8 @@ import pytest
 from argent.errors import InvalidToolInputError
 from argent.limits import MAX_ARG_ISSUES
 from argent.link import issues
-from argent.link.codec import to_wire
+from argent.link.codec import read_answer, to_wire
+from argent.link.models import ErrorBody
 from argent.tools.args import arg, bounded, structure_args
 
 
@@ -310,3 +311,22 @@ def test_a_body_of_unknown_keys_names_the_first_hundred_as_sent() -> None:
     assert issue.message.endswith('"k99", …')
     assert caught.value.message.endswith("k98, k99, …")
     assert len(json.dumps(to_wire(caught.value.body()))) < 10_000
+
+
+def test_a_client_reads_upstreams_400_body_and_ignores_malformed_issues() -> None:
+    upstream_body = {
+        "error": '[\n  {\n    "expected": "string", ...',
+        "message": "`project_root`: Invalid input: expected string, received number. You sent: `project_root`.",
+        "issues": [
+            {
+                "expected": "string",
+                "code": "invalid_type",
+                "path": ["project_root"],
+                "message": "Invalid input: expected string, received number",
+            }
+        ],
+    }
+    body = read_answer(upstream_body, ErrorBody)
+    assert body.issues == [issues.invalid_type(["project_root"], "string", 5)]
+    assert to_wire(body) == upstream_body
+    assert read_answer({"error": "x", "issues": "not a list"}, ErrorBody) == ErrorBody("x")

@@ -77,7 +77,8 @@ def our_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProce
 
 
 @pytest.fixture(scope="module")
-def upstream(our_server: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> UpstreamCli:
+def upstream_package() -> tuple[str, Path]:
+    """node and the unpacked package, checked before any server starts."""
     node = shutil.which("node")
     if node is None:
         _unavailable("node is not installed: upstream argent's CLI cannot run")
@@ -87,6 +88,14 @@ def upstream(our_server: ServerProcess, tmp_path_factory: pytest.TempPathFactory
             f"upstream argent {UPSTREAM_VERSION} is not unpacked at {package}: run scripts/install-upstream"
         )
     assert node is not None
+    return node, package
+
+
+@pytest.fixture(scope="module")
+def upstream(
+    upstream_package: tuple[str, Path], our_server: ServerProcess, tmp_path_factory: pytest.TempPathFactory
+) -> UpstreamCli:
+    node, package = upstream_package
     return UpstreamCli(
         node, package, tmp_path_factory.mktemp("upstream-home"), our_server.url, our_server.token
     )
