@@ -3,7 +3,9 @@
 A tool declares its arguments once, as an attrs class whose fields may carry
 ``metadata={"wire": "camelName", "doc": "..."}``. From that one declaration we derive
 the JSON Schema of ``GET /tools`` and a strict cattrs structure hook: no silent
-``5 -> "5"`` coercion, unknown keys refused, every problem named by its argument.
+``5 -> "5"`` coercion, unknown keys refused, every problem named by its argument. A refusal
+carries upstream argent's zod-shaped ``issues``, read from cattrs' exception tree (its notes name
+fields and indexes; each leaf exception carries its facts), never from error text.
 """
 
 from __future__ import annotations
