@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from argent.link.codec import to_wire
-from argent.link.models import ErrorBody
+from argent.link.models import ErrorBody, Issue
 
 # The error codes (``error_code`` on the wire), each named once. A raise site names its code from
 # here; the classes below carry the default of each kind.
@@ -101,11 +101,33 @@ class ToolNotFoundError(ArgentError):
 
 
 class InvalidToolInputError(ArgentError):
-    """Arguments that do not fit the tool's schema (HTTP 400)."""
+    """Arguments that do not fit the tool's schema or its rules (HTTP 400).
+
+    Its wire form adds ``issues`` (zod-shaped, as upstream's; a rule given only a message is one
+    ``custom`` issue over the whole object) and ``detail`` as the body's ``message``."""
 
     status = 400
     default_code = TOOL_INPUT_INVALID
     default_kind = "validation"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        issues: list[Issue] | None = None,
+        detail: str | None = None,
+        error_code: str | None = None,
+    ) -> None:
+        super().__init__(message, error_code=error_code)
+        self.issues = issues if issues else [Issue("custom", [], message)]
+        self.detail = detail or message
+
+    def body(self) -> ErrorBody:
+        return ErrorBody(self.message, self.error_code, self.error_kind, self.detail, self.issues)
+
+    def schema_body(self) -> ErrorBody:
+        """The answer of a call refused before its tool ran: no code or kind, as before issues."""
+        return ErrorBody(self.message, message=self.detail, issues=self.issues)
 
 
 class FileInputError(ArgentError):

@@ -16,6 +16,9 @@ MAX_SELECTOR_SCOPES = 6
 MAX_STEPS_PER_FILE = 100_000
 #: Nodes of one `tool:` step's args after alias expansion; guards against alias bombs.
 MAX_ARGS_NODES = 100_000
+#: Problems one refused call's 400 names (its issues, and the keys of one unknown-keys issue); checking
+#: stops there, so a 48 MiB body of bad list items answers small and fast.
+MAX_ARG_ISSUES = 100
 #: Largest flow file read or sent (the per-file cap of the link protocol).
 MAX_FILE_BYTES = 32 * MIB
 #: Total bytes of the flow members of one call.

@@ -141,14 +141,23 @@ def json_type(value: Any) -> str:
     return "object"
 
 
+class WrongType(ValueError):
+    """A wire value of the wrong JSON type; says which types were ``expected`` and keeps the ``value``
+    so a caller can report the problem from these fields instead of from the text."""
+
+    def __init__(self, expected: tuple[type, ...], label: str, value: Any) -> None:
+        super().__init__(f"expected {label}, got {json_type(value)}")
+        self.expected = expected
+        self.value = value
+
+
 def strict(expected: type | tuple[type, ...], label: str) -> Callable[[Any, Any], Any]:
     """A structure hook that takes only values of ``expected`` (a boolean is never a number)."""
+    types_ = expected if isinstance(expected, tuple) else (expected,)
 
     def check(value: Any, _: Any) -> Any:
-        if isinstance(value, bool) and bool not in (expected if isinstance(expected, tuple) else (expected,)):
-            raise ValueError(f"expected {label}, got boolean")
-        if not isinstance(value, expected):
-            raise ValueError(f"expected {label}, got {json_type(value)}")
+        if (isinstance(value, bool) and bool not in types_) or not isinstance(value, types_):
+            raise WrongType(types_, label, value)
         return value
 
     return check

@@ -173,14 +173,37 @@ class Health:
 
 
 @frozen
+class Issue:
+    """One problem with a call's arguments, shaped as upstream argent's zod issues are: ``code``
+    (``invalid_type``, ``invalid_value``, ``unrecognized_keys``, ``too_small``, ``too_big``,
+    ``custom``), the ``path`` of the argument (keys and list indexes; ``[]`` for the whole
+    object) and a ``message``; the other fields only where that code carries them."""
+
+    code: str
+    path: list[Any]
+    message: str
+    expected: str | None = None
+    format: str | None = None
+    keys: list[str] | None = None
+    values: list[Any] | None = None
+    origin: str | None = None
+    minimum: Any = None
+    maximum: Any = None
+    inclusive: bool | None = None
+
+
+@frozen
 class ErrorBody:
     """A failed request: a message for a person, and for machines its code and kind when known.
-    A proxy's JSON error may say ``message`` instead of ``error``."""
+    A proxy's JSON error may say ``message`` instead of ``error``. A call whose arguments do not
+    fit adds ``issues`` (upstream's CLI reads them to tell a usage error from a failure) and says
+    in ``message`` one sentence per bad argument, then which keys were sent."""
 
     error: str | None = None
     error_code: str | None = None
     error_kind: str | None = None
     message: str | None = None
+    issues: list[Issue] | None = None
 
     @property
     def text(self) -> str | None:

@@ -12,6 +12,7 @@ from aiohttp import web
 from argent import __version__
 from argent.errors import ArgentError, InvalidToolInputError, PolicyRefusal
 from argent.limits import ABORTED_CALL_GRACE_SECONDS
+from argent.link import issues
 from argent.link.codec import event_to_wire, to_wire
 from argent.link.models import (
     ErrorBody,
@@ -72,7 +73,12 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
             400, "Request body nests JSON arrays or objects too deeply to parse. Send a flatter JSON object."
         ) from None
     if not isinstance(body, dict):
-        raise _plain(400, "Request body must be a JSON object of tool arguments.")
+        found = [issues.invalid_type([], "object", body)]
+        raise InvalidToolInputError(
+            "Request body must be a JSON object of tool arguments.",
+            issues=found,
+            detail=issues.describe(found, body),
+        )
     return body
 
 
@@ -109,13 +115,15 @@ async def call_tool(request: web.Request) -> web.StreamResponse:
         return web.json_response(to_wire(ErrorBody(exc.message)), status=exc.status)
     except PolicyRefusal as exc:
         return web.json_response(exc.to_wire(), status=exc.status)
+    except InvalidToolInputError as exc:
+        return web.json_response(to_wire(exc.schema_body()), status=exc.status)
     except ArgentError as exc:
         return web.json_response(to_wire(ErrorBody(exc.message)), status=exc.status)
     try:
         try:
             args = registry.parse_args(name, resolved.args)
         except InvalidToolInputError as exc:
-            return web.json_response(to_wire(ErrorBody(exc.message)), status=400)
+            return web.json_response(to_wire(exc.schema_body()), status=400)
         return await _invoke(request, spec, args, resolved)
     finally:
         await resolved.cleanup()

@@ -227,7 +227,18 @@ async def test_oversized_body_is_413_json(client: TestClient[Any, Any]) -> None:
 async def test_invalid_args_are_400_before_the_tool_runs(client: TestClient[Any, Any]) -> None:
     resp = await client.post("/tools/count", json={"n": "three"}, headers=STREAM)
     assert resp.status == 400
-    assert await resp.json() == {"error": "Invalid arguments for count: n: expected an integer, got string"}
+    assert await resp.json() == {
+        "error": "Invalid arguments for count: n: expected an integer, got string",
+        "message": "`n`: Invalid input: expected number, received string. You sent: `n`.",
+        "issues": [
+            {
+                "code": "invalid_type",
+                "path": ["n"],
+                "message": "Invalid input: expected number, received string",
+                "expected": "number",
+            }
+        ],
+    }
 
 
 async def test_buffered_call_answers_data(client: TestClient[Any, Any]) -> None:
@@ -412,4 +423,10 @@ async def test_the_exactly_one_source_rule_is_a_plain_400_also_when_streaming(
         resp = await client.post("/tools/flow-execute", json=args, headers=headers)
         assert resp.status == 400
         assert resp.content_type == "application/json"
-        assert await resp.json() == {"error": "Pass exactly one flow source: name or flow_path."}
+        rule = "Pass exactly one flow source: name or flow_path."
+        sent = ", ".join(f"`{key}`" for key in args)
+        assert await resp.json() == {
+            "error": rule,
+            "message": f"{rule} You sent: {sent}.",  # upstream's words for its own refine
+            "issues": [{"code": "custom", "path": [], "message": rule}],
+        }

@@ -92,7 +92,8 @@ def test_a_key_neither_side_declares_is_a_400_naming_what_the_tool_takes(name: s
             name, {"udid": "d", "x": 0.5, "y": 0.5, key: 1} if name != "list-devices" else {key: "d"}
         )
     message = caught.value.message
-    assert caught.value.status == 400 and f"unknown argument {key}" in message
+    unknown = message.split("unknown argument ", 1)[1].split(" (", 1)[0].split(", ")
+    assert caught.value.status == 400 and key in unknown
     if name == "list-devices":
         assert message == "Invalid arguments for list-devices: unknown argument udid (it takes no arguments)"
     else:
