@@ -159,3 +159,16 @@ MAX_STREAM_LINE_BYTES = 64 * MIB
 MAX_RESULT_BYTES = 64 * MIB
 MAX_RESULT_JSON_VALUES = 1_000_000
 MAX_RESULT_JSON_DEPTH = 256
+
+#: Web tools (argent/tools/web): network requests each Chromium device keeps (oldest dropped first; upstream's
+#: count), the response-body characters a request's details show, the console entries a device keeps for
+#: debugger-log-registry (oldest dropped first), the characters of one entry's message, and the distinct
+#: messages it groups (later new ones are counted, not grouped).
+MAX_NETWORK_RECORDS = 1000
+MAX_NETWORK_BODY_CHARS = 1000
+MAX_CONSOLE_LOG_ENTRIES = 10_000
+MAX_CONSOLE_MESSAGE_CHARS = 2000
+MAX_CONSOLE_CLUSTERS = 1000
+#: Longest gesture-drag (upstream's: the button stays down this long) and steps of one run-sequence call.
+MAX_DRAG_DURATION_MS = 10_000
+MAX_SEQUENCE_STEPS = 1000

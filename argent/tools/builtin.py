@@ -27,7 +27,8 @@ def build_registry(
         registry.register(spec)
     if devices is not None:
         from argent.tools.device_tools import device_tools
+        from argent.tools.web import web_tools
 
-        for spec in device_tools(devices):
+        for spec in [*device_tools(devices), *web_tools(registry, devices)]:
             registry.register(spec)
     return registry
