@@ -30,6 +30,38 @@ UNREACHABLE_GUIDANCE = (
 LOG_FILE_NAME = "argent-console.log"
 
 
+ON_CHROMIUM = (
+    " On Chromium (this tool-server's devices) it works on the page's own V8 over the device's CDP session"
+)
+CONNECT_DOC = (
+    "Connect to a JS runtime CDP debugger."
+    + ON_CHROMIUM
+    + " (the active tab); port is ignored. Returns { port, "
+    "projectRoot (empty), deviceName, appName, logicalDeviceId, isNewDebugger, connected }."
+)
+STATUS_DOC = (
+    "JS runtime debugger status." + ON_CHROMIUM + ". Never fails when the device is unreachable: answers "
+    '{ status: "connected", port, projectRoot, deviceName, appName, logicalDeviceId, isNewDebugger, connected, '
+    "loadedScripts (the page's <script> elements), enabledDomains, sourceMapReady } or "
+    '{ status: "not_connected", connected: false, reason, detail, guidance }.'
+)
+EVALUATE_DOC = (
+    "Execute JavaScript in the app's JS runtime via CDP."
+    + ON_CHROMIUM
+    + ": Runtime.evaluate in the active tab, "
+    "promises awaited, the value returned by value (cyclic objects fail). Returns { result, deviceName, appName, "
+    "logicalDeviceId }; fails if the expression throws."
+)
+LOG_REGISTRY_DOC = (
+    "A summary of the console logs captured from the app's JS runtime."
+    + ON_CHROMIUM
+    + ": the console calls of "
+    "the device's tabs since it was booted or attached. Returns { status, file (the kept entries, one a line), "
+    "totalEntries, byLevel, fileSizeBytes, clusters, deviceName, appName, logicalDeviceId }, or "
+    '{ status: "not_connected", … } when the device cannot be reached.'
+)
+
+
 @frozen
 class DebuggerArgs:
     device_id: str = arg(doc=DEVICE_ID_DOC)
@@ -175,49 +207,9 @@ def debugger_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             return not_connected(exc)
         return await log_registry(device)
 
-    on_chromium = (
-        " On Chromium (this tool-server's devices) it works on the page's own V8 over the device's CDP "
-    )
     return [
-        web_spec(
-            "debugger-connect",
-            "Connect to a JS runtime CDP debugger."
-            + on_chromium
-            + "session (the active tab); port is ignored. "
-            "Returns { port, projectRoot (empty), deviceName, appName, logicalDeviceId, isNewDebugger, connected }.",
-            DebuggerArgs,
-            connect,
-        ),
-        web_spec(
-            "debugger-status",
-            "JS runtime debugger status."
-            + on_chromium
-            + "session. Never fails when the device is unreachable: "
-            'answers { status: "connected", port, projectRoot, deviceName, appName, logicalDeviceId, isNewDebugger, '
-            "connected, loadedScripts (the page's <script> elements), enabledDomains, sourceMapReady } or "
-            '{ status: "not_connected", connected: false, reason, detail, guidance }.',
-            DebuggerArgs,
-            status,
-        ),
-        web_spec(
-            "debugger-evaluate",
-            "Execute JavaScript in the app's JS runtime via CDP."
-            + on_chromium
-            + "session: Runtime.evaluate in the "
-            "active tab, promises awaited, the value returned by value (cyclic objects fail). Returns { result, "
-            "deviceName, appName, logicalDeviceId }; fails if the expression throws.",
-            EvaluateArgs,
-            run_expression,
-        ),
-        web_spec(
-            "debugger-log-registry",
-            "A summary of the console logs captured from the app's JS runtime."
-            + on_chromium
-            + "session: the "
-            "console calls of the device's tabs since it was booted or attached. Returns { status, file (the kept "
-            "entries, one a line), totalEntries, byLevel, fileSizeBytes, clusters, deviceName, appName, "
-            'logicalDeviceId }, or { status: "not_connected", … } when the device cannot be reached.',
-            DebuggerArgs,
-            registry,
-        ),
+        web_spec("debugger-connect", CONNECT_DOC, DebuggerArgs, connect),
+        web_spec("debugger-status", STATUS_DOC, DebuggerArgs, status),
+        web_spec("debugger-evaluate", EVALUATE_DOC, EvaluateArgs, run_expression),
+        web_spec("debugger-log-registry", LOG_REGISTRY_DOC, DebuggerArgs, registry),
     ]
