@@ -4,7 +4,10 @@ debugger-*, network logs, launch-app) against a real headless Chromium and pages
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,11 +18,12 @@ from aiohttp import web
 
 from argent import limits
 from argent.devices.chromium import ChromiumDevice, ChromiumDeviceProvider, find_chromium
-from argent.errors import InvalidToolInputError, ToolExecutionError
+from argent.errors import InvalidToolInputError, PolicyRefusal, ToolExecutionError
 from argent.runner.execute import FlowRequest, execute_flow
 from argent.runner.files import DiskFlowFiles
 from argent.runner.report import FlowRunResult
 from argent.tools.builtin import build_registry
+from argent.tools.call_policy import CallPolicy
 from argent.tools.invoker import RegistryInvoker
 from argent.tools.registry import ToolContext, ToolRegistry
 
@@ -481,3 +485,80 @@ async def test_an_upstream_recorded_flow_replays(
     assert by_tool["debugger-evaluate"]["result"] == 200
     assert "/api/data" in by_tool["view-network-logs"]
     assert len(by_tool["chromium-tabs"]["tabs"]) == 1
+
+
+async def test_a_console_flood_stays_bounded(tools: ToolRegistry, app: ChromiumDevice) -> None:
+    log = app.console
+    capacity, log.capacity = log.capacity, 50
+    try:
+        before = log.total
+        last = app.session.expect(
+            "Runtime.consoleAPICalled", lambda p: p.get("args", [{}])[0].get("value") == "end"
+        )
+        await page(
+            app,
+            "for (let i = 0; i < 2000; i++) console.log('flood ' + i); console.log('x'.repeat(1e6)); "
+            "console.log('end'); true",
+        )
+        await asyncio.wait_for(last, 10)
+        logs = await call(tools, "debugger-log-registry", {"device_id": app.id})
+        assert logs["totalEntries"] == before + 2002
+        lines = Path(logs["file"]).read_text().splitlines()
+        assert len(lines) == 50 and lines[-1].endswith("| end")
+        assert max(len(line) for line in lines) < limits.MAX_CONSOLE_MESSAGE_CHARS + 100
+        assert len(log.clusters) <= limits.MAX_CONSOLE_CLUSTERS and len(logs["clusters"]) == 20
+    finally:
+        log.capacity = capacity
+
+
+async def test_debugger_status_of_a_killed_device_is_not_connected(
+    tools: ToolRegistry, provider: ChromiumDeviceProvider
+) -> None:
+    other = await provider.boot()
+    try:
+        assert other.pid is not None
+        died = other.session.expect("Inspector.detached")
+        os.kill(other.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(died, 5)
+        status = await call(tools, "debugger-status", {"device_id": other.id})
+        assert status["status"] == "not_connected" and status["reason"] == "cdp_unreachable"
+        assert other.id in status["detail"]
+        with pytest.raises(ToolExecutionError) as failed:
+            await call(tools, "debugger-evaluate", {"device_id": other.id, "expression": "1"})
+        assert failed.value.error_code == "DEVICE_FAILED"
+    finally:
+        with contextlib.suppress(Exception):
+            await provider.stop(other.id)
+
+
+async def test_run_sequence_refuses_malformed_or_oversized_steps(
+    tools: ToolRegistry, app: ChromiumDevice
+) -> None:
+    base = {"udid": app.id}
+    with pytest.raises(InvalidToolInputError, match=r"steps\.0: unknown key wait"):
+        await call(tools, "run-sequence", {**base, "steps": [{"tool": "keyboard", "args": {}, "wait": 1}]})
+    with pytest.raises(InvalidToolInputError, match=r"steps\.0\.args must be an object"):
+        await call(tools, "run-sequence", {**base, "steps": [{"tool": "keyboard", "args": [1]}]})
+    with pytest.raises(InvalidToolInputError, match="1001 steps, more than the 1000 one call may run"):
+        many = [{"tool": "keyboard", "args": {"key": "tab"}}] * (limits.MAX_SEQUENCE_STEPS + 1)
+        await call(tools, "run-sequence", {**base, "steps": many})
+    nested = await call(tools, "run-sequence", {**base, "steps": [{"tool": "run-sequence", "args": {}}]})
+    assert "is not allowed in run-sequence" in nested["steps"][0]["error"]
+
+
+async def test_run_sequence_steps_obey_the_tokens_tools(tools: ToolRegistry, app: ChromiumDevice) -> None:
+    """A token that may call run-sequence but not keyboard cannot type through a sequence."""
+    await page(
+        app, "document.getElementById('field').value = ''; document.getElementById('field').focus(); true"
+    )
+    policy = CallPolicy(guard="token:seq", tools=("run-sequence",))
+    steps = [{"tool": "keyboard", "args": {"text": "sneaky"}}]
+    done = await call(tools, "run-sequence", {"udid": app.id, "steps": steps}, ToolContext(policy=policy))
+    assert (
+        done["completed"] == 0
+        and done["steps"][0]["error"] == 'tool "keyboard" is not allowed: guard "token:seq" did not pass'
+    )
+    assert await page(app, "document.getElementById('field').value") == ""
+    with pytest.raises(PolicyRefusal):
+        await call(tools, "chromium-tabs", {"udid": app.id, "action": "list"}, ToolContext(policy=policy))
