@@ -8,11 +8,13 @@ rings, so a busy page never grows the tool-server's memory: the web tools read t
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from attrs import define, field
 
@@ -188,12 +190,26 @@ class Cluster:
     source_line: int | None
 
 
+SOURCE_EXT = re.compile(r"\.(tsx?|jsx?|mjs|cjs)$")
+
+
+def source_path(url: str) -> str | None:
+    """A script's path as upstream names a log line's source (none for pages and inline scripts)."""
+    try:
+        path = urlsplit(url).path.lstrip("/")
+    except ValueError:
+        return None
+    return path if SOURCE_EXT.search(path) else None
+
+
 def _console_value(arg: Any) -> str:
     if not isinstance(arg, dict):
         return str(arg)
     if "value" in arg:
         value = arg["value"]
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return (
+            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        )
     if arg.get("description"):
         return str(arg["description"])
     return f"[{arg.get('type', 'unknown')}]"
@@ -234,7 +250,7 @@ class ConsoleLog:
             else None
         )
         top = frames[0] if isinstance(frames, list) and frames and isinstance(frames[0], dict) else {}
-        source_file = str(top.get("url") or "").rsplit("/", 1)[-1] or None
+        source_file = source_path(str(top.get("url") or ""))
         line = top.get("lineNumber") if isinstance(top.get("lineNumber"), int) else None
         entry_id = self.total
         self.total += 1
