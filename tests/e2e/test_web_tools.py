@@ -418,7 +418,7 @@ async def test_debugger_log_registry_summarises_the_console(tools: ToolRegistry,
     assert cluster["level"] == "error" and cluster["count"] == 1  # distinct texts: 'failed to load 0', …
     text = Path(logs["file"]).read_text()
     assert logs["fileSizeBytes"] == len(text.encode())
-    assert 'LOG   - | app ready Object' in text  # as upstream: an object by its description, no source file
+    assert "LOG   - | app ready Object" in text  # as upstream: an object by its description, no source file
     assert any(line.startswith("[L:") and "ERROR" in line for line in text.splitlines())
 
 
