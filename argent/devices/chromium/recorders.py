@@ -82,7 +82,11 @@ class NetworkLog:
             "Network.loadingFailed": self._failed,
         }
         self._off = [session.on(method, handler) for method, handler in handlers.items()]
-        await session.send("Network.enable")
+        buffers = {
+            "maxTotalBufferSize": limits.CDP_NETWORK_BUFFER_BYTES,
+            "maxResourceBufferSize": limits.CDP_NETWORK_RESOURCE_BUFFER_BYTES,
+        }
+        await session.send("Network.enable", buffers)
 
     def detach(self) -> None:
         for off in self._off:
