@@ -165,14 +165,14 @@ MAX_RESULT_JSON_DEPTH = 256
 #: debugger-log-registry (oldest dropped first), the characters of one entry's message, and the distinct
 #: messages it groups (later new ones are counted, not grouped).
 MAX_NETWORK_RECORDS = 1000
-#: Response bodies Chromium keeps for Network.getResponseBody, in all and per response (its own buffers; a
-#: larger body is not kept and its details show none).
-CDP_NETWORK_BUFFER_BYTES = 16 * MIB
-CDP_NETWORK_RESOURCE_BUFFER_BYTES = 4 * MIB
 MAX_NETWORK_BODY_CHARS = 1000
 MAX_CONSOLE_LOG_ENTRIES = 10_000
 MAX_CONSOLE_MESSAGE_CHARS = 2000
 MAX_CONSOLE_CLUSTERS = 1000
+#: Response bodies Chromium keeps for Network.getResponseBody, in all and per response (its own buffers; a
+#: larger body is not kept and its details show none).
+CDP_NETWORK_BUFFER_BYTES = 16 * MIB
+CDP_NETWORK_RESOURCE_BUFFER_BYTES = 4 * MIB
 #: Longest gesture-drag (upstream's: the button stays down this long) and steps of one run-sequence call.
 MAX_DRAG_DURATION_MS = 10_000
 MAX_SEQUENCE_STEPS = 1000

@@ -27,8 +27,12 @@ def build_registry(
         registry.register(spec)
     if devices is not None:
         from argent.tools.device_tools import device_tools
+
+        for spec in device_tools(devices):
+            registry.register(spec)
+    if devices is not None:
         from argent.tools.web import web_tools
 
-        for spec in [*device_tools(devices), *web_tools(registry, devices)]:
+        for spec in web_tools(registry, devices):
             registry.register(spec)
     return registry
