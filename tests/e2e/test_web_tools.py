@@ -562,3 +562,20 @@ async def test_run_sequence_steps_obey_the_tokens_tools(tools: ToolRegistry, app
     assert await page(app, "document.getElementById('field').value") == ""
     with pytest.raises(PolicyRefusal):
         await call(tools, "chromium-tabs", {"udid": app.id, "action": "list"}, ToolContext(policy=policy))
+
+
+async def test_a_window_the_page_opens_is_a_tab(tools: ToolRegistry, app: ChromiumDevice, site: str) -> None:
+    opener = f"document.getElementById('btn').onclick = () => window.open('{site}/changing.html'); true"
+    await call(tools, "debugger-evaluate", {"device_id": app.id, "expression": opener})
+    await call(tools, "gesture-tap", {"udid": app.id, "x": 0.2, "y": 0.65})  # a popup needs a user's click
+    for _ in range(100):  # nothing here reports when /json/list shows the window: poll it, bounded
+        tabs = (await call(tools, "chromium-tabs", {"udid": app.id, "action": "list"}))["tabs"]
+        if any(t["url"].endswith("/changing.html") for t in tabs):
+            break
+        await asyncio.sleep(0.05)
+    popup = next(t for t in tabs if not t["active"])
+    assert len(tabs) == 2 and popup["url"].endswith("/changing.html")
+    after = (
+        await call(tools, "chromium-tabs", {"udid": app.id, "action": "close", "tab": popup["targetId"]})
+    )["tabs"]
+    assert len(after) == 1 and after[0]["active"]
