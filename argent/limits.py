@@ -190,3 +190,20 @@ MAX_PACED_TYPING_MS = 120_000
 MAX_SCROLL_DURATION_MS = 10_000
 SCROLL_STEP_MS = 50
 MAX_SCROLL_STEPS = 40
+
+#: Web tools (argent/tools/web): network requests each Chromium device keeps (oldest dropped first; upstream's
+#: count), the response-body characters a request's details show, the console entries a device keeps for
+#: debugger-log-registry (oldest dropped first), the characters of one entry's message, and the distinct
+#: messages it groups (later new ones are counted, not grouped).
+MAX_NETWORK_RECORDS = 1000
+MAX_NETWORK_BODY_CHARS = 1000
+MAX_CONSOLE_LOG_ENTRIES = 10_000
+MAX_CONSOLE_MESSAGE_CHARS = 2000
+MAX_CONSOLE_CLUSTERS = 1000
+#: Response bodies Chromium keeps for Network.getResponseBody, in all and per response (its own buffers; a
+#: larger body is not kept and its details show none).
+CDP_NETWORK_BUFFER_BYTES = 16 * MIB
+CDP_NETWORK_RESOURCE_BUFFER_BYTES = 4 * MIB
+#: Longest gesture-drag (upstream's: the button stays down this long) and steps of one run-sequence call.
+MAX_DRAG_DURATION_MS = 10_000
+MAX_SEQUENCE_STEPS = 1000

@@ -30,4 +30,9 @@ def build_registry(
 
         for spec in device_tools(devices):
             registry.register(spec)
+    if devices is not None:
+        from argent.tools.web import web_tools
+
+        for spec in web_tools(registry, devices):
+            registry.register(spec)
     return registry

@@ -21,6 +21,7 @@ from argent.devices.base import DeviceError, UiTree
 from argent.devices.chromium.cdp import CdpSession, connect_session
 from argent.devices.chromium.keys import KeyDef, char_key, named_key, unknown_key_message
 from argent.devices.chromium.launcher import ChromiumProcess
+from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
 from argent.devices.chromium.signals import PageSignals
 from argent.devices.chromium.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
 
@@ -141,6 +142,10 @@ class ChromiumDevice:
         self._background: set[asyncio.Future[Any]] = set()
         #: The viewport argent pinned at DPR 1 (a device it launched), in pixels.
         self._pinned: tuple[int, int] | None = None
+        self._target_id: str | None = None
+        #: What the page sessions of this device recorded (kept across tab switches).
+        self.network = NetworkLog()
+        self.console = ConsoleLog()
 
     # -- opening --
 
@@ -159,6 +164,7 @@ class ChromiumDevice:
         try:
             target = await find_page_target(http, port, target_timeout)
             device._ws_url = str(target["webSocketDebuggerUrl"])
+            device._target_id = str(target.get("id") or "")
             device._session = await connect_session(
                 http, device._ws_url, label=device.id, describe_death=device._death_message
             )
@@ -177,6 +183,8 @@ class ChromiumDevice:
         signals = PageSignals(session)
         await signals.start()
         self._signals = signals
+        await self.network.attach(session)
+        await self.console.attach(session)
         with contextlib.suppress(DeviceError):
             await session.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
         if viewport is not None:
@@ -208,6 +216,23 @@ class ChromiumDevice:
     @property
     def cdp_url(self) -> str | None:
         return self._ws_url
+
+    @property
+    def target_id(self) -> str | None:
+        """The CDP target id of the page this device drives (its active tab)."""
+        return self._target_id
+
+    async def switch_target(self, target_id: str, ws_url: str) -> None:
+        """Drive another page of this Chromium (a tab switch): a session on it replaces the current one."""
+        async with self._input:
+            fresh = await connect_session(
+                self._http, ws_url, label=self.id, describe_death=self._death_message
+            )
+            old, self._session = self._session, fresh
+            self._ws_url, self._target_id = ws_url, target_id
+            if old is not None:
+                await old.close()
+            await self._prime(self._pinned)
 
     @property
     def owned(self) -> bool:

@@ -23,7 +23,11 @@ from typing import Any
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
 from argent.devices.chromium.walker import walker_source
-from argent.limits import QUIET_REQUEST_MAX_AGE_MS
+from argent.limits import (
+    CDP_NETWORK_BUFFER_BYTES,
+    CDP_NETWORK_RESOURCE_BUFFER_BYTES,
+    QUIET_REQUEST_MAX_AGE_MS,
+)
 
 WORLD_NAME = "argent"
 #: Requests of these resource types never hold a page busy: they live as long as the page.
@@ -35,7 +39,12 @@ _WAIT_SLACK_SECONDS = 2.0
 #: Frames a wait needs after input: the input's effects (timers, frame callbacks) get their frame.
 FRAMES_AFTER_INPUT = 2
 #: Network buffers Chromium keeps for response bodies nobody here asks for.
-_NETWORK_BUFFERS = {"maxTotalBufferSize": 1_000_000, "maxResourceBufferSize": 500_000, "maxPostDataSize": 0}
+#: The Network domain as every page session enables it (the network recorder of the web tools keeps
+#: response bodies in these buffers; one setting, whichever of the two enables first).
+NETWORK_BUFFERS = {
+    "maxTotalBufferSize": CDP_NETWORK_BUFFER_BYTES,
+    "maxResourceBufferSize": CDP_NETWORK_RESOURCE_BUFFER_BYTES,
+}
 _GONE = (
     "Cannot find context with specified id",
     "Execution context was destroyed",
@@ -101,7 +110,7 @@ class PageSignals:
         session.on("Network.loadingFinished", self._on_request_end)
         session.on("Network.loadingFailed", self._on_request_end)
         session.on("Page.frameNavigated", self._on_navigated)
-        await session.send("Network.enable", dict(_NETWORK_BUFFERS))
+        await session.send("Network.enable", dict(NETWORK_BUFFERS))
         tree = await session.send("Page.getFrameTree")
         frame = (tree.get("frameTree") or {}).get("frame") or {}
         if isinstance(frame.get("id"), str):

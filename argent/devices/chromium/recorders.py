@@ -1,0 +1,282 @@
+"""What a Chromium device records from its page's CDP events: network requests and console calls.
+
+Both outlive a tab switch (``attach`` subscribes them to the new page session) and both are bounded
+rings, so a busy page never grows the tool-server's memory: the web tools read them
+(``view-network-logs``, ``debugger-log-registry``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from attrs import define, field
+
+from argent import limits
+from argent.devices.chromium.cdp import CdpSession
+from argent.devices.chromium.signals import NETWORK_BUFFERS
+
+Off = Callable[[], None]
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _headers(value: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+@define
+class NetworkRecord:
+    """One request as upstream's Chromium network recording keeps it."""
+
+    request_id: str
+    method: str = ""
+    url: str = ""
+    resource_type: str | None = None
+    status: int | None = None
+    status_text: str | None = None
+    mime_type: str | None = None
+    request_headers: dict[str, str] = field(factory=dict)
+    response_headers: dict[str, str] = field(factory=dict)
+    post_data: str | None = None
+    initiator: dict[str, Any] | None = None
+    started: str = ""
+    start_ts: float = 0.0
+    duration_ms: float | None = None
+    from_cache: bool | None = None
+    encoded_data_length: float | None = None
+    failed: bool = False
+    error_text: str | None = None
+
+    @property
+    def state(self) -> str:
+        return "failed" if self.failed else "complete" if self.status is not None else "pending"
+
+
+class NetworkLog:
+    """The last ``limits.MAX_NETWORK_RECORDS`` requests of a device's pages, oldest first."""
+
+    def __init__(self, capacity: int = limits.MAX_NETWORK_RECORDS) -> None:
+        self.capacity = capacity
+        self._records: OrderedDict[str, NetworkRecord] = OrderedDict()
+        #: Ids dropped from the ring lately: their late events (a response) must not bring them back empty.
+        self._dropped: OrderedDict[str, None] = OrderedDict()
+        self._off: list[Off] = []
+
+    async def attach(self, session: CdpSession) -> None:
+        """Follow ``session``'s Network events (the device's current page) from now on."""
+        self.detach()
+        handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+            "Network.requestWillBeSent": self._sent,
+            "Network.responseReceived": self._response,
+            "Network.requestWillBeSentExtraInfo": self._sent_extra,
+            "Network.responseReceivedExtraInfo": self._response_extra,
+            "Network.loadingFinished": self._finished,
+            "Network.loadingFailed": self._failed,
+        }
+        self._off = [session.on(method, handler) for method, handler in handlers.items()]
+        await session.send("Network.enable", dict(NETWORK_BUFFERS))
+
+    def detach(self) -> None:
+        for off in self._off:
+            off()
+        self._off = []
+
+    def records(self) -> list[NetworkRecord]:
+        return list(self._records.values())
+
+    def get(self, request_id: str) -> NetworkRecord | None:
+        return self._records.get(request_id)
+
+    def _record(self, params: dict[str, Any]) -> NetworkRecord:
+        rid = str(params.get("requestId", ""))
+        rec = self._records.get(rid)
+        if rec is None:
+            rec = self._records[rid] = NetworkRecord(rid)
+            while len(self._records) > self.capacity:
+                dropped, _ = self._records.popitem(last=False)
+                self._dropped[dropped] = None
+            while len(self._dropped) > self.capacity:
+                self._dropped.popitem(last=False)
+        return rec
+
+    def _dropped_lately(self, params: dict[str, Any]) -> bool:
+        return str(params.get("requestId", "")) in self._dropped
+
+    def _sent(self, params: dict[str, Any]) -> None:
+        if self._dropped_lately(params):
+            return
+        rec = self._record(params)
+        request = params.get("request") if isinstance(params.get("request"), dict) else {}
+        assert isinstance(request, dict)
+        rec.method = str(request.get("method") or rec.method)
+        rec.url = str(request.get("url") or rec.url)
+        rec.request_headers.update(_headers(request.get("headers")))
+        if isinstance(request.get("postData"), str):
+            rec.post_data = request["postData"]
+        rec.resource_type = str(params.get("type") or rec.resource_type or "") or None
+        if isinstance(params.get("initiator"), dict):
+            rec.initiator = params["initiator"]
+        if isinstance(params.get("timestamp"), int | float):
+            rec.start_ts = float(params["timestamp"])
+        wall = params.get("wallTime")
+        rec.started = _iso(float(wall)) if isinstance(wall, int | float) else rec.started or _iso(time.time())
+
+    def _response(self, params: dict[str, Any]) -> None:
+        if self._dropped_lately(params):
+            return
+        rec = self._record(params)
+        response = params.get("response") if isinstance(params.get("response"), dict) else {}
+        assert isinstance(response, dict)
+        status = response.get("status")
+        rec.status = int(status) if isinstance(status, int | float) else None
+        rec.status_text = str(response.get("statusText") or "")
+        rec.mime_type = str(response.get("mimeType") or "")
+        rec.response_headers.update(_headers(response.get("headers")))
+        rec.from_cache = bool(response.get("fromDiskCache"))
+        rec.resource_type = str(params.get("type") or rec.resource_type or "") or None
+
+    def _sent_extra(self, params: dict[str, Any]) -> None:
+        if isinstance(params.get("headers"), dict) and not self._dropped_lately(params):
+            self._record(params).request_headers.update(_headers(params["headers"]))
+
+    def _response_extra(self, params: dict[str, Any]) -> None:
+        if isinstance(params.get("headers"), dict) and not self._dropped_lately(params):
+            self._record(params).response_headers.update(_headers(params["headers"]))
+
+    def _finished(self, params: dict[str, Any]) -> None:
+        rec = self._records.get(str(params.get("requestId", "")))
+        if rec is None:
+            return
+        length = params.get("encodedDataLength")
+        rec.encoded_data_length = float(length) if isinstance(length, int | float) else None
+        stamp = params.get("timestamp")
+        if rec.start_ts and isinstance(stamp, int | float):
+            rec.duration_ms = (float(stamp) - rec.start_ts) * 1000.0
+
+    def _failed(self, params: dict[str, Any]) -> None:
+        rec = self._records.get(str(params.get("requestId", "")))
+        if rec is None:
+            return
+        rec.failed = True
+        rec.error_text = str(params.get("errorText") or "failed")
+        rec.resource_type = str(params.get("type") or rec.resource_type or "") or None
+
+
+@define
+class ConsoleEntry:
+    id: int
+    timestamp: str
+    level: str
+    message: str
+    source: str
+
+
+@define
+class Cluster:
+    message: str
+    count: int
+    level: str
+    first_id: int
+    last_id: int
+    source_file: str | None
+    source_line: int | None
+
+
+SOURCE_EXT = re.compile(r"\.(tsx?|jsx?|mjs|cjs)$")
+
+
+def source_path(url: str) -> str | None:
+    """A script's path as upstream names a log line's source (none for pages and inline scripts)."""
+    try:
+        path = urlsplit(url).path.lstrip("/")
+    except ValueError:
+        return None
+    return path if SOURCE_EXT.search(path) else None
+
+
+def _console_value(arg: Any) -> str:
+    if not isinstance(arg, dict):
+        return str(arg)
+    if "value" in arg:
+        value = arg["value"]
+        return (
+            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        )
+    if arg.get("description"):
+        return str(arg["description"])
+    return f"[{arg.get('type', 'unknown')}]"
+
+
+class ConsoleLog:
+    """Console API calls of a device's pages: the last ``limits.MAX_CONSOLE_LOG_ENTRIES`` entries,
+    counts by level over all of them, and messages grouped by their first 80 characters."""
+
+    def __init__(self, capacity: int = limits.MAX_CONSOLE_LOG_ENTRIES) -> None:
+        self.capacity = capacity
+        self.entries: list[ConsoleEntry] = []
+        self.total = 0
+        self.by_level: dict[str, int] = {}
+        self.clusters: dict[str, Cluster] = {}
+        self._off: Off | None = None
+
+    async def attach(self, session: CdpSession) -> None:
+        self.detach()
+        self._off = session.on("Runtime.consoleAPICalled", self._called)
+        await session.send("Runtime.enable")
+
+    def detach(self) -> None:
+        if self._off is not None:
+            self._off()
+            self._off = None
+
+    def _called(self, params: dict[str, Any]) -> None:
+        args = params.get("args") if isinstance(params.get("args"), list) else []
+        assert isinstance(args, list)
+        message = " ".join(_console_value(a) for a in args)[: limits.MAX_CONSOLE_MESSAGE_CHARS]
+        level = str(params.get("type") or "log")
+        stamp = params.get("timestamp")
+        seconds = float(stamp) / 1000.0 if isinstance(stamp, int | float) else time.time()
+        frames = (
+            (params.get("stackTrace") or {}).get("callFrames")
+            if isinstance(params.get("stackTrace"), dict)
+            else None
+        )
+        top = frames[0] if isinstance(frames, list) and frames and isinstance(frames[0], dict) else {}
+        source_file = source_path(str(top.get("url") or ""))
+        line = top.get("lineNumber") if isinstance(top.get("lineNumber"), int) else None
+        entry_id = self.total
+        self.total += 1
+        self.by_level[level] = self.by_level.get(level, 0) + 1
+        source = f"{source_file}:{line}" if source_file and line is not None else "-"
+        self.entries.append(ConsoleEntry(entry_id, _iso(seconds), level, message, source))
+        if len(self.entries) > self.capacity:
+            del self.entries[: len(self.entries) - self.capacity]
+        self._cluster(entry_id, level, message, source_file, line)
+
+    def _cluster(
+        self, entry_id: int, level: str, message: str, source_file: str | None, line: int | None
+    ) -> None:
+        key = message[:80]
+        found = self.clusters.get(key)
+        if found is not None:
+            found.count += 1
+            found.last_id = entry_id
+        elif len(self.clusters) < limits.MAX_CONSOLE_CLUSTERS:
+            self.clusters[key] = Cluster(message[:200], 1, level, entry_id, entry_id, source_file, line)
+
+
+def log_lines(entries: list[ConsoleEntry]) -> str:
+    """Console entries in upstream's log-file format, one a line."""
+    return "".join(
+        f"[L:{e.id}] {e.timestamp} {e.level.upper():<5} {e.source} | {e.message.replace(chr(10), ' ')}\n"
+        for e in entries
+    )

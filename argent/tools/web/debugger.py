@@ -1,0 +1,215 @@
+"""The ``debugger-*`` tools on Chromium: upstream's JS-runtime debugger (Hermes over Metro for React
+Native) becomes the page's own V8 over the device's CDP session — ``Runtime.evaluate`` in the active
+tab, and the console calls the device recorded (``ChromiumDevice.console``, a bounded ring)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from typing import Any
+
+from attrs import frozen
+
+from argent.devices.base import DeviceError, DeviceProvider
+from argent.devices.chromium.device import ChromiumDevice
+from argent.devices.chromium.recorders import ConsoleLog, log_lines
+from argent.errors import DeviceResolutionError, ToolExecutionError
+from argent.tools.args import arg
+from argent.tools.registry import ToolContext, ToolSpec
+from argent.tools.web.common import DEVICE_ID_DOC, PORT_DOC, chromium_device, metro_port, web_spec
+
+APP_NAME = "Chromium"
+EVALUATE_TIMEOUT_SECONDS = 10.0
+ENABLED_DOMAINS = ["Page", "Inspector", "Network", "Runtime"]
+UNREACHABLE_GUIDANCE = (
+    "The app's CDP endpoint could not be reached (or did not answer like CDP — see detail). Make sure the "
+    "device is running (list-devices; boot-device boots one, or start Chromium with --remote-debugging-port), "
+    "then retry once."
+)
+LOG_FILE_NAME = "argent-console.log"
+
+
+ON_CHROMIUM = (
+    " On Chromium (this tool-server's devices) it works on the page's own V8 over the device's CDP session"
+)
+CONNECT_DOC = (
+    "Connect to a JS runtime CDP debugger."
+    + ON_CHROMIUM
+    + " (the active tab); port is ignored. Returns { port, "
+    "projectRoot (empty), deviceName, appName, logicalDeviceId, isNewDebugger, connected }."
+)
+STATUS_DOC = (
+    "JS runtime debugger status." + ON_CHROMIUM + ". Never fails when the device is unreachable: answers "
+    '{ status: "connected", port, projectRoot, deviceName, appName, logicalDeviceId, isNewDebugger, connected, '
+    "loadedScripts (the page's <script> elements), enabledDomains, sourceMapReady } or "
+    '{ status: "not_connected", connected: false, reason, detail, guidance }.'
+)
+EVALUATE_DOC = (
+    "Execute JavaScript in the app's JS runtime via CDP."
+    + ON_CHROMIUM
+    + ": Runtime.evaluate in the active tab, "
+    "promises awaited, the value returned by value (cyclic objects fail). Returns { result, deviceName, appName, "
+    "logicalDeviceId }; fails if the expression throws."
+)
+LOG_REGISTRY_DOC = (
+    "A summary of the console logs captured from the app's JS runtime."
+    + ON_CHROMIUM
+    + ": the console calls of "
+    "the device's tabs since it was booted or attached. Returns { status, file (the kept entries, one a line), "
+    "totalEntries, byLevel, fileSizeBytes, clusters, deviceName, appName, logicalDeviceId }, or "
+    '{ status: "not_connected", … } when the device cannot be reached.'
+)
+
+
+@frozen
+class DebuggerArgs:
+    device_id: str = arg(doc=DEVICE_ID_DOC)
+    port: Any = arg(None, doc=PORT_DOC)
+
+
+@frozen
+class EvaluateArgs:
+    device_id: str = arg(doc=DEVICE_ID_DOC)
+    expression: str = arg(doc="JavaScript expression to evaluate in the app runtime (the active tab's page).")
+    port: Any = arg(None, doc=PORT_DOC)
+
+
+def identity(device: ChromiumDevice) -> dict[str, Any]:
+    return {"deviceName": APP_NAME, "appName": APP_NAME, "logicalDeviceId": device.id}
+
+
+def connection(device: ChromiumDevice) -> dict[str, Any]:
+    """upstream's connection info, as its Chromium debugger reports it (no Metro project here)."""
+    return {
+        "port": device.port,
+        "projectRoot": "",
+        **identity(device),
+        "isNewDebugger": True,
+        "connected": device.alive,
+    }
+
+
+def not_connected(exc: Exception) -> dict[str, Any]:
+    return {
+        "status": "not_connected",
+        "connected": False,
+        "reason": "cdp_unreachable",
+        "detail": str(exc),
+        "guidance": UNREACHABLE_GUIDANCE,
+    }
+
+
+async def reachable(devices: DeviceProvider, device_id: str) -> ChromiumDevice:
+    """The device, when its page session is alive; else DeviceError/DeviceResolutionError."""
+    device = await chromium_device(devices, device_id)
+    if not device.alive:
+        raise DeviceError(
+            device.session.death or f"The DevTools session of Chromium ({device.id}) is closed."
+        )
+    return device
+
+
+def exception_message(details: dict[str, Any]) -> str:
+    """upstream's rendering of a thrown exception: its description, with the stack when it has one."""
+    exception = details.get("exception") if isinstance(details.get("exception"), dict) else {}
+    assert isinstance(exception, dict)
+    text = str(exception.get("description") or details.get("text") or "Script evaluation threw an exception")
+    return text
+
+
+async def evaluate(device: ChromiumDevice, expression: str) -> Any:
+    reply = await device.session.send(
+        "Runtime.evaluate",
+        {"expression": expression, "returnByValue": True, "awaitPromise": True},
+        timeout=EVALUATE_TIMEOUT_SECONDS,
+    )
+    details = reply.get("exceptionDetails")
+    if isinstance(details, dict):
+        raise ToolExecutionError(exception_message(details), error_code="DEBUGGER_EVALUATE_EXPRESSION_THREW")
+    result = reply.get("result")
+    return result.get("value") if isinstance(result, dict) else None
+
+
+def log_path(device: ChromiumDevice) -> str:
+    """Where the console log file goes: inside an owned device's profile (removed with it), else the
+    system temp directory."""
+    if device.profile_dir:
+        return os.path.join(device.profile_dir, LOG_FILE_NAME)
+    return os.path.join(tempfile.gettempdir(), f"argent-logs-{device.port}-{os.getpid()}.log")
+
+
+async def log_registry(device: ChromiumDevice) -> dict[str, Any]:
+    log: ConsoleLog = device.console
+    path = log_path(device)
+    entries = list(log.entries)
+
+    def write() -> int:
+        data = log_lines(entries).encode("utf-8")
+        with open(path, "wb") as out:
+            out.write(data)
+        return len(data)
+
+    size = await asyncio.to_thread(write)
+    clusters = sorted(log.clusters.values(), key=lambda c: -c.count)[:20]
+    return {
+        "status": "connected",
+        "file": path,
+        "totalEntries": log.total,
+        "byLevel": dict(log.by_level),
+        "fileSizeBytes": size,
+        "clusters": [
+            {
+                "message": c.message,
+                "count": c.count,
+                "level": c.level,
+                "firstId": c.first_id,
+                "lastId": c.last_id,
+                **({"sourceFile": c.source_file} if c.source_file else {}),
+                **({"sourceLine": c.source_line} if c.source_line is not None else {}),
+            }
+            for c in clusters
+        ],
+        **identity(device),
+    }
+
+
+def debugger_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
+    async def connect(args: DebuggerArgs, ctx: ToolContext) -> Any:
+        metro_port(args.port)
+        return connection(await reachable(devices, args.device_id))
+
+    async def status(args: DebuggerArgs, ctx: ToolContext) -> Any:
+        metro_port(args.port)
+        try:
+            device = await reachable(devices, args.device_id)
+            scripts = await device.session.evaluate("document.scripts.length", timeout=2.0)
+        except (DeviceError, DeviceResolutionError) as exc:
+            return not_connected(exc)
+        return {
+            "status": "connected",
+            **connection(device),
+            "loadedScripts": scripts if isinstance(scripts, int) else 0,
+            "enabledDomains": list(ENABLED_DOMAINS),
+            "sourceMapReady": True,
+        }
+
+    async def run_expression(args: EvaluateArgs, ctx: ToolContext) -> Any:
+        metro_port(args.port)
+        device = await reachable(devices, args.device_id)
+        return {"result": await evaluate(device, args.expression), **identity(device)}
+
+    async def registry(args: DebuggerArgs, ctx: ToolContext) -> Any:
+        metro_port(args.port)
+        try:
+            device = await reachable(devices, args.device_id)
+        except (DeviceError, DeviceResolutionError) as exc:
+            return not_connected(exc)
+        return await log_registry(device)
+
+    return [
+        web_spec("debugger-connect", CONNECT_DOC, DebuggerArgs, connect),
+        web_spec("debugger-status", STATUS_DOC, DebuggerArgs, status),
+        web_spec("debugger-evaluate", EVALUATE_DOC, EvaluateArgs, run_expression),
+        web_spec("debugger-log-registry", LOG_REGISTRY_DOC, DebuggerArgs, registry),
+    ]
