@@ -4,8 +4,9 @@ This module is imported by every pytest run that has argent installed: argent's 
 imported only once a flow directory is collected.
 
 A flow directory is collected as ``argent flow run DIR -r`` selects its flows: ``*.yaml`` files with
-a valid flow name, in every subdirectory but hidden ones, ``node_modules`` and ``__baselines__``;
-nothing else in it (no Python tests, no conftest) is collected. A flow that does not pass fails its
+a valid flow name, in every subdirectory but hidden ones, ``node_modules`` and ``__baselines__``,
+less what pytest's own rules leave out (``--ignore``, ``--ignore-glob``, ``norecursedirs``); nothing
+else in it (no Python tests, no conftest) is collected. A flow that does not pass fails its
 item with the step lines as the CLI prints them; one that could not start fails with its error.
 """
 
@@ -79,6 +80,8 @@ class FlowDirectory(pytest.Directory):
 
         for entry in sorted(os.scandir(self.path), key=lambda e: e.name):
             path = Path(entry.path)
+            if self.ihook.pytest_ignore_collect(collection_path=path, config=self.config):
+                continue
             if entry.is_dir(follow_symlinks=False):
                 if not entry.name.startswith(".") and entry.name not in SKIPPED_DIRS:
                     yield FlowDirectory.from_parent(self, path=path)

@@ -103,6 +103,14 @@ def test_every_flow_file_under_the_dirs_is_an_item_named_by_its_path(project: py
         "e2e/checkout.yaml::checkout",
         "test_plain.py::test_plain",
     ]
+    ignored = project.runpytest_subprocess(
+        "--co", "-q", "--argent-flows", ".argent/flows", "--ignore", ".argent/flows/sub", "test_plain.py"
+    )
+    assert collected(ignored) == [
+        "test_plain.py::test_plain",
+        ".argent/flows/a-pass.yaml::a-pass",
+        ".argent/flows/b-fail.yaml::b-fail",
+    ]
 
 
 def test_the_ini_key_is_relative_to_the_ini_file_and_an_argument_inside_picks_flows(
