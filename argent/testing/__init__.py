@@ -60,6 +60,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    flow_dirs(config)  # a flow directory that is not one is a usage error before anything runs
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session: pytest.Session) -> None:
     """Add each flow directory to what pytest collects, unless an argument already names it or a
@@ -76,7 +80,8 @@ def pytest_collection(session: pytest.Session) -> None:
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """The directories above a flow directory are entered even where ``norecursedirs`` would skip
     them (``.argent``), so a flow directory below an argument is collected."""
-    if collection_path.is_dir() and any(is_inside(d, collection_path) for d in flow_dirs(config)):
+    dirs = flow_dirs(config)
+    if dirs and any(is_inside(d, collection_path) for d in dirs) and collection_path.is_dir():
         return False
     return None
 

@@ -134,6 +134,9 @@ def test_the_ini_key_is_relative_to_the_ini_file_and_an_argument_inside_picks_fl
     assert collected(by_id) == [".argent/flows/a-pass.yaml::a-pass", "tests/test_unit.py::test_unit"]
     picked = project.runpytest_subprocess("--co", "-q", "-k", "fail")
     assert collected(picked) == [".argent/flows/b-fail.yaml::b-fail"]
+    os.chdir(tests)  # pytester restores the working directory
+    below = project.runpytest_subprocess("-q", "-k", "pass or unit")
+    below.assert_outcomes(passed=2)
 
 
 def test_a_flow_dir_that_is_not_a_directory_is_a_usage_error(project: pytest.Pytester) -> None:
@@ -293,10 +296,13 @@ def test_flow_items_and_the_fixture_go_over_a_configured_link(
         project.makepyfile(
             test_linked="""
             import pytest
+            from argent.testing.fixtures import FlowNotRun
 
             @pytest.mark.asyncio
             async def test_linked(argent_run_flow):
                 assert (await argent_run_flow("a-pass"))["ok"] is True
+                with pytest.raises(FlowNotRun, match="This flow cannot run over a link"):
+                    await argent_run_flow("c-script")
             """
         )
         with monkeypatch.context() as linked:
@@ -311,7 +317,8 @@ def test_flow_items_and_the_fixture_go_over_a_configured_link(
                 "step 1 in *c-script.yaml: script: { path: ../../seed.py } — a replay over a link runs no script: step",
             ]
         )
-        local = project.runpytest_subprocess("--argent-flows", ".argent/flows", "-k", "script")
-        local.assert_outcomes(passed=1)
+        local = project.runpytest_subprocess("--argent-flows", ".argent/flows", "-k", "script or linked")
+        local.assert_outcomes(passed=1, failed=1)  # co-located the script runs, and the fixture's check fails
+        local.stdout.fnmatch_lines(["*DID NOT RAISE*"])
     finally:
         server.stop()
