@@ -9,6 +9,7 @@ import importlib.metadata
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -151,7 +152,7 @@ def test_a_flow_dir_that_is_not_a_directory_is_a_usage_error(project: pytest.Pyt
 
 def test_passing_and_failing_flows_with_the_step_lines_the_cli_prints(project: pytest.Pytester) -> None:
     write(project.path / ".argent" / "flows" / "c-invalid.yaml", INVALID)
-    done = project.runpytest_subprocess("--argent-flows", ".argent/flows", "-rA")
+    done = project.runpytest_subprocess("--argent-flows", ".argent/flows", "-rA", "--junitxml", "j.xml")
     done.assert_outcomes(passed=1, failed=2)
     assert done.ret == pytest.ExitCode.TESTS_FAILED
     cli = subprocess.run(
@@ -176,6 +177,12 @@ def test_passing_and_failing_flows_with_the_step_lines_the_cli_prints(project: p
         'Error: Unrecognized flow entry (unrecognized step kind): {"bogus":"line"} (step 1, line 2)'
     ]
     assert "PASSED .argent/flows/a-pass.yaml::a-pass" in out
+    # pytest's own JUnit report carries the same: the failing step as the message, every line in the text
+    cases = {case.get("name"): case for case in ET.parse(project.path / "j.xml").iter("testcase")}
+    assert list(cases) == ["a-pass", "b-fail", "c-invalid"]
+    failure = cases["b-fail"].find("failure")
+    assert failure is not None and failure.get("message") == failing_step.strip()
+    assert (failure.text or "").splitlines() == printed
 
 
 def test_the_run_options_reach_the_flows(project: pytest.Pytester) -> None:
