@@ -117,6 +117,8 @@ class FlowItem(pytest.Item):
     def repr_failure(self, excinfo: ExceptionInfo[BaseException], style: object = None) -> str | TerminalRepr:
         if not isinstance(excinfo.value, FlowNotPassed):
             return super().repr_failure(excinfo)
+        from argent.cli.render import terminal_safe
+
         outcome = excinfo.value.outcome
         if outcome.status == "error":
             message = outcome.message or "the flow could not start"
@@ -127,10 +129,11 @@ class FlowItem(pytest.Item):
             lines = [f'Flow "{flow if isinstance(flow, str) else self.name}"', *outcome.lines]
             lines.insert(-1, "")  # a blank line before the summary, as `argent flow run` prints it
             headline = (outcome.problem or lines[-1]).strip()
-        entry = ReprEntry(lines, None, None, None, "value")
+        # A tool-server's words reach the terminal only as the CLI prints them: made terminal-safe.
+        entry = ReprEntry([terminal_safe(line) for line in lines], None, None, None, "value")
         return ReprExceptionInfo(
             reprtraceback=ReprTraceback([entry], None, "value"),
-            reprcrash=ReprFileLocation(str(self.path), 1, headline),
+            reprcrash=ReprFileLocation(str(self.path), 1, terminal_safe(headline)),
         )
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -185,6 +185,18 @@ def test_passing_and_failing_flows_with_the_step_lines_the_cli_prints(project: p
     assert (failure.text or "").splitlines() == printed
 
 
+def test_a_failure_shows_what_a_terminal_would_act_on_as_escapes(project: pytest.Pytester) -> None:
+    write(
+        project.path / ".argent" / "flows" / "b-fail.yaml",
+        'steps:\n  - echo: "\\e]0;pwned\\a\\u202e"\n  - run: gone\n',
+    )
+    done = project.runpytest_subprocess("--argent-flows", ".argent/flows", "-k", "fail")
+    done.assert_outcomes(failed=1)
+    text = done.stdout.str()
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    done.stdout.fnmatch_lines(['Flow "b-fail"', "  › \\u001b]0;pwned\\u0007\\u202e", "  ✗  2 run gone.yaml*"])
+
+
 def test_the_run_options_reach_the_flows(project: pytest.Pytester) -> None:
     write(project.path / ".argent" / "flows" / "tapper.yaml", "steps:\n  - tap: Save\n")
     plain = project.runpytest_subprocess("--argent-flows", ".argent/flows", "-k", "tapper")
