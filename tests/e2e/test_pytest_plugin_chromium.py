@@ -4,7 +4,12 @@ test, and no Chromium left behind by the pytest run (its tool-servers stop with 
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +44,10 @@ async def test_launching_from_a_plain_test(argent_run_flow):
     ], result
     assert result["device"].startswith("chromium-cdp-")
 """
+
+
+def browsers(tmp: Path) -> list[int]:
+    return processes_naming(str(tmp))
 
 
 def write(path: Path, text: str) -> Path:
@@ -100,7 +109,58 @@ def test_a_launching_flow_item_adopts_then_compares_its_snapshot(
     assert baseline.is_file()
 
     project.makepyfile(test_plain=PLAIN_TEST)
-    compared = project.runpytest_subprocess("-p", "no:cacheprovider", "-rA", timeout=180)
+    # Two xdist workers, each launching its own browser from its own tool-server at the same time.
+    workers = ("-n", "2") if os.environ.get("CI") == "true" or importlib.util.find_spec("xdist") else ()
+    compared = project.runpytest_subprocess("-p", "no:cacheprovider", "-rA", *workers, timeout=180)
     compared.assert_outcomes(passed=2)
-    assert processes_naming(str(private_tmp)) == []
+    assert browsers(private_tmp) == []
     assert [n for n in os.listdir(private_tmp) if n.startswith("argent-chromium-")] == []
+
+
+ARRIVE = """\
+import os, sys, time
+with open(sys.argv[1], "w") as fh:
+    fh.write(str(os.getpid()))
+time.sleep(120)
+"""
+
+
+def test_an_interrupted_run_leaves_no_chromium_and_no_script_behind(
+    project: pytest.Pytester, private_tmp: Path
+) -> None:
+    """Ctrl-C in the middle of a flow item: pytest stops as interrupted, the call is cancelled, the
+    in-process tool-server aborts the run and stops, and its browser and the step's script go."""
+    arrived = project.path / "arrived"
+    write(project.path / "arrive.py", ARRIVE)
+    write(
+        project.path / ".argent" / "flows" / "shop.yaml",
+        f"steps:\n  - launch: {{ chromium: ../../site }}\n  - script: {{ path: ../../arrive.py, args: [{arrived}] }}\n",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
+        cwd=project.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not arrived.exists() or not arrived.read_text():  # no event to wait on: the file is the sign
+            assert proc.poll() is None and time.monotonic() < deadline, "the flow never reached its script"
+            time.sleep(0.05)
+        assert browsers(private_tmp) != []
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "KeyboardInterrupt" in out
+    assert browsers(private_tmp) == []
+    script = int(arrived.read_text())
+    assert (
+        not Path(f"/proc/{script}").exists()
+        or Path(f"/proc/{script}/stat").read_text().split(") ")[1][0] == "Z"
+    )
