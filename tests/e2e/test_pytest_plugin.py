@@ -1,6 +1,6 @@
 """The pytest plugin ``argent`` (INTERFACE.md §8) as a user's project meets it: real pytest runs in
-a temp project that has no conftest (``pytester``, each run a subprocess), the plugin found through
-its ``pytest11`` entry point, the flows run on real tool-servers."""
+a temp project that has no conftest (``pytester``: runs that run flows in a subprocess, collections
+in process), the plugin found through its ``pytest11`` entry point, the flows run on real tool-servers."""
 
 from __future__ import annotations
 
@@ -66,9 +66,9 @@ def test_the_entry_point_is_declared_and_installed() -> None:
 
 def test_it_does_nothing_unless_asked(project: pytest.Pytester) -> None:
     project.makepyfile(test_plain="def test_plain():\n    pass\n")
-    done = project.runpytest_subprocess("--co", "-q")
+    done = project.runpytest_inprocess("--co", "-q")
     assert collected(done) == ["test_plain.py::test_plain"]
-    helped = project.runpytest_subprocess("--help")
+    helped = project.runpytest_inprocess("--help")
     for option in (
         "--argent-flows=DIR",
         "--argent-update-baselines",
@@ -94,7 +94,7 @@ def test_every_flow_file_under_the_dirs_is_an_item_named_by_its_path(project: py
     write(flows / "test_helper.py", "def test_never():\n    pass\n")
     write(project.path / "e2e" / "checkout.yaml", PASSING)
     project.makepyfile(test_plain="def test_plain():\n    pass\n")
-    done = project.runpytest_subprocess(
+    done = project.runpytest_inprocess(
         "--co", "-q", "--argent-flows", ".argent/flows", "--argent-flows", "e2e"
     )
     assert collected(done) == [  # in pytest's order: the project dir holds them all
@@ -104,7 +104,7 @@ def test_every_flow_file_under_the_dirs_is_an_item_named_by_its_path(project: py
         "e2e/checkout.yaml::checkout",
         "test_plain.py::test_plain",
     ]
-    ignored = project.runpytest_subprocess(
+    ignored = project.runpytest_inprocess(
         "--co", "-q", "--argent-flows", ".argent/flows", "--ignore", ".argent/flows/sub", "test_plain.py"
     )
     assert collected(ignored) == [
@@ -123,17 +123,17 @@ def test_the_ini_key_is_relative_to_the_ini_file_and_an_argument_inside_picks_fl
     )
     tests = project.mkdir("tests")
     write(tests / "test_unit.py", "def test_unit():\n    pass\n")
-    everything = project.runpytest_subprocess("--co", "-q")
+    everything = project.runpytest_inprocess("--co", "-q")
     assert collected(everything) == [
         ".argent/flows/a-pass.yaml::a-pass",
         ".argent/flows/b-fail.yaml::b-fail",
         "tests/test_unit.py::test_unit",
     ]
-    one = project.runpytest_subprocess("--co", "-q", ".argent/flows/b-fail.yaml")
+    one = project.runpytest_inprocess("--co", "-q", ".argent/flows/b-fail.yaml")
     assert collected(one) == [".argent/flows/b-fail.yaml::b-fail"]
-    by_id = project.runpytest_subprocess("--co", "-q", ".argent/flows/a-pass.yaml::a-pass", "tests")
+    by_id = project.runpytest_inprocess("--co", "-q", ".argent/flows/a-pass.yaml::a-pass", "tests")
     assert collected(by_id) == [".argent/flows/a-pass.yaml::a-pass", "tests/test_unit.py::test_unit"]
-    picked = project.runpytest_subprocess("--co", "-q", "-k", "fail")
+    picked = project.runpytest_inprocess("--co", "-q", "-k", "fail")
     assert collected(picked) == [".argent/flows/b-fail.yaml::b-fail"]
     os.chdir(tests)  # pytester restores the working directory
     below = project.runpytest_subprocess("-q", "-k", "pass or unit")
@@ -141,7 +141,7 @@ def test_the_ini_key_is_relative_to_the_ini_file_and_an_argument_inside_picks_fl
 
 
 def test_a_flow_dir_that_is_not_a_directory_is_a_usage_error(project: pytest.Pytester) -> None:
-    done = project.runpytest_subprocess("--argent-flows", "missing")
+    done = project.runpytest_inprocess("--argent-flows", "missing")
     assert done.ret == pytest.ExitCode.USAGE_ERROR
     assert f"argent flows: {project.path / 'missing'} is not a directory of flows." in done.stderr.str()
 
@@ -199,8 +199,6 @@ def test_a_failure_shows_what_a_terminal_would_act_on_as_escapes(project: pytest
 
 def test_the_run_options_reach_the_flows(project: pytest.Pytester) -> None:
     write(project.path / ".argent" / "flows" / "tapper.yaml", "steps:\n  - tap: Save\n")
-    plain = project.runpytest_subprocess("--argent-flows", ".argent/flows", "-k", "tapper")
-    plain.stdout.fnmatch_lines(["Error: No booted device found. *"])
     device = project.runpytest_subprocess(
         "--argent-flows", ".argent/flows", "-k", "tapper", "--argent-device", "chromium-cdp-1"
     )
@@ -210,7 +208,7 @@ def test_the_run_options_reach_the_flows(project: pytest.Pytester) -> None:
         "--argent-flows", ".argent/flows", "-k", "tapper", "--argent-platform", "ios"
     )
     platform.stdout.fnmatch_lines(["Error: No booted ios device found. *"])
-    bad = project.runpytest_subprocess("--argent-flows", ".argent/flows", "--argent-platform", "beos")
+    bad = project.runpytest_inprocess("--co", "--argent-flows", ".argent/flows", "--argent-platform", "beos")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
 
 
