@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
 # pytest's own failure representation (not re-exported by ``pytest``): its ``reprcrash`` message
 # is the short summary's text, and pytest-xdist carries it from the workers intact.
 from _pytest._code.code import ReprEntry, ReprExceptionInfo, ReprFileLocation, ReprTraceback
