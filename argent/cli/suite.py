@@ -288,15 +288,22 @@ class ParallelBatch:
         self._say(prefix, lines)
 
     async def _call(self, client: ToolClient, target: FlowTarget, refusals: list[RefusedClientFile]) -> Any:
-        """One flow-execute call; a tool-server that is busy (429: it runs fewer calls at once than
-        the workers ask, and ran nothing) is asked again after its Retry-After, for a while."""
-        deadline = time.monotonic() + SUITE_BUSY_RETRY_SECONDS
-        while True:
-            try:
-                return await client.call(
-                    "flow-execute", self.runner._args(target), on_refused=self.runner._refused(refusals)
-                )
-            except ToolCallError as exc:
-                if exc.status != BUSY_STATUS or time.monotonic() >= deadline:
-                    raise
-            await asyncio.sleep(RETRY_AFTER_SECONDS)
+        return await call_flow(self.runner, client, target, refusals)
+
+
+async def call_flow(
+    runner: _FlowRun, client: ToolClient, target: FlowTarget, refusals: list[RefusedClientFile]
+) -> Any:
+    """One flow-execute call of ``runner``'s run (also the pytest plugin's); a tool-server that is
+    busy (429: it runs fewer calls at once than its clients ask, and ran nothing) is asked again
+    after its Retry-After, for a while."""
+    deadline = time.monotonic() + SUITE_BUSY_RETRY_SECONDS
+    while True:
+        try:
+            return await client.call(
+                "flow-execute", runner._args(target), on_refused=runner._refused(refusals)
+            )
+        except ToolCallError as exc:
+            if exc.status != BUSY_STATUS or time.monotonic() >= deadline:
+                raise
+        await asyncio.sleep(RETRY_AFTER_SECONDS)

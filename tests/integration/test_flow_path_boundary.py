@@ -1,25 +1,29 @@
-"""flow-execute and flow-read-prerequisite over HTTP: flow_path must come through the file-input boundary."""
+"""flow-execute and flow-read-prerequisite over HTTP: flow_path must come through the file-input boundary.
+
+The tool-server is the pytest plugin's ``argent_server`` (the real app on a loopback socket, with a
+token), asked with a plain aiohttp session as any HTTP client would.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
+from aiohttp import ClientSession
 
-from argent.server.app import create_app
-from argent.server.config import ServerConfig
+from argent.testing.fixtures import ArgentServer
 
 BOUNDARY = "explicit flow paths must be supplied through the flow_path file-input boundary"
 
 
 @pytest.fixture
-async def client(aiohttp_client: Any, tmp_path: Path) -> TestClient[Any, Any]:
-    tmp = tmp_path / "srv"
-    tmp.mkdir()
-    return await aiohttp_client(create_app(ServerConfig(tmp_dir=str(tmp))))  # type: ignore[no-any-return]
+async def client(argent_server: ArgentServer) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {argent_server.token}"}
+    async with ClientSession(base_url=argent_server.url, headers=headers) as session:
+        yield session
 
 
 @pytest.fixture
@@ -39,14 +43,14 @@ def full_stat(path: Path) -> dict[str, Any]:
     return {"size": st.st_size, "mtimeMs": st.st_mtime_ns / 1e6}
 
 
-async def post(client: TestClient[Any, Any], tool: str, args: dict[str, Any]) -> tuple[int, Any]:
+async def post(client: ClientSession, tool: str, args: dict[str, Any]) -> tuple[int, Any]:
     resp = await client.post(f"/tools/{tool}", json=args)
     return resp.status, await resp.json()
 
 
 @pytest.mark.parametrize("which", ["none", "size", "mtime"])
 async def test_statless_or_partial_wrappers_hit_the_boundary(
-    client: TestClient[Any, Any], flow_file: Path, tmp_path: Path, which: str
+    client: ClientSession, flow_file: Path, tmp_path: Path, which: str
 ) -> None:
     stat = full_stat(flow_file)
     extra = {"none": {}, "size": {"size": stat["size"]}, "mtime": {"mtimeMs": stat["mtimeMs"]}}[which]
@@ -59,7 +63,7 @@ async def test_statless_or_partial_wrappers_hit_the_boundary(
 
 
 async def test_a_plain_string_flow_path_hits_the_boundary(
-    client: TestClient[Any, Any], flow_file: Path, tmp_path: Path
+    client: ClientSession, flow_file: Path, tmp_path: Path
 ) -> None:
     status, body = await post(
         client, "flow-execute", {"flow_path": str(flow_file), "project_root": str(tmp_path)}
@@ -68,9 +72,7 @@ async def test_a_plain_string_flow_path_hits_the_boundary(
     assert BOUNDARY in body["error"]
 
 
-async def test_verified_wrapper_runs_the_flow(
-    client: TestClient[Any, Any], flow_file: Path, tmp_path: Path
-) -> None:
+async def test_verified_wrapper_runs_the_flow(client: ClientSession, flow_file: Path, tmp_path: Path) -> None:
     args = {
         "flow_path": wrapper(flow_file, **full_stat(flow_file)),
         "project_root": str(tmp_path),
@@ -85,7 +87,7 @@ async def test_verified_wrapper_runs_the_flow(
 
 
 async def test_relative_flow_path_with_full_stat_says_absolute(
-    client: TestClient[Any, Any], flow_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    client: ClientSession, flow_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(flow_file.parent)
     rel = Path("out-of-project.yaml")
@@ -101,7 +103,7 @@ async def test_relative_flow_path_with_full_stat_says_absolute(
 
 @pytest.mark.parametrize("root", ["relative/root", "/abs/../root"])
 async def test_bad_project_root_on_the_flow_path_branch(
-    client: TestClient[Any, Any], flow_file: Path, root: str
+    client: ClientSession, flow_file: Path, root: str
 ) -> None:
     status, body = await post(
         client,
@@ -114,7 +116,7 @@ async def test_bad_project_root_on_the_flow_path_branch(
 
 @pytest.mark.parametrize("ghost", [True, False])
 async def test_name_and_flow_path_is_400_exactly_one(
-    client: TestClient[Any, Any], flow_file: Path, tmp_path: Path, ghost: bool
+    client: ClientSession, flow_file: Path, tmp_path: Path, ghost: bool
 ) -> None:
     path = tmp_path / "ghost.yaml" if ghost else flow_file
     args = {"name": "x", "flow_path": wrapper(path), "project_root": str(tmp_path)}
@@ -123,15 +125,13 @@ async def test_name_and_flow_path_is_400_exactly_one(
     assert body["error"] == "Pass exactly one flow source: name or flow_path."
 
 
-async def test_neither_source_is_400(client: TestClient[Any, Any], tmp_path: Path) -> None:
+async def test_neither_source_is_400(client: ClientSession, tmp_path: Path) -> None:
     status, body = await post(client, "flow-execute", {"project_root": str(tmp_path)})
     assert status == 400
     assert body["error"] == "Pass exactly one flow source: name or flow_path."
 
 
-async def test_lone_flow_path_that_does_not_resolve_is_422(
-    client: TestClient[Any, Any], tmp_path: Path
-) -> None:
+async def test_lone_flow_path_that_does_not_resolve_is_422(client: ClientSession, tmp_path: Path) -> None:
     status, body = await post(
         client, "flow-execute", {"flow_path": wrapper(tmp_path / "nope.yaml"), "project_root": str(tmp_path)}
     )
@@ -140,7 +140,7 @@ async def test_lone_flow_path_that_does_not_resolve_is_422(
 
 
 async def test_read_prerequisite_answers_for_the_verified_file(
-    client: TestClient[Any, Any], flow_file: Path, tmp_path: Path
+    client: ClientSession, flow_file: Path, tmp_path: Path
 ) -> None:
     saved = tmp_path / ".argent" / "flows"
     saved.mkdir(parents=True)
@@ -163,9 +163,7 @@ async def test_read_prerequisite_answers_for_the_verified_file(
     assert body["data"]["executionPrerequisite"] == "the saved one"
 
 
-async def test_unacknowledged_prerequisite_returns_the_notice(
-    client: TestClient[Any, Any], tmp_path: Path
-) -> None:
+async def test_unacknowledged_prerequisite_returns_the_notice(client: ClientSession, tmp_path: Path) -> None:
     saved = tmp_path / ".argent" / "flows"
     saved.mkdir(parents=True)
     (saved / "pre.yaml").write_text("executionPrerequisite: the cart is empty\nsteps:\n  - echo: x\n")

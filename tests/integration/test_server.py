@@ -11,13 +11,14 @@ from typing import Any
 
 import attrs
 import pytest
-from aiohttp import web
+from aiohttp import ClientSession, web
 from aiohttp.test_utils import TestClient
 
 from argent.errors import FlowError, InvalidToolInputError
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
 from argent.server.serve import start_server
+from argent.testing.fixtures import ArgentServer
 from argent.tools.args import arg
 from argent.tools.builtin import build_registry
 from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
@@ -44,6 +45,11 @@ class Probe:
     def __init__(self) -> None:
         self.aborted = asyncio.Event()
         self.started = asyncio.Event()
+
+
+def tool_server(server: ArgentServer) -> ClientSession:
+    """A session that asks the plugin's tool-server with its token."""
+    return ClientSession(base_url=server.url, headers={"Authorization": f"Bearer {server.token}"})
 
 
 def make_registry(probe: Probe) -> ToolRegistry:
@@ -327,15 +333,18 @@ async def test_shutdown_aborts_running_calls(aiohttp_server: Any, probe: Probe, 
         await asyncio.wait_for(probe.aborted.wait(), timeout=5)
 
 
-async def test_flow_execute_streams_each_step_of_a_real_flow(aiohttp_client: Any, tmp_path: Path) -> None:
+async def test_flow_execute_streams_each_step_of_a_real_flow(
+    argent_server: ArgentServer, tmp_path: Path
+) -> None:
+    """On the pytest plugin's tool-server: the real app and built-in tools on a loopback socket."""
     flows = tmp_path / "proj" / ".argent" / "flows"
     flows.mkdir(parents=True)
     (flows / "hello.yaml").write_text("steps:\n  - echo: one\n  - wait: 1\n  - run: frag\n")
     (flows / "frag.yaml").write_text("steps:\n  - echo: two\n")
-    client = await aiohttp_client(create_app(ServerConfig(tmp_dir=str(tmp_path)), build_registry()))
     args = {"name": "hello", "project_root": str(tmp_path / "proj")}
-    resp = await client.post("/tools/flow-execute", json=args, headers={"Accept": "application/x-ndjson"})
-    lines = [json.loads(line) for line in (await resp.text()).splitlines()]
+    async with tool_server(argent_server) as client:
+        resp = await client.post("/tools/flow-execute", json=args, headers={"Accept": "application/x-ndjson"})
+        lines = [json.loads(line) for line in (await resp.text()).splitlines()]
     progress = [line["data"] for line in lines if line["event"] == "progress"]
     result = lines[-1]
     assert result["event"] == "result"
@@ -415,18 +424,18 @@ async def test_a_client_that_hangs_up_mid_upload_is_no_error_in_the_log(
 
 @pytest.mark.parametrize("extra", [{}, {"name": "a", "flow_path": "/elsewhere/a.yaml"}])
 async def test_the_exactly_one_source_rule_is_a_plain_400_also_when_streaming(
-    aiohttp_client: Any, tmp_path: Path, extra: dict[str, str]
+    argent_server: ArgentServer, tmp_path: Path, extra: dict[str, str]
 ) -> None:
-    client = await aiohttp_client(create_app(ServerConfig(tmp_dir=str(tmp_path)), build_registry()))
     args = {"project_root": str(tmp_path), **extra}
-    for headers in ({}, {"Accept": "application/x-ndjson"}):
-        resp = await client.post("/tools/flow-execute", json=args, headers=headers)
-        assert resp.status == 400
-        assert resp.content_type == "application/json"
-        rule = "Pass exactly one flow source: name or flow_path."
-        sent = ", ".join(f"`{key}`" for key in args)
-        assert await resp.json() == {
-            "error": rule,
-            "message": f"{rule} You sent: {sent}.",  # upstream's words for its own refine
-            "issues": [{"code": "custom", "path": [], "message": rule}],
-        }
+    async with tool_server(argent_server) as client:
+        for headers in ({}, {"Accept": "application/x-ndjson"}):
+            resp = await client.post("/tools/flow-execute", json=args, headers=headers)
+            assert resp.status == 400
+            assert resp.content_type == "application/json"
+            rule = "Pass exactly one flow source: name or flow_path."
+            sent = ", ".join(f"`{key}`" for key in args)
+            assert await resp.json() == {
+                "error": rule,
+                "message": f"{rule} You sent: {sent}.",  # upstream's words for its own refine
+                "issues": [{"code": "custom", "path": [], "message": rule}],
+            }

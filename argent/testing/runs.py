@@ -1,0 +1,101 @@
+"""Running flows for pytest with the CLI's own parts.
+
+The flow items of a process share one client, opened at the first item and closed when the session
+ends: routed as the CLI routes (``argent.client.routing``: the configured link, else a tool-server
+started in process), so under pytest-xdist each worker has its own tool-server. Each item is one
+flow-execute call with the arguments ``argent flow run`` sends (``argent.cli.flow._FlowRun``), retried
+while a shared tool-server is busy (``argent.cli.suite.call_flow``), and read into the outcome the
+reports use (``argent.reports.model``): the status, the first failing step line, and every line.
+
+The items are synchronous tests, so the client lives on a private event loop (``asyncio.Runner``)
+that runs only while an item's call runs; pytest-asyncio's loops never run at the same time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from argent.cli.flow import _FlowRun
+from argent.cli.suite import call_flow
+from argent.cli.targets import FlowTarget
+from argent.client.base import ToolCallError, ToolClient
+from argent.client.client_files import RefusedClientFile
+from argent.reports.model import FlowOutcome, outcome_of
+from argent.reports.recorder import relative_name
+from argent.testing.items import SESSION, project_root
+
+
+def run_options(config: pytest.Config) -> dict[str, Any]:
+    """The flow-execute arguments the ``--argent-*`` options add, as ``argent flow run`` sends them."""
+    options: dict[str, Any] = {}
+    if config.getoption("argent_device", None):
+        options["device"] = config.getoption("argent_device")
+    if config.getoption("argent_platform", None):
+        options["platform"] = config.getoption("argent_platform")
+    if config.getoption("argent_update_baselines", False):
+        options["updateBaselines"] = True
+    return options
+
+
+class FlowSession:
+    """The flow items' client of this process, on its own event loop."""
+
+    def __init__(self, root: Path, options: dict[str, Any]) -> None:
+        self.root = root
+        self.flow_run = _FlowRun(
+            root, {"prerequisiteAcknowledged": True, **options}, as_json=False, output=None
+        )
+        self.runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
+        self.stack = contextlib.AsyncExitStack()
+        self.client: ToolClient | None = None
+
+    def run(self, path: str) -> FlowOutcome:
+        return self.runner.run(self._run(FlowTarget(path=path)))
+
+    async def _run(self, target: FlowTarget) -> FlowOutcome:
+        if self.client is None:
+            self.client = await self.stack.enter_async_context(self.flow_run.client())
+        rel = relative_name(target.path, str(self.root))
+        refusals: list[RefusedClientFile] = []
+        t0 = time.monotonic()
+        try:
+            result = await call_flow(self.flow_run, self.client, target, refusals)
+        except ToolCallError as exc:
+            return outcome_of(0, target.path, rel, time.monotonic() - t0, stem=target.stem, error=exc.message)
+        return outcome_of(
+            0,
+            target.path,
+            rel,
+            time.monotonic() - t0,
+            stem=target.stem,
+            result=result,
+            refused=[refusal.line() for refusal in refusals],
+        )
+
+    def close(self) -> None:
+        """Close the client (an embedded tool-server stops, and with it every Chromium it launched)."""
+        try:
+            self.runner.run(self.stack.aclose())
+        finally:
+            self.runner.close()
+
+
+def flow_session(config: pytest.Config) -> FlowSession:
+    session = config.stash.get(SESSION, None)
+    if not isinstance(session, FlowSession):
+        session = FlowSession(project_root(config), run_options(config))
+        config.stash[SESSION] = session
+    return session
+
+
+def close_flow_session(config: pytest.Config) -> None:
+    session = config.stash.get(SESSION, None)
+    if isinstance(session, FlowSession):
+        del config.stash[SESSION]
+        session.close()
