@@ -7,7 +7,7 @@ line (the pods of the headless Service) replaced by the three local tool-servers
 which affinity value. Every flow's members exceed the 256 KiB inline budget, so each call uploads
 first; an upload that reached another tool-server than its call fails the call ("Upload ... was
 not found on the tool-server"), so a run that passes proves the routing as much as the log does.
-The control run drops the `hash` line (round robin) and fails that way.
+The control run hashes on a per-request id instead (no affinity) and fails that way.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ TOKEN = "fleet-token-" + "f" * 40
 SERVERS = 3
 FLOWS = 30
 WORKERS = 6
+CONTROL_FLOWS = 12
 #: Over the 256 KiB inline budget: the fragment travels as an upload.
 FRAGMENT_BYTES = 300 * 1024
 POD_LINE = re.compile(r"^\s*server \S+ service=http resolve;\n", re.MULTILINE)
@@ -76,7 +77,7 @@ class Fleet:
         return {s.url.removeprefix("http://") for s in self.servers}
 
 
-def fleet_site(prefix: Path, listen: int, ports: list[int], *, hashed: bool = True) -> str:
+def fleet_site(prefix: Path, listen: int, ports: list[int], *, key: str | None = None) -> str:
     """The shipped template, with the cluster's parts replaced by this machine's."""
     site = FLEET_TEMPLATE.read_text()
     assert len(POD_LINE.findall(site)) == 1 and site.count(HASH_LINE) == 1
@@ -86,19 +87,19 @@ def fleet_site(prefix: Path, listen: int, ports: list[int], *, hashed: bool = Tr
         "access_log /dev/stdout argent_fleet;", f"access_log {prefix / 'access.log'} argent_fleet;"
     )
     site = site.replace("listen 8080;", f"listen 127.0.0.1:{listen};")
-    if not hashed:
-        site = site.replace(HASH_LINE, "")
+    if key is not None:
+        site = site.replace(HASH_LINE, HASH_LINE.replace("$http_x_argent_affinity", key))
     return site
 
 
-def start_fleet(cli: Cli, tmp_path: Path, *, hashed: bool = True) -> tuple[Fleet, list[object]]:
+def start_fleet(cli: Cli, tmp_path: Path, *, key: str | None = None) -> tuple[Fleet, list[object]]:
     with ThreadPoolExecutor(SERVERS) as pool:  # each start waits for its banner: overlap the three
         servers = list(pool.map(lambda _: start_server_process(cli, ARGENT_AUTH_TOKEN=TOKEN), range(SERVERS)))
     prefix = tmp_path / "nginx"
     prefix.mkdir()
     listen = free_port()
     ports = [int(s.url.rsplit(":", 1)[1]) for s in servers]
-    site = fleet_site(prefix, listen, ports, hashed=hashed)
+    site = fleet_site(prefix, listen, ports, key=key)
     proc, front = run_nginx(prefix, main_config(prefix, site, http_extra=""), listen)
     return Fleet(front, servers, prefix / "access.log"), [proc, *servers]
 
@@ -111,8 +112,9 @@ def fleet(cli: Cli, tmp_path: Path) -> Iterator[Fleet]:
 
 
 @pytest.fixture
-def round_robin(cli: Cli, tmp_path: Path) -> Iterator[Fleet]:
-    running, parts = start_fleet(cli, tmp_path, hashed=False)
+def per_request(cli: Cli, tmp_path: Path) -> Iterator[Fleet]:
+    """The fleet hashing on a value nginx draws for each request: no affinity at all."""
+    running, parts = start_fleet(cli, tmp_path, key="$request_id")
     yield running
     stop(parts)
 
@@ -184,18 +186,19 @@ def test_thirty_uploading_flows_on_six_workers_pass_through_a_fleet_of_three(
     assert len(used) > 1, used
 
 
-def test_without_the_hash_a_calls_uploads_miss_its_tool_server(
-    cli: Cli, project: Path, round_robin: Fleet
+def test_without_affinity_a_calls_uploads_miss_its_tool_server(
+    cli: Cli, project: Path, per_request: Fleet
 ) -> None:
-    """The control: the same config round-robin. Some upload lands elsewhere and its call fails."""
-    flows = write_suite(project, WORKERS)
+    """The control: each request hashed on its own random id. An upload reaches the call's tool-server
+    with a chance of 1/3, independently for each of the 12 flows: all pass with a chance of 2e-6."""
+    flows = write_suite(project, CONTROL_FLOWS)
     done = cli.run(
         "flow", "run", str(flows), "--workers", str(WORKERS),
-        ARGENT_TOOLS_URL=round_robin.nginx.url, ARGENT_AUTH_TOKEN=TOKEN, timeout=120,
+        ARGENT_TOOLS_URL=per_request.nginx.url, ARGENT_AUTH_TOKEN=TOKEN, timeout=120,
     )  # fmt: skip
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert "was not found on the tool-server" in done.stdout + done.stderr
-    logged = round_robin.requests()
+    logged = per_request.requests()
     reached: dict[str, set[str]] = defaultdict(set)
     for request in logged:
         if request.affinity:

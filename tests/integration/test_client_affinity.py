@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import attrs
 import pytest
 from aiohttp import web
@@ -201,3 +202,29 @@ async def test_a_call_without_uploads_still_carries_a_value(server: Server, tmp_
     assert server.of("POST", "/upload") == []
     (call,) = server.of("POST", "/tools/flow-execute")
     assert call.affinity is not None and VALUE.fullmatch(call.affinity)
+
+
+@pytest.mark.parametrize("value", [None, "", "not-hex at all", "x" * 4000])
+async def test_the_tool_server_needs_no_affinity_and_reads_none(
+    server: Server, tmp_path: Path, value: str | None
+) -> None:
+    """Only the balancer reads the header: a call without it (an older client) or with any value runs."""
+    root = tmp_path / "proj"
+    flow = root / ".argent" / "flows" / "small.yaml"
+    flow.parent.mkdir(parents=True)
+    flow.write_text("steps:\n  - echo: small\n")
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    if value is not None:
+        headers[AFFINITY_HEADER] = value
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(
+            f"{server.url}/tools/flow-execute",
+            json={"project_root": str(root), "name": "small"},
+            headers=headers,
+        ) as resp,
+    ):
+        assert resp.status == 200, await resp.text()
+        assert (await resp.json())["data"]["ok"] is True
+    (call,) = server.of("POST", "/tools/flow-execute")
+    assert call.affinity == value
