@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import time
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from tests.e2e.conftest import Cli, ServerProcess, start_server_process
+from tests.e2e.conftest import Cli, ServerProcess, read_until, start_server_process
 from tests.e2e.test_nginx import Nginx, free_port, main_config, run_nginx
 
 pytestmark = pytest.mark.e2e
@@ -60,9 +61,16 @@ class Fleet:
     servers: list[ServerProcess]
     access_log: Path
 
-    def requests(self) -> list[Logged]:
+    def mark(self) -> int:
+        """Where the log ends now: ``requests(since=...)`` reads only what comes after."""
+        return self.access_log.stat().st_size
+
+    def requests(self, since: int = 0) -> list[Logged]:
         out = []
-        for line in self.access_log.read_text().splitlines():
+        with self.access_log.open("rb") as handle:
+            handle.seek(since)
+            text = handle.read().decode()
+        for line in text.splitlines():
             match = LOG_LINE.search(line)
             assert match is not None, line
             out.append(
@@ -71,6 +79,17 @@ class Fleet:
                 )
             )
         return out
+
+    def requests_until(self, *, since: int, calls: int) -> list[Logged]:
+        """The requests since ``since`` once ``calls`` flow calls are logged: nginx writes a line when
+        it has finished a request, which may come just after the client read the end of the answer."""
+        deadline = time.monotonic() + 10
+        while True:
+            logged = self.requests(since)
+            done = sum(1 for r in logged if r.uri == "/tools/flow-execute")
+            if done >= calls or time.monotonic() > deadline:
+                return logged
+            time.sleep(0.05)
 
     @property
     def addresses(self) -> set[str]:
@@ -104,9 +123,12 @@ def start_fleet(cli: Cli, tmp_path: Path, *, key: str | None = None) -> tuple[Fl
     return Fleet(front, servers, prefix / "access.log"), [proc, *servers]
 
 
-@pytest.fixture
-def fleet(cli: Cli, tmp_path: Path) -> Iterator[Fleet]:
-    running, parts = start_fleet(cli, tmp_path)
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    """One fleet for the module's tests: starting three tool-servers is the slow part."""
+    root = tmp_path_factory.mktemp("fleet")
+    (root / "home").mkdir()
+    running, parts = start_fleet(Cli(home=root / "home", cwd=root), root)
     yield running
     stop(parts)
 
@@ -150,6 +172,7 @@ def test_thirty_uploading_flows_on_six_workers_pass_through_a_fleet_of_three(
 ) -> None:
     flows = write_suite(project, FLOWS)
     junit = tmp_path / "junit.xml"
+    start = fleet.mark()
     done = cli.run(
         "flow", "run", str(flows), "--workers", str(WORKERS), "--junit-xml", str(junit),
         ARGENT_TOOLS_URL=fleet.nginx.url, ARGENT_AUTH_TOKEN=TOKEN, ARGENT_FLOW_FILES_LOG="1", timeout=180,
@@ -166,7 +189,7 @@ def test_thirty_uploading_flows_on_six_workers_pass_through_a_fleet_of_three(
     suite = ET.parse(junit).getroot()
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == (str(FLOWS), "0", "0")
 
-    logged = fleet.requests()
+    logged = fleet.requests_until(since=start, calls=FLOWS)
     calls = [r for r in logged if r.method == "POST" and r.uri == "/tools/flow-execute"]
     uploads = [r for r in logged if r.method == "POST" and r.uri == "/upload"]
     assert len(calls) == FLOWS and len(uploads) >= FLOWS
@@ -186,6 +209,22 @@ def test_thirty_uploading_flows_on_six_workers_pass_through_a_fleet_of_three(
     assert len(used) > 1, used
 
 
+def test_progress_streams_through_the_fleet_as_it_happens(cli: Cli, project: Path, fleet: Fleet) -> None:
+    """The template's `proxy_buffering off`: a step's line arrives while the flow still runs."""
+    flows = project / ".argent" / "flows"
+    (flows / "slow.yaml").write_text("steps:\n  - echo: first\n  - wait: 3000\n  - echo: last\n")
+    run = cli.spawn("flow", "run", "slow", ARGENT_TOOLS_URL=fleet.nginx.url, ARGENT_AUTH_TOKEN=TOKEN)
+    assert run.stdout is not None
+    t0 = time.monotonic()
+    read_until(run.stdout, lambda line: "first" in line)
+    first_after = time.monotonic() - t0
+    out, err = run.communicate(timeout=60)
+    total = time.monotonic() - t0
+    assert run.returncode == 0, err
+    assert "last" in out
+    assert first_after < total - 2.0, "the first progress line was held back until the end"
+
+
 def test_without_affinity_a_calls_uploads_miss_its_tool_server(
     cli: Cli, project: Path, per_request: Fleet
 ) -> None:
@@ -198,7 +237,7 @@ def test_without_affinity_a_calls_uploads_miss_its_tool_server(
     )  # fmt: skip
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert "was not found on the tool-server" in done.stdout + done.stderr
-    logged = per_request.requests()
+    logged = per_request.requests_until(since=0, calls=CONTROL_FLOWS)
     reached: dict[str, set[str]] = defaultdict(set)
     for request in logged:
         if request.affinity:
