@@ -15,6 +15,8 @@ import kubernetes_validate
 import pytest
 from ruamel.yaml import YAML
 
+from argent.limits import INLINE_MEMBERS_BUDGET, KEEPALIVE_TIMEOUT_SECONDS, MAX_FILE_BYTES, MIB
+
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 MANIFESTS = sorted((DEPLOY / "k8s").glob("*.yaml"))
 #: The oldest version the Job needs (backoffLimitPerIndex, podFailurePolicy FailIndex) and the newest schema shipped.
@@ -216,3 +218,40 @@ def test_the_readme_explains_each_file() -> None:
         *(f"k8s/{p.name}" for p in MANIFESTS),
     ):
         assert f"`{name}`" in readme, name
+
+
+def nginx_blocks(text: str) -> dict[str, str]:
+    """The bodies of the template's `upstream` and `location` blocks (none of them nests a block)."""
+    return {
+        match["head"].strip(): match["body"]
+        for match in re.finditer(
+            r"^\s*(?P<head>(?:upstream|location) [^{]*)\{(?P<body>[^{}]*)\}", text, re.MULTILINE
+        )
+    }
+
+
+def seconds(body: str, directive: str) -> float:
+    match = re.search(rf"^\s*{directive} (\d+)s;", body, re.MULTILINE)
+    assert match is not None, directive
+    return float(match[1])
+
+
+def test_the_fleet_nginx_config_streams_takes_uploads_and_outlives_long_steps() -> None:
+    template = (DEPLOY / "nginx" / "fleet.conf.template").read_text()
+    blocks = nginx_blocks(template)
+    assert set(blocks) == {"upstream argent_fleet", "location /", "location = /upload"}
+    upstream = blocks["upstream argent_fleet"]
+    assert "hash $http_x_argent_affinity consistent;" in upstream and "zone argent_fleet" in upstream
+    # nginx drops an idle upstream connection before the tool-server would.
+    assert seconds(upstream, "keepalive_timeout") < KEEPALIVE_TIMEOUT_SECONDS
+    for name in ("location /", "location = /upload"):
+        body = blocks[name]
+        assert "proxy_pass http://argent_fleet;" in body and "proxy_http_version 1.1;" in body, name
+        assert "proxy_set_header Host 127.0.0.1;" in body, name
+        assert seconds(body, "proxy_read_timeout") >= 600, name
+    assert "proxy_buffering off;" in blocks["location /"]
+    upload = blocks["location = /upload"]
+    assert "proxy_request_buffering off;" in upload and "client_max_body_size 2g;" in upload
+    # A call's body: its inline members and an inlined file argument, with room for base64 and JSON.
+    limit = re.search(r"^    client_max_body_size (\d+)m;", template, re.MULTILINE)
+    assert limit is not None and int(limit[1]) * MIB > MAX_FILE_BYTES * 4 // 3 + INLINE_MEMBERS_BUDGET
