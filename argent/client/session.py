@@ -13,6 +13,9 @@ The client trusts no tool-server: every answer is read in bounded memory (``arge
 a cap on one stream line, on one body and on the JSON values of one answer) and never decompressed
 (``Accept-Encoding: identity``, no automatic decoding), so no answer can take the client's memory.
 
+Each call and each of its uploads carry the call's ``X-Argent-Affinity`` value
+(``argent.client.affinity``), so a balancer in front of a fleet keeps them on one tool-server.
+
 The client never imports the server; both speak the wire of ``INTERFACE.md`` §2.
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import json
 import os
@@ -34,6 +38,7 @@ import aiohttp
 from attrs import evolve
 from yarl import URL
 
+from argent.client.affinity import AFFINITY_HEADER, new_affinity
 from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError
 from argent.client.baselines import BaselineWriteScope, apply_baseline_writes
 from argent.client.bounded import (
@@ -47,6 +52,7 @@ from argent.client.calls import has_members, prepare_file_inputs
 from argent.client.client_files import ClientFileCall, RefusedClientFile, apply_client_file_directives
 from argent.client.collect import Collection
 from argent.client.flow_members import (
+    ArchivePoster,
     UploadRefusedByProxy,
     attach_members,
     flow_files_log_enabled,
@@ -338,9 +344,12 @@ class ToolServerClient:
         """
         entry = await self._entry(name)
         scope = BaselineWriteScope()
+        # One value for this call and each of its uploads: a balancer sends them to one tool-server.
+        affinity = new_affinity()
+        post = functools.partial(self.post_archive, affinity=affinity)
 
         async def collect(spec: FileInputSpec, wrapper: FileInput, call_args: Mapping[str, Any]) -> FileInput:
-            wrapper, collection = await self._collect_members(spec, wrapper, call_args)
+            wrapper, collection = await self._collect_members(spec, wrapper, call_args, post)
             scope.add(collection)
             return wrapper
 
@@ -348,10 +357,10 @@ class ToolServerClient:
             entry.file_inputs if entry is not None else None,
             args,
             linked=self.linked,
-            uploader=self.upload if self.linked else None,
+            uploader=functools.partial(self.upload, affinity=affinity) if self.linked else None,
             collector=collect if self.linked else None,
         )
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json", AFFINITY_HEADER: affinity}
         if self.linked:
             headers[LINKED_HEADER] = "1"
         if on_progress is None and has_members(prepared):
@@ -481,34 +490,36 @@ class ToolServerClient:
             print(line, file=sys.stderr, flush=True)
 
     async def _collect_members(
-        self, spec: FileInputSpec, wrapper: FileInput, args: Mapping[str, Any]
+        self, spec: FileInputSpec, wrapper: FileInput, args: Mapping[str, Any], post: ArchivePoster
     ) -> tuple[FileInput, Collection | None]:
         log = self._flow_files_log if flow_files_log_enabled() else None
         if spec.collect == "step":
-            return await attach_step_members(
-                wrapper, args, await self.list_tools(), post=self.post_archive, log=log
-            )
+            return await attach_step_members(wrapper, args, await self.list_tools(), post=post, log=log)
         if spec.collect != "flow":
             return wrapper, None
         return await attach_members(
             wrapper,
             args,
             await self.list_tools(),
-            post=self.post_archive,
+            post=post,
             log=log,
         )
 
     # ------------------------------------------------------------------------------------------
     # POST /upload
 
-    async def post_archive(self, archive: bytes, path: str) -> str:
-        """Send one member's gzipped tar to ``POST /upload``; returns the upload id."""
-        return await self._post_upload(archive, path, len(archive))
+    async def post_archive(self, archive: bytes, path: str, *, affinity: str | None = None) -> str:
+        """Send one member's gzipped tar to ``POST /upload``; returns the upload id.
 
-    async def upload(self, path: str) -> tuple[str, str]:
+        ``affinity`` is the value of the call the upload belongs to (``argent.client.affinity``).
+        """
+        return await self._post_upload(archive, path, len(archive), affinity)
+
+    async def upload(self, path: str, *, affinity: str | None = None) -> tuple[str, str]:
         """Tar ``path`` (a file or a directory) and stream it to ``POST /upload``.
 
         Returns ``(upload_id, sha256 hex of the tar.gz)``. The local tar is always deleted.
+        ``affinity`` is the value of the call the upload belongs to.
         """
         name = os.path.basename(os.path.normpath(path))
         fd, tar_path = tempfile.mkstemp(prefix="argent-upload-", suffix=".tar.gz")
@@ -525,15 +536,17 @@ class ToolServerClient:
             size = os.path.getsize(tar_path)
             if self._notice is not None:
                 self._notice(UPLOAD_NOTICE.format(name=name))
-            upload_id = await self._post_upload(tar_path, path, size)
+            upload_id = await self._post_upload(tar_path, path, size, affinity)
             return upload_id, digest
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tar_path)
 
-    async def _post_upload(self, body: str | bytes, path: str, size: int) -> str:
+    async def _post_upload(self, body: str | bytes, path: str, size: int, affinity: str | None) -> str:
         """POST a tar file (``body`` a path) or archive bytes to ``/upload``; returns the upload id."""
         headers = {"Content-Type": "application/gzip"}
+        if affinity is not None:
+            headers[AFFINITY_HEADER] = affinity
         with (
             self._exchange(
                 refused=lambda what: (

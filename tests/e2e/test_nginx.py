@@ -40,6 +40,11 @@ def nginx_config(prefix: Path, listen: int, upstream_port: int, *, upload_limit:
     site = site.replace("listen 8080;", f"listen 127.0.0.1:{listen};")
     if upload_limit is not None:
         site = site.replace("client_max_body_size 2g;", f"client_max_body_size {upload_limit};")
+    return main_config(prefix, site)
+
+
+def main_config(prefix: Path, site: str, *, http_extra: str = "access_log off;") -> str:
+    """A whole nginx.conf around ``site`` (the server-level config of deploy/): its files under ``prefix``."""
     user = "user root;\n" if os.geteuid() == 0 else ""
     temp = "\n".join(
         f"    {kind}_temp_path {prefix / kind};"
@@ -48,20 +53,25 @@ def nginx_config(prefix: Path, listen: int, upstream_port: int, *, upload_limit:
     return (
         f"{user}daemon off;\nworker_processes 1;\npid {prefix / 'nginx.pid'};\n"
         f"error_log {prefix / 'error.log'} info;\nevents {{ worker_connections 256; }}\n"
-        f"http {{\n    access_log off;\n{temp}\n{site}\n}}\n"
+        f"http {{\n    {http_extra}\n{temp}\n{site}\n}}\n"
     )
 
 
 def start_nginx(tmp_path: Path, upstream_port: int, **options: str) -> tuple[subprocess.Popen[bytes], Nginx]:
+    prefix = tmp_path / "nginx"
+    prefix.mkdir()
+    listen = free_port()
+    return run_nginx(prefix, nginx_config(prefix, listen, upstream_port, **options), listen)
+
+
+def run_nginx(prefix: Path, conf_text: str, listen: int) -> tuple[subprocess.Popen[bytes], Nginx]:
+    """Start nginx with ``conf_text`` and wait until it accepts connections on ``listen``."""
     binary = shutil.which("nginx") or "/usr/sbin/nginx"
     assert os.path.exists(binary), (
         "nginx is not installed: run scripts/install-system-deps (apt-get install nginx)"
     )
-    prefix = tmp_path / "nginx"
-    prefix.mkdir()
-    listen = free_port()
     conf = prefix / "nginx.conf"
-    conf.write_text(nginx_config(prefix, listen, upstream_port, **options))
+    conf.write_text(conf_text)
     proc = subprocess.Popen([binary, "-p", str(prefix), "-c", str(conf)], stderr=subprocess.PIPE)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
