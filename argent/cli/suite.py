@@ -28,12 +28,21 @@ import click
 from attrs import define, field, frozen
 
 from argent.cli.targets import FlowTarget, UsageProblem
-from argent.client.base import ToolCallError, ToolClient
+from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.limits import RETRY_AFTER_SECONDS, SUITE_BUSY_RETRY_SECONDS
+from argent.link.models import StepReport
 from argent.reports.html import HtmlReport, ReportDirProblem, prepare_report_dir
 from argent.reports.recorder import SuiteRecorder, relative_name
-from argent.reports.render import echo, is_report, json_text, step_lines, summary_line
+from argent.reports.render import (
+    echo,
+    is_report,
+    json_text,
+    line_prefix,
+    step_lines,
+    summary_line,
+    unwritten_baseline_lines,
+)
 
 if TYPE_CHECKING:
     from argent.cli.flow import _FlowRun
@@ -208,7 +217,9 @@ class ParallelBatch:
     """A directory run on up to ``workers`` concurrent calls, started in input order.
 
     Per flow it does what the one-at-a-time batch does (the same statuses, exports and JSON
-    entries), printing a flow's lines together when it ends, each prefixed with its path."""
+    entries); every human line of a flow (started, each step as its progress line arrives, its
+    summary, its notes on stderr) is printed at once, prefixed with the flow's path. The lines are
+    plain on a terminal too: one status line cannot say what N flows are doing."""
 
     runner: _FlowRun
     targets: list[FlowTarget]
@@ -244,26 +255,54 @@ class ParallelBatch:
             self.next_position += 1
             await self._one(client, position)
 
-    def _say(self, prefix: str, lines: Sequence[str]) -> None:
+    def _say(self, prefix: str, lines: Sequence[str], *, err: bool = False) -> None:
+        """Print ``lines`` of one flow, every physical line prefixed (a reason holding a newline
+        cannot make a line that looks like another flow's)."""
         if self.runner.as_json:
             return
         for line in lines:
             for part in line.split("\n"):
-                echo(prefix + part.removeprefix("  "))
+                echo(prefix + part.removeprefix("  "), err=err)
+
+    def _notice(self, prefix: str) -> Callable[[str], None]:
+        """A flow's notes for stderr: prefixed like its lines, JSON objects with ``--json``."""
+
+        def notice(text: str) -> None:
+            if self.runner.as_json:
+                self.runner.notice(text)
+            else:
+                self._say(prefix, [text], err=True)
+
+        return notice
 
     async def _one(self, client: ToolClient, position: int) -> None:
         runner = self.runner
         target = self.targets[position]
         entry = self.entries[position]
-        prefix = f"[{relative_name(target.path, str(runner.root))}] "
+        prefix = line_prefix(relative_name(target.path, str(runner.root)))
         if self.stopped:
             entry["status"] = "skip"
             self._say(prefix, ["  · not run (batch stopped)"])
             return
         self._say(prefix, [f"  started ({position + 1}/{len(self.targets)})"])
         refusals: list[RefusedClientFile] = []
+        shown = 0
+
+        def progress(step: dict[str, Any]) -> None:
+            nonlocal shown
+            shown += 1
+            self._say(prefix, step_lines(step, target.stem))
+
+        notice = self._notice(prefix)
+
+        def refused(refusal: RefusedClientFile) -> None:
+            refusals.append(refusal)
+            notice(refusal.line())
+
         try:
-            result = await self._call(client, target, refusals)
+            result = await call_flow(
+                runner, client, target, refusals, on_progress=progress, on_refused=refused
+            )
         except ToolCallError as exc:
             entry.update(status="fail", error=exc.message)
             self._say(prefix, [f"  ✗ {exc.message}"])
@@ -276,32 +315,54 @@ class ParallelBatch:
             self._say(prefix, [f"  ✗ {error}"])
             self.stopped = True
             return
-        runner._export(result, target, self.directory)
+        exported = runner._export(result, target, self.directory)
         entry["report"] = result
-        ok = bool(result.get("ok")) and not runner._unwritten_baselines(result) and not refusals
+        unwritten = unwritten_baseline_lines(result)
+        for line in unwritten:
+            notice(line)
+        ok = bool(result.get("ok")) and not unwritten and not refusals
         entry["status"] = "pass" if ok else "fail"
-        lines: list[str] = []
-        for step in result["steps"]:
-            if isinstance(step, dict) and (step.get("status") in ("fail", "error") or step.get("warning")):
-                lines.extend(step_lines(step, result.get("flow", target.stem)))
-        lines.append(f"  {summary_line(result)}")
-        self._say(prefix, lines)
+        self._say(prefix, self._closing_lines(result, target, shown, exported))
 
-    async def _call(self, client: ToolClient, target: FlowTarget, refusals: list[RefusedClientFile]) -> Any:
-        return await call_flow(self.runner, client, target, refusals)
+    @staticmethod
+    def _closing_lines(
+        result: Any, target: FlowTarget, shown: int, exported: Sequence[StepReport]
+    ) -> list[str]:
+        """What is left to print when a flow ends: the steps whose progress lines never came
+        (a tool-server that does not stream), where ``--output`` put the images the live lines
+        named, then the flow's summary line."""
+        lines: list[str] = []
+        for step in result["steps"][shown:]:
+            lines.extend(step_lines(step, target.stem))
+        if shown:
+            for step in exported:
+                lines.append(f"  {step.kind} (step {step.index + 1}):")
+                lines.extend(f"       {role}: {path}" for role, path in (step.artifacts or {}).items())
+        lines.append(f"  {summary_line(result)}")
+        return lines
 
 
 async def call_flow(
-    runner: _FlowRun, client: ToolClient, target: FlowTarget, refusals: list[RefusedClientFile]
+    runner: _FlowRun,
+    client: ToolClient,
+    target: FlowTarget,
+    refusals: list[RefusedClientFile],
+    *,
+    on_progress: ProgressCallback | None = None,
+    on_refused: RefusalCallback | None = None,
 ) -> Any:
     """One flow-execute call of ``runner``'s run (also the pytest plugin's); a tool-server that is
     busy (429: it runs fewer calls at once than its clients ask, and ran nothing) is asked again
-    after its Retry-After, for a while."""
+    after its Retry-After, for a while. Each step's progress line goes to ``on_progress``; each
+    refused client file to ``on_refused`` (default: kept in ``refusals`` and told to the user)."""
     deadline = time.monotonic() + SUITE_BUSY_RETRY_SECONDS
     while True:
         try:
             return await client.call(
-                "flow-execute", runner._args(target), on_refused=runner._refused(refusals)
+                "flow-execute",
+                runner._args(target),
+                on_progress=on_progress,
+                on_refused=on_refused or runner._refused(refusals),
             )
         except ToolCallError as exc:
             if exc.status != BUSY_STATUS or time.monotonic() >= deadline:

@@ -32,6 +32,17 @@ def terminal_safe(text: str) -> str:
     return _UNSAFE.sub(_escape, text)
 
 
+#: What a flow's path may not hold raw inside its ``[...] `` prefix: what ends the line or the prefix.
+_PREFIX_UNSAFE = re.compile("[\n\t\\]]")
+
+
+def line_prefix(rel: str) -> str:
+    """The ``[<flow path>] `` that starts each line of one flow when several run at once
+    (INTERFACE.md §7). A newline, tab or ``]`` in the path shows as ``\\uXXXX``, so every line
+    is one line and its prefix ends at its first ``] ``: no flow's name can pose as another's."""
+    return f"[{terminal_safe(_PREFIX_UNSAFE.sub(_escape, rel))}] "
+
+
 def echo(text: str = "", *, err: bool = False) -> None:
     """Print one line, made terminal-safe: every line the CLI prints goes through here."""
     click.echo(terminal_safe(text), err=err)

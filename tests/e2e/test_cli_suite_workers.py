@@ -1,0 +1,101 @@
+"""`argent flow run <dir> --workers N` (N > 1) prints every human line of every flow as it
+arrives, each prefixed with ``[<flow path relative to project_root>] `` (INTERFACE.md §4, §7).
+
+The test process is the conductor: each flow's steps wait for a gate file that the test writes
+only once it has *read* the line of the step before on the CLI's stdout, so the exact order of
+the lines is fixed and a line that were held back until its flow ended would stall the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from tests.e2e.conftest import Cli
+
+pytestmark = pytest.mark.e2e
+
+#: Waits for the gate file ``$1`` (poll with a deadline of 30 s: no event crosses the processes).
+GATE = """\
+i=0
+while [ ! -e "$1" ]; do
+  i=$((i + 1))
+  if [ "$i" -gt 3000 ]; then echo "gate $1 never opened" >&2; exit 1; fi
+  sleep 0.01
+done
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def gate_step(project: Path, name: str) -> str:
+    return f"  - script: {{ path: ../gate.sh, args: [{project / 'gates' / name}] }}\n"
+
+
+def next_line(stream: IO[str]) -> str:
+    line = stream.readline()
+    assert line, "the CLI closed its stdout early"
+    return line.rstrip("\n")
+
+
+def test_every_line_of_every_flow_arrives_prefixed_and_interleaved(cli: Cli, project: Path) -> None:
+    write(project / "gate.sh", GATE)
+    (project / "gates").mkdir()
+    suite = project / "suite"
+    write(
+        suite / "a.yaml", "steps:\n  - echo: A begins\n" + gate_step(project, "a1") + gate_step(project, "a2")
+    )
+    write(
+        suite / "b.yaml",
+        "steps:\n" + gate_step(project, "b1") + gate_step(project, "b2") + "  - run: gone\n  - wait: 1\n",
+    )
+    write(suite / "c.yaml", "steps:\n  - bogus: line\n")
+    run = cli.spawn("flow", "run", "suite", "--workers", "2")
+    assert run.stdout is not None
+    seen: list[str] = []
+
+    def expect(*lines: str) -> None:
+        got = [next_line(run.stdout) for _ in lines]  # type: ignore[arg-type]
+        seen.extend(got)
+        assert sorted(got) == sorted(lines), seen
+
+    def opens(gate: str) -> None:
+        (project / "gates" / gate).touch()
+
+    try:
+        expect("[suite/a.yaml] started (1/3)", "[suite/b.yaml] started (2/3)", "[suite/a.yaml] › A begins")
+        opens("a1")
+        expect("[suite/a.yaml] ✓  2 script ../gate.sh")
+        opens("b1")
+        expect("[suite/b.yaml] ✓  1 script ../gate.sh")
+        opens("a2")
+        expect(
+            "[suite/a.yaml] ✓  3 script ../gate.sh",
+            "[suite/a.yaml] PASS — 2 passed, 0 failed, 0 skipped, 0 errored",
+        )
+        expect(
+            "[suite/c.yaml] started (3/3)",
+            '[suite/c.yaml] ✗ Unrecognized flow entry (unrecognized step kind): {"bogus":"line"} (step 1, line 2)',
+        )
+        opens("b2")
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    rest = out.splitlines()
+    assert rest == [
+        "[suite/b.yaml] ✓  2 script ../gate.sh",
+        f'[suite/b.yaml] ✗  3 run gone.yaml [gone] — could not load fragment "gone.yaml": ENOENT: no such file '
+        f"or directory, open '{suite / 'gone.yaml'}'",
+        "[suite/b.yaml] ·  4 wait",
+        "[suite/b.yaml] FAIL — 2 passed, 0 failed, 1 skipped, 1 errored",
+        "",
+        "FAIL — 3 flows: 1 passed, 2 failed, 0 skipped",
+    ], seen
+    assert (run.returncode, err) == (1, "")
