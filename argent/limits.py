@@ -33,6 +33,9 @@ RETRY_AFTER_SECONDS = 1
 #: How long `argent flow run --workers N` keeps retrying a flow the tool-server answered 429 (busy)
 #: before reporting it as an error (a shared server may allow fewer calls at once than N).
 SUITE_BUSY_RETRY_SECONDS = 600
+#: Most flows `argent flow run --workers N` runs at once (a larger N runs this many, and says so):
+#: each is a call, and on Chromium a browser; a typo like 10**9 must not become 10**9 tasks.
+MAX_SUITE_WORKERS = 64
 #: Shortest token a --config file may name: a shared server's token guards every tool.
 MIN_TOKEN_CHARS = 16
 #: Lifetime of an unused upload.

@@ -30,9 +30,10 @@ from attrs import define, field, frozen
 from argent.cli.targets import FlowTarget, UsageProblem
 from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
-from argent.limits import RETRY_AFTER_SECONDS, SUITE_BUSY_RETRY_SECONDS
+from argent.limits import MAX_SUITE_WORKERS, RETRY_AFTER_SECONDS, SUITE_BUSY_RETRY_SECONDS
 from argent.link.models import StepReport
-from argent.reports.html import HtmlReport, ReportDirProblem, prepare_report_dir
+from argent.reports.html import HtmlReport, ReportDirProblem, html_owned, prepare_report_dir
+from argent.reports.junit import ReportPathProblem, prepare_junit_path
 from argent.reports.recorder import SuiteRecorder, relative_name
 from argent.reports.render import (
     echo,
@@ -69,15 +70,30 @@ class Shard:
         return f"{self.index}/{self.total}"
 
 
+#: Characters of a bad ``--shard`` value its error message repeats.
+SHARD_SHOWN_CHARS = 40
+
+
+def _bad_shard(value: str) -> ValueError:
+    if len(value) <= SHARD_SHOWN_CHARS:
+        return ValueError(SHARD_FORMAT.format(value=value))
+    shown = SHARD_FORMAT.format(value=value[:SHARD_SHOWN_CHARS])
+    return ValueError(f"{shown}… ({len(value)} characters)")
+
+
 def parse_shard(value: str) -> Shard:
-    """``I/N`` with ``1 <= I <= N``; anything else raises ``ValueError`` with the message to show."""
+    """``I/N`` with ``1 <= I <= N``; anything else raises ``ValueError`` with the message to show
+    (also for numbers too long for Python to read: the spec's message, not Python's)."""
     text = value.strip()
     head, sep, tail = text.partition("/")
     if not sep or not head.isdecimal() or not tail.isdecimal() or not head.isascii() or not tail.isascii():
-        raise ValueError(SHARD_FORMAT.format(value=value))
-    index, total = int(head), int(tail)
+        raise _bad_shard(value)
+    try:
+        index, total = int(head), int(tail)
+    except ValueError:
+        raise _bad_shard(value) from None
     if not 1 <= index <= total:
-        raise ValueError(SHARD_FORMAT.format(value=value))
+        raise _bad_shard(value)
     return Shard(index, total)
 
 
@@ -167,7 +183,8 @@ def run_flows(
         elif isinstance(targets, FlowTarget):
             code = asyncio.run(runner.single(targets))
         elif suite.workers > 1:
-            code = asyncio.run(ParallelBatch(runner, selected, os.path.abspath(ref), suite.workers).run())
+            workers = _bounded_workers(runner, suite.workers)
+            code = asyncio.run(ParallelBatch(runner, selected, os.path.abspath(ref), workers).run())
         else:
             code = asyncio.run(runner.batch(selected, os.path.abspath(ref)))
     finally:
@@ -178,19 +195,29 @@ def run_flows(
     return code
 
 
+def _bounded_workers(runner: _FlowRun, workers: int) -> int:
+    """``--workers`` capped at ``MAX_SUITE_WORKERS`` (told on stderr when it is)."""
+    if workers <= MAX_SUITE_WORKERS:
+        return workers
+    runner.notice(
+        f"--workers {workers} is more than argent runs at once; running up to {MAX_SUITE_WORKERS} flows at once."
+    )
+    return MAX_SUITE_WORKERS
+
+
 def _recorder(selected: list[FlowTarget], root: str, suite: SuiteOptions) -> SuiteRecorder | None:
     """The recorder of the reports asked for; their paths are checked before anything runs."""
     if suite.junit_xml is None and suite.html is None:
         return None
-    if suite.junit_xml is not None:
-        path = os.path.abspath(suite.junit_xml)
-        if os.path.isdir(path):
-            raise UsageProblem(f"--junit-xml names a file to write, but {path} is a directory.")
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-        except OSError as exc:
-            raise UsageProblem(f"--junit-xml cannot write {path}: {exc.strerror or exc}.") from None
+    junit = os.path.abspath(suite.junit_xml) if suite.junit_xml is not None else None
     html: HtmlReport | None = None
+    try:
+        if junit is not None:
+            if suite.html is not None:
+                html_owned(junit, os.path.abspath(suite.html))
+            prepare_junit_path(junit)
+    except ReportPathProblem as exc:
+        raise UsageProblem(str(exc)) from None
     if suite.html is not None:
         directory = os.path.abspath(suite.html)
         try:
@@ -198,7 +225,6 @@ def _recorder(selected: list[FlowTarget], root: str, suite: SuiteOptions) -> Sui
         except ReportDirProblem as exc:
             raise UsageProblem(str(exc)) from None
         html = HtmlReport(directory)
-    junit = os.path.abspath(suite.junit_xml) if suite.junit_xml is not None else None
     return SuiteRecorder(selected, root, junit=junit, html=html)
 
 

@@ -29,7 +29,7 @@ from attrs import frozen
 
 from argent.flows.names import BASELINES_DIR
 from argent.limits import MAX_REPORT_IMAGE_BYTES
-from argent.reports.junit import REPORT_FILE_MODE
+from argent.reports.junit import REPORT_FILE_MODE, ReportPathProblem
 from argent.reports.model import FlowOutcome, counts
 from argent.reports.render import terminal_safe
 from argent.utils.atomic import write_atomically
@@ -87,6 +87,17 @@ def prepare_report_dir(directory: str) -> None:
             fh.write("argent HTML report: index.html and images/ are replaced by the next run\n")
     except OSError as exc:
         raise ReportDirProblem(f"--html cannot use {directory}: {exc.strerror or exc}.") from None
+
+
+def html_owned(path: str, directory: str) -> None:
+    """Refuse another report's ``path`` inside the HTML report ``directory``: the HTML report
+    replaces what is there (``index.html``, ``images/``), or refuses a directory holding it."""
+    real, base = os.path.realpath(path), os.path.realpath(directory)
+    if os.path.commonpath([real, base]) == base:
+        raise ReportPathProblem(
+            f"--junit-xml {path} is inside the --html report directory {directory}, which the HTML report "
+            "replaces; write it elsewhere."
+        )
 
 
 def _allowed_source(path: str) -> bool:

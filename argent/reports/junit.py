@@ -14,8 +14,11 @@ shows them on a terminal, and the file always parses.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import secrets
+import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from datetime import datetime
@@ -29,6 +32,49 @@ CLASSNAME = "argent"
 #: The mode of a report file (JUnit XML, the HTML page): readable by the CI that collects it.
 REPORT_FILE_MODE = 0o644
 
+#: Bytes of an existing file read to tell whether it is a JUnit report (one a run may replace).
+JUNIT_SNIFF_BYTES = 4096
+_JUNIT_ROOTS = (b"<testsuites", b"<testsuite")
+
+
+class ReportPathProblem(Exception):
+    """A report path that must not or cannot be written (the message says why and what to pass)."""
+
+
+def prepare_junit_path(path: str) -> None:
+    """Check, before anything runs, that the JUnit report can be written at ``path`` and that it
+    destroys nothing: its directory is made and a file can be created there; an existing file is
+    replaced only when it is a JUnit report (a careless ``--junit-xml`` naming a flow file or a
+    README must not eat it)."""
+    if os.path.isdir(path):
+        raise ReportPathProblem(f"--junit-xml names a file to write, but {path} is a directory.")
+    directory = os.path.dirname(path)
+    probe = os.path.join(directory, f".argent-junit-probe.{secrets.token_hex(8)}.tmp")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
+        os.unlink(probe)
+        if os.path.lexists(path) and not _is_junit_report(path):
+            raise ReportPathProblem(
+                f"--junit-xml {path} already holds a file that is not a JUnit report; pass the path of a new "
+                "file or of an earlier report (it is replaced)."
+            )
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(probe)
+        raise ReportPathProblem(f"--junit-xml cannot write {path}: {exc.strerror or exc}.") from None
+
+
+def _is_junit_report(path: str) -> bool:
+    """An empty regular file, or one whose first bytes hold a JUnit root element (a link is
+    judged by its target; the report then replaces the link, never the target)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return False
+    with open(path, "rb") as fh:
+        head = fh.read(JUNIT_SNIFF_BYTES)
+    return not head.strip() or any(root in head for root in _JUNIT_ROOTS)
+
+
 #: Characters XML 1.0 cannot hold that ``terminal_safe`` leaves alone.
 _NOT_XML = re.compile("[\ufffe\uffff]")
 
@@ -36,6 +82,11 @@ _NOT_XML = re.compile("[\ufffe\uffff]")
 def xml_text(text: str) -> str:
     """``text`` as the CLI prints it, with nothing XML 1.0 refuses."""
     return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", terminal_safe(text))
+
+
+def name_text(rel: str) -> str:
+    """A flow path as a test name: one line, a newline or tab shown as ``\\uXXXX`` as well."""
+    return xml_text(rel).replace("\n", "\\u000a").replace("\t", "\\u0009")
 
 
 def seconds_text(seconds: float) -> str:
@@ -67,7 +118,7 @@ def junit_xml(outcomes: Sequence[FlowOutcome], *, seconds: float, timestamp: dat
         case = ET.SubElement(
             suite,
             "testcase",
-            {"name": xml_text(outcome.rel), "classname": CLASSNAME, "time": seconds_text(outcome.seconds)},
+            {"name": name_text(outcome.rel), "classname": CLASSNAME, "time": seconds_text(outcome.seconds)},
         )
         text = xml_text("\n".join(outcome.lines))
         if outcome.status == "failed":

@@ -182,3 +182,9 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(
     with pytest.raises(OSError):
         write_junit(str(path), [], seconds=1, timestamp=WHEN)
     assert path.read_text() == "old" and os.listdir(tmp_path) == ["junit.xml"]
+
+
+def test_a_newline_or_tab_in_a_flow_path_shows_escaped_in_its_testcase_name() -> None:
+    """A path holding a newline is one name, shown as the CLI shows it, not a two-line name."""
+    root = parse(junit_xml([outcome(0, "odd/n\nl\tt/a.yaml", error="x")], seconds=1, timestamp=WHEN))
+    assert [c.get("name") for c in root.iter("testcase")] == ["odd/n\\u000al\\u0009t/a.yaml"]

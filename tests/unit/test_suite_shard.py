@@ -77,3 +77,18 @@ def test_the_n_shards_are_disjoint_and_cover_every_flow(seed: int) -> None:
 def test_more_shards_than_flows_leaves_some_empty() -> None:
     targets = [FlowTarget(f"{ROOT}/a.yaml"), FlowTarget(f"{ROOT}/b.yaml")]
     assert [len(select_shard(targets, ROOT, Shard(i, 3))) for i in (1, 2, 3)] == [1, 1, 0]
+
+
+@pytest.mark.parametrize("spec", ["1/" + "9" * 5000, "9" * 5000 + "/1"])
+def test_a_spec_of_thousands_of_digits_gets_the_same_message_shortened(spec: str) -> None:
+    """Python refuses to read an int of over 4300 digits; the user still gets the spec's message,
+    not Python's, and not 5000 characters of it."""
+    with pytest.raises(ValueError) as err:
+        parse_shard(spec)
+    assert str(err.value) == (
+        f"--shard takes I/N with whole numbers 1 <= I <= N (e.g. 2/4), not {spec[:40]!r}… (5002 characters)"
+    )
+
+
+def test_a_huge_but_readable_total_is_a_good_spec() -> None:
+    assert parse_shard("1/" + "9" * 100) == Shard(1, int("9" * 100))
