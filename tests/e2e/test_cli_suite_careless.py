@@ -4,6 +4,7 @@ an absurd ``--workers`` is bounded; odd directory names cannot break or spoof pr
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,7 @@ def test_a_billion_workers_run_the_flows_with_a_bounded_number_of_calls(cli: Cli
 def test_odd_directory_names_cannot_break_or_spoof_a_prefixed_line(cli: Cli, project: Path) -> None:
     write(project / "odd" / "x] <b>" / "a.yaml", "steps:\n  - echo: '<script>alert(1)</script>'\n")
     write(project / "odd" / "n\nl" / "b.yaml", FLOW)
-    done = cli.run("flow", "run", "odd", "-r", "--workers", "2")
+    done = cli.run("flow", "run", "odd", "-r", "--workers", "2", "--junit-xml", "j.xml", "--html", "h")
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(done.stdout.splitlines()[:-2]) == sorted(
         [
@@ -83,3 +84,32 @@ def test_odd_directory_names_cannot_break_or_spoof_a_prefixed_line(cli: Cli, pro
             "[odd/x\\u005d <b>/a.yaml] PASS — 0 passed, 0 failed, 0 skipped, 0 errored (no test steps)",
         ]
     )
+    names = re.findall(r'<testcase name="([^"]*)"', (project / "j.xml").read_text(encoding="utf-8"))
+    assert names == ["odd/n\\u000al/b.yaml", "odd/x] &lt;b&gt;/a.yaml"]
+    page = (project / "h" / "index.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "odd/x] &lt;b&gt;/a.yaml" in page
+    assert "<script" not in page and "<b>" not in page
+    assert "Content-Security-Policy\" content=\"default-src 'none'; img-src 'self'" in page
+
+
+def test_a_suite_outside_the_project_root_is_named_with_dotdot_and_writes_nothing_by_name(
+    cli: Cli, project: Path, tmp_path: Path
+) -> None:
+    for name in ("a", "b"):
+        write(tmp_path / "outside" / f"{name}.yaml", FLOW)
+    done = cli.run(
+        "flow", "run", str(tmp_path / "outside"), "--workers", "2", "--junit-xml", "j.xml", "--html", "h"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(done.stdout.splitlines()[:-2]) == [
+        "[../outside/a.yaml] PASS — 1 passed, 0 failed, 0 skipped, 0 errored",
+        "[../outside/a.yaml] started (1/2)",
+        "[../outside/a.yaml] ✓  1 wait",
+        "[../outside/b.yaml] PASS — 1 passed, 0 failed, 0 skipped, 0 errored",
+        "[../outside/b.yaml] started (2/2)",
+        "[../outside/b.yaml] ✓  1 wait",
+    ]
+    names = re.findall(r'<testcase name="([^"]*)"', (project / "j.xml").read_text(encoding="utf-8"))
+    assert names == ["../outside/a.yaml", "../outside/b.yaml"]
+    assert sorted(p.name for p in (project / "h").iterdir()) == [".argent-report", "images", "index.html"]
+    assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == ["a.yaml", "b.yaml"]
