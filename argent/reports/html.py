@@ -274,6 +274,8 @@ def _flow_section(outcome: FlowOutcome, images: dict[tuple[int, int], list[Image
         parts.append(f'<p class="message">{_t(outcome.message)}</p>')
     if outcome.problem:
         parts.append(f'<p class="problem">{_t(outcome.problem.strip())}</p>')
+    if outcome.result is None and outcome.lines:  # a flow cut off: the lines that had arrived
+        parts.append(f'<pre class="lines">{_t(chr(10).join(outcome.lines))}</pre>')
     if outcome.result is not None:
         parts.append(_steps_table(outcome, images))
         summary = outcome.lines[-1] if outcome.lines else ""
@@ -377,7 +379,7 @@ summary .dur { color:#57606a; margin-left:8px; font-size:13px; }
 .flow details > :not(summary) { margin-left:12px; margin-right:12px; }
 .message, .problem { font-family:ui-monospace, SFMono-Regular, Menlo, monospace; white-space:pre-wrap;
   padding:8px 10px; border-radius:6px; background:#fff1f0; border:1px solid #ffcecb; }
-.summary { color:#57606a; font-size:13px; }
+.summary { color:#57606a; font-size:13px; } .lines { font-size:12px; color:#57606a; }
 table.steps { margin:6px 0 4px; width:calc(100% - 24px); }
 table.steps td.kind, table.steps td.target { font-family:ui-monospace, SFMono-Regular, Menlo, monospace; }
 table.steps td.reason { color:#57606a; white-space:pre-wrap; word-break:break-word; }

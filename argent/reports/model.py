@@ -72,13 +72,16 @@ def outcome_of(
     error: str | None = None,
     refused: Sequence[str] = (),
     skipped: str | None = None,
+    arrived: Sequence[Any] = (),
 ) -> FlowOutcome:
     """The outcome of one flow from the CLI's view of it: the call's ``result``, or the ``error``
-    that kept the flow from starting, or ``skipped`` (the flow never ran); ``refused`` are the lines
-    of client files the client would not write (they fail the flow, as they fail the command)."""
+    that kept the flow from starting, or ``skipped`` (the flow never ran, or was cut off after the
+    steps ``arrived``); ``refused`` are the lines of client files the client would not write (they
+    fail the flow, as they fail the command)."""
     seconds = max(0.0, seconds)
     if skipped is not None:
-        return FlowOutcome(position, path, rel, "skipped", seconds, message=skipped)
+        cut = tuple(line for step in arrived for line in step_lines(step, stem))
+        return FlowOutcome(position, path, rel, "skipped", seconds, message=skipped, lines=cut)
     if error is not None:
         return FlowOutcome(position, path, rel, "error", seconds, message=error)
     if not is_report(result):

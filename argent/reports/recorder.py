@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -81,8 +81,10 @@ class SuiteRecorder:
         if self.html is not None and outcome.result is not None:
             await self.html.collect(outcome)
 
-    def interrupted(self, position: int, seconds: float) -> None:
-        self._outcomes[position] = self._outcome(position, seconds, skipped=RUN_ABORTED)
+    def interrupted(self, position: int, seconds: float, steps: Sequence[dict[str, Any]] = ()) -> None:
+        """The flow at ``position`` was cut off (an interrupt); ``steps`` are the progress lines
+        that had arrived, so its report says how far it got."""
+        self._outcomes[position] = self._outcome(position, seconds, skipped=RUN_ABORTED, arrived=steps)
 
     def outcomes(self) -> list[FlowOutcome]:
         """Every flow in input order; one that never got a call is skipped as not run."""
@@ -132,6 +134,14 @@ class RecordingClient:
         if position is None:
             return await self.inner.call(name, args, on_progress=on_progress, on_refused=on_refused)
         refused: list[str] = []
+        arrived: list[dict[str, Any]] = []
+        progress: ProgressCallback | None = None
+        if on_progress is not None:
+            inner_progress = on_progress
+
+            def progress(step: dict[str, Any]) -> Awaitable[None] | None:
+                arrived.append(step)
+                return inner_progress(step)
 
         def refusal(item: RefusedClientFile) -> None:
             refused.append(item.line())
@@ -141,13 +151,13 @@ class RecordingClient:
         t0 = time.monotonic()
         try:
             result = await self.inner.call(
-                name, args, on_progress=on_progress, on_refused=refusal if on_refused is not None else None
+                name, args, on_progress=progress, on_refused=refusal if on_refused is not None else None
             )
         except ToolCallError as exc:
             await self.recorder.finished(position, time.monotonic() - t0, error=exc.message)
             raise
         except (asyncio.CancelledError, KeyboardInterrupt):
-            self.recorder.interrupted(position, time.monotonic() - t0)
+            self.recorder.interrupted(position, time.monotonic() - t0, arrived)
             raise
         await self.recorder.finished(position, time.monotonic() - t0, result=result, refused=refused)
         return result

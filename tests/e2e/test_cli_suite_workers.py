@@ -7,6 +7,8 @@ the lines is fixed and a line that were held back until its flow ended would sta
 
 from __future__ import annotations
 
+import signal
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import IO
 
@@ -99,3 +101,24 @@ def test_every_line_of_every_flow_arrives_prefixed_and_interleaved(cli: Cli, pro
         "FAIL — 3 flows: 1 passed, 2 failed, 0 skipped",
     ], seen
     assert (run.returncode, err) == (1, "")
+
+
+def test_an_interrupted_flow_keeps_the_lines_that_arrived_in_its_junit_case(cli: Cli, project: Path) -> None:
+    """SIGINT mid-suite: the reports are still written (INTERFACE.md §7), and the aborted flow's
+    case says how far it got, as the terminal did."""
+    write(project / "suite" / "a.yaml", "steps:\n  - echo: first\n  - wait: 1\n  - wait: 60000\n")
+    write(project / "suite" / "b.yaml", "steps:\n  - wait: 60000\n")
+    run = cli.spawn("flow", "run", "suite", "--workers", "2", "--junit-xml", "j.xml", "--html", "h")
+    assert run.stdout is not None
+    while next_line(run.stdout) != "[suite/a.yaml] ✓  2 wait":
+        pass
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert (run.returncode, err.strip()) == (1, "Aborted!")
+    root = ET.fromstring((project / "j.xml").read_text(encoding="utf-8"))
+    case = {c.get("name"): c for c in root.iter("testcase")}["suite/a.yaml"]
+    skipped, out = case.find("skipped"), case.find("system-out")
+    assert skipped is not None and skipped.get("message") == "run aborted"
+    assert out is not None and out.text == "  › first\n  ✓  2 wait"
+    page = (project / "h" / "index.html").read_text(encoding="utf-8")
+    assert '<pre class="lines">  › first\n  ✓  2 wait</pre>' in page
