@@ -4,6 +4,7 @@ an absurd ``--workers`` is bounded; odd directory names cannot break or spoof pr
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -37,6 +38,27 @@ def test_junit_xml_never_overwrites_a_file_that_is_not_a_junit_report(
         "path of a new file or of an earlier report (it is replaced)."
     ) in done.stderr
     assert (project / victim).read_text() == before
+
+
+def test_junit_xml_naming_a_fifo_is_refused_without_opening_it(cli: Cli, project: Path) -> None:
+    write(project / "suite" / "a.yaml", FLOW)
+    os.mkfifo(project / "pipe")
+    done = cli.run("flow", "run", "suite", "--junit-xml", "pipe", timeout=30)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert (
+        f"Error: --junit-xml {project / 'pipe'} already holds a file that is not a JUnit report"
+        in done.stderr
+    )
+
+
+def test_an_earlier_junit_report_or_an_empty_file_is_replaced(cli: Cli, project: Path) -> None:
+    write(project / "suite" / "a.yaml", FLOW)
+    write(project / "old.xml", '<?xml version="1.0"?>\n<testsuites tests="9"></testsuites>\n')
+    write(project / "empty.xml", "")
+    for name in ("old.xml", "empty.xml"):
+        done = cli.run("flow", "run", "suite", "--junit-xml", name)
+        assert done.returncode == 0, done.stderr
+        assert '<testcase name="suite/a.yaml"' in (project / name).read_text(encoding="utf-8")
 
 
 def test_junit_xml_inside_the_html_report_exits_2(cli: Cli, project: Path) -> None:

@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+import xmlschema
 
 from tests.e2e.conftest import Cli
 
 pytestmark = pytest.mark.e2e
+
+SCHEMA = xmlschema.XMLSchema(str(Path(__file__).parents[1] / "fixtures" / "junit-10.xsd"))
 
 #: Waits for the gate file ``$1`` (poll with a deadline of 30 s: no event crosses the processes).
 GATE = """\
@@ -115,7 +118,9 @@ def test_an_interrupted_flow_keeps_the_lines_that_arrived_in_its_junit_case(cli:
     run.send_signal(signal.SIGINT)
     _, err = run.communicate(timeout=60)
     assert (run.returncode, err.strip()) == (1, "Aborted!")
-    root = ET.fromstring((project / "j.xml").read_text(encoding="utf-8"))
+    text = (project / "j.xml").read_text(encoding="utf-8")
+    SCHEMA.validate(text)
+    root = ET.fromstring(text)
     case = {c.get("name"): c for c in root.iter("testcase")}["suite/a.yaml"]
     skipped, out = case.find("skipped"), case.find("system-out")
     assert skipped is not None and skipped.get("message") == "run aborted"
