@@ -97,8 +97,16 @@ def _indent(step: StepReport) -> str:
     return "  " * min(step.depth, MAX_INDENT_DEPTH) if step.depth > 0 else ""
 
 
+def _hang(text: str, under: str) -> str:
+    """``text`` with each line after its first indented by ``under``: a reason or message that
+    spans lines (a script's stderr tail) stays under its step, and cannot pose as a summary line
+    or another step."""
+    return text.replace("\n", "\n" + under)
+
+
 def step_lines(step: Any, root_flow: str) -> list[str]:
-    """The lines of one step report (an echo without message prints nothing)."""
+    """The lines of one step report (an echo without message prints nothing). A line may hold
+    newlines (a reason that spans lines); its continuation lines are indented under it."""
     report = step if isinstance(step, StepReport) else read_step(step)
     if report is None:
         return [f"  ? {step!r}"]
@@ -108,8 +116,9 @@ def step_lines(step: Any, root_flow: str) -> list[str]:
         if report.message is None:
             return []
         if report.status == "skip":
-            return [f"  · {indent}› {report.message}" + (f" — {reason}" if reason else "")]
-        return [f"  {indent}› {report.message}"]
+            text = f"  · {indent}› {report.message}" + (f" — {reason}" if reason else "")
+            return [_hang(text, "    " + indent)]
+        return [_hang(f"  {indent}› {report.message}", "    " + indent)]
     number = report.index + 1
     glyph = "⚠" if report.status == "pass" and report.warning else GLYPHS.get(report.status, "?")
     label = report.tool or report.target
@@ -120,10 +129,10 @@ def step_lines(step: Any, root_flow: str) -> list[str]:
         line += f" [{report.flow}]"
     if reason:
         line += f" — {reason}"
-    lines = [line]
     under = " " * (5 + max(2, len(str(number)))) + indent
+    lines = [_hang(line, under)]
     if report.warning:
-        lines.append(f"{under}⚠ {report.warning}")
+        lines.append(_hang(f"{under}⚠ {report.warning}", under))
     for role, path in (report.artifacts or {}).items():
         lines.append(f"{under}{role}: {path}")
     return lines

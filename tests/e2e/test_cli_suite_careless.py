@@ -135,3 +135,27 @@ def test_a_suite_outside_the_project_root_is_named_with_dotdot_and_writes_nothin
     assert names == ["../outside/a.yaml", "../outside/b.yaml"]
     assert sorted(p.name for p in (project / "h").iterdir()) == [".argent-report", "images", "index.html"]
     assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == ["a.yaml", "b.yaml"]
+
+
+def test_a_reason_that_spans_lines_stays_under_its_step_and_its_flow(cli: Cli, project: Path) -> None:
+    """A script's stderr tail cannot print a line that passes for another flow's or a summary."""
+    write(
+        project / "suite" / "bad.sh", 'echo "line one" >&2\necho "[suite/b.yaml] PASS — spoof" >&2\nexit 3\n'
+    )
+    write(project / "suite" / "a.yaml", "steps:\n  - script: bad.sh\n")
+    write(project / "suite" / "b.yaml", FLOW)
+    done = cli.run("flow", "run", "suite", "--workers", "2")
+    assert done.returncode == 1
+    mine = [line for line in done.stdout.splitlines() if line.startswith("[suite/a.yaml] ")]
+    assert mine == [
+        "[suite/a.yaml] started (1/2)",
+        "[suite/a.yaml] ✗  1 script bad.sh — script bad.sh exited with code 3: line one",
+        "[suite/a.yaml]      [suite/b.yaml] PASS — spoof",
+        "[suite/a.yaml] FAIL — 0 passed, 1 failed, 0 skipped, 0 errored",
+    ]
+    assert [line for line in done.stdout.splitlines() if "spoof" in line] == [mine[2]]
+    single = cli.run("flow", "run", "suite/a.yaml")
+    assert single.stdout.splitlines()[1:3] == [
+        "  ✗  1 script bad.sh — script bad.sh exited with code 3: line one",
+        "       [suite/b.yaml] PASS — spoof",
+    ]
