@@ -494,7 +494,9 @@ async def test_when_guard_with_trusted_false_reads_and_failing_final_polls_is_a_
     window = 1.0 * ROOMY.scale
 
     def late_failure(n: int) -> Exception | None:
-        return DeviceError("late") if loop.time() - start > 0.8 * window else None
+        # the first read always answers (a loaded machine may reach it late): the reads that fail are
+        # the final polls, after a trusted "not there"
+        return DeviceError("late") if n > 1 and loop.time() - start > 0.8 * window else None
 
     dev.tree_error = late_failure
     ctx = make_ctx(tmp_path, dev)
