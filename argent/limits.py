@@ -207,3 +207,16 @@ CDP_NETWORK_RESOURCE_BUFFER_BYTES = 4 * MIB
 #: Longest gesture-drag (upstream's: the button stays down this long) and steps of one run-sequence call.
 MAX_DRAG_DURATION_MS = 10_000
 MAX_SEQUENCE_STEPS = 1000
+#: What one recorded request keeps from a hostile page: headers per side (later ones dropped), the characters of
+#: a header's name or value and of its URL (cut), its request body as MAX_NETWORK_BODY_CHARS (cut, marked).
+MAX_NETWORK_HEADERS = 200
+MAX_NETWORK_HEADER_CHARS = 4096
+MAX_NETWORK_URL_CHARS = 8192
+#: The longest wait run-sequence takes after a step (upstream sets none; a recording never needs minutes).
+MAX_SEQUENCE_DELAY_MS = 60_000
+#: Tabs (page targets) a Chromium device may have open; chromium-tabs `new` past it is refused.
+MAX_CHROMIUM_TABS = 50
+#: debugger-evaluate: the JSON of a result the page sends back, at most (measured in the page, so a 500 MB
+#: string or a huge object never crosses the CDP socket), and the nesting depth of that JSON.
+MAX_EVALUATE_RESULT_CHARS = 1 * MIB
+MAX_EVALUATE_RESULT_DEPTH = 256

@@ -1,0 +1,74 @@
+"""A hostile review of the web tools' pure parts: the page a URL makes the browser read from this
+host's disk, and the recorders' bounds against a hostile page's CDP events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from argent import limits
+from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
+from argent.tools.call_policy import page_path
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "FILE:///etc/passwd",
+        "file:/etc/passwd",  # Chromium opens file:/x as file:///x
+        "file:etc/passwd",
+        "file://localhost/etc/passwd",
+        "view-source:file:///etc/passwd",
+        "VIEW-SOURCE: view-source:file:/etc/passwd",
+        "fi\tle:///etc/passwd",  # tabs and newlines vanish from a URL (WHATWG)
+        "file:///e\ntc/pas\rswd",
+        " \x01file:///etc/passwd\x02 ",  # leading/trailing C0 controls and spaces are stripped
+        "file:///etc/passwd?x=1#frag",
+        "file:///etc/%70asswd",
+        "file:\\\\\\etc\\passwd",  # backslashes are slashes in a file URL
+    ],
+)
+def test_every_spelling_of_a_local_file_url_is_a_local_file(url: str) -> None:
+    assert page_path(url, None) == "/etc/passwd"
+
+
+@pytest.mark.parametrize("url", ["https://example.com/", "data:text/html,hi", "about:blank", "http://x/file:/"])
+def test_remote_pages_read_no_local_file(url: str) -> None:
+    assert page_path(url, None) is None
+
+
+def _sent(rid: str, **request: Any) -> dict[str, Any]:
+    return {"requestId": rid, "request": {"method": "POST", "url": "http://x/", **request}, "timestamp": 1.0}
+
+
+def test_a_request_record_holds_bounded_headers_and_post_data() -> None:
+    log = NetworkLog()
+    headers = {f"X-H{i}": "v" * 10_000 for i in range(5_000)}
+    log._sent(_sent("1", headers=headers, postData="p" * 5_000_000))
+    log._response_extra({"requestId": "1", "headers": headers})
+    rec = log.get("1")
+    assert rec is not None and rec.post_data is not None
+    assert len(rec.post_data) <= limits.MAX_NETWORK_BODY_CHARS + 200
+    assert len(rec.request_headers) <= limits.MAX_NETWORK_HEADERS
+    assert len(rec.response_headers) <= limits.MAX_NETWORK_HEADERS
+    assert all(len(v) <= limits.MAX_NETWORK_HEADER_CHARS for v in rec.request_headers.values())
+    assert all(len(k) <= limits.MAX_NETWORK_HEADER_CHARS for k in rec.response_headers)
+    assert len(rec.url) <= limits.MAX_NETWORK_URL_CHARS
+
+
+def test_a_console_call_with_huge_or_deep_values_stays_bounded() -> None:
+    log = ConsoleLog()
+    deep: Any = []
+    for _ in range(100_000):
+        deep = [deep]
+    log._called({"type": "log", "args": [{"type": "object", "value": deep}]})
+    log._called({"type": "log", "args": [{"type": "string", "value": "x" * 1_000_000}] * 50})
+    assert log.total == 2
+    assert all(len(e.message) <= limits.MAX_CONSOLE_MESSAGE_CHARS for e in log.entries)
+
+
+def test_a_relative_target_with_a_colon_is_a_path_beside_the_flow() -> None:
+    """``resolve_launch_target`` opens ``x:../../etc/passwd`` as a path beside the flow: so is it checked."""
+    assert page_path("x:../../etc/passwd", "/srv/flows") == "/srv/flows/x:../../etc/passwd"
