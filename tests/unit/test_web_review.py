@@ -34,7 +34,9 @@ def test_every_spelling_of_a_local_file_url_is_a_local_file(url: str) -> None:
     assert page_path(url, None) == "/etc/passwd"
 
 
-@pytest.mark.parametrize("url", ["https://example.com/", "data:text/html,hi", "about:blank", "http://x/file:/"])
+@pytest.mark.parametrize(
+    "url", ["https://example.com/", "data:text/html,hi", "about:blank", "http://x/file:/"]
+)
 def test_remote_pages_read_no_local_file(url: str) -> None:
     assert page_path(url, None) is None
 

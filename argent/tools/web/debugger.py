@@ -5,12 +5,14 @@ tab, and the console calls the device recorded (``ChromiumDevice.console``, a bo
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import tempfile
 from typing import Any
 
 from attrs import frozen
 
+from argent import limits
 from argent.devices.base import DeviceError, DeviceProvider
 from argent.devices.chromium.device import ChromiumDevice
 from argent.devices.chromium.recorders import ConsoleLog, log_lines
@@ -118,17 +120,69 @@ def exception_message(details: dict[str, Any]) -> str:
     return text
 
 
+#: Runs the caller's expression (as a script, in the page's global scope: indirect eval, which CDP allows
+#: under any CSP), awaits it, and measures its JSON in the page: a result past the limits never crosses
+#: the CDP socket, so a page answering a 500 MB string or a deep object costs this server nothing.
+BOUNDED_EVALUATE = """(async () => {
+  const value = await (0, eval)(%(expression)s);
+  if (typeof value === "string" && value.length > %(chars)d) return {kind: "large", size: value.length};
+  const text = value === undefined ? undefined : JSON.stringify(value);
+  if (text === undefined) return {kind: "undefined"};
+  if (text.length > %(chars)d) return {kind: "large", size: text.length};
+  let depth = 0, deepest = 0, quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (quoted) { if (c === 92) i++; else if (c === 34) quoted = false; }
+    else if (c === 34) quoted = true;
+    else if (c === 91 || c === 123) { if (++depth > deepest) deepest = depth; }
+    else if (c === 93 || c === 125) depth--;
+  }
+  if (deepest > %(depth)d) return {kind: "deep", depth: deepest};
+  return {kind: "json", text};
+})()"""
+TOO_LARGE = (
+    "The expression's result is {size} characters of JSON, more than debugger-evaluate returns "
+    "(MAX_EVALUATE_RESULT_CHARS = {limit}). Return a part of it (e.g. .slice(0, 1000)) or a summary "
+    "(its length, its keys)."
+)
+TOO_DEEP = (
+    "The expression's result nests {depth} levels deep, more than debugger-evaluate returns "
+    "(MAX_EVALUATE_RESULT_DEPTH = {limit}). Return a flatter summary of it."
+)
+
+
 async def evaluate(device: ChromiumDevice, expression: str) -> Any:
+    """The expression's value, bounded by ``limits.MAX_EVALUATE_RESULT_CHARS`` / ``_DEPTH``."""
+    wrapped = BOUNDED_EVALUATE % {
+        "expression": json.dumps(expression),
+        "chars": limits.MAX_EVALUATE_RESULT_CHARS,
+        "depth": limits.MAX_EVALUATE_RESULT_DEPTH,
+    }
     reply = await device.session.send(
         "Runtime.evaluate",
-        {"expression": expression, "returnByValue": True, "awaitPromise": True},
+        {"expression": wrapped, "returnByValue": True, "awaitPromise": True},
         timeout=EVALUATE_TIMEOUT_SECONDS,
     )
     details = reply.get("exceptionDetails")
     if isinstance(details, dict):
         raise ToolExecutionError(exception_message(details), error_code="DEBUGGER_EVALUATE_EXPRESSION_THREW")
     result = reply.get("result")
-    return result.get("value") if isinstance(result, dict) else None
+    value = result.get("value") if isinstance(result, dict) else None
+    answer: dict[str, Any] = value if isinstance(value, dict) else {}
+    kind = answer.get("kind")
+    if kind == "large":
+        message = TOO_LARGE.format(size=answer.get("size"), limit=limits.MAX_EVALUATE_RESULT_CHARS)
+        raise ToolExecutionError(message, error_code="DEBUGGER_EVALUATE_RESULT_TOO_LARGE")
+    if kind == "deep":
+        message = TOO_DEEP.format(depth=answer.get("depth"), limit=limits.MAX_EVALUATE_RESULT_DEPTH)
+        raise ToolExecutionError(message, error_code="DEBUGGER_EVALUATE_RESULT_TOO_LARGE")
+    text = answer.get("text")
+    if not isinstance(text, str) or len(text) > limits.MAX_EVALUATE_RESULT_CHARS:
+        return None
+    try:
+        return await asyncio.to_thread(json.loads, text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def log_path(device: ChromiumDevice) -> str:

@@ -14,6 +14,7 @@ from argent import limits
 from argent.devices.base import DeviceProvider, UiNode, UiTree
 from argent.devices.chromium.device import ChromiumDevice
 from argent.errors import InvalidToolInputError, ToolExecutionError
+from argent.link import issues
 from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolSpec
 from argent.tools.web.common import chromium_device, web_spec
@@ -145,10 +146,14 @@ def tree_signature(tree: UiTree) -> str:
 
 
 def _bounded(name: str, value: int | None, default: int, low: int, high: int) -> int:
+    """``value`` within [low, high] (upstream's zod bounds, reported as its issues), else ``default``."""
     if value is None:
         return default
     if not low <= value <= high:
-        raise InvalidToolInputError(f"{name} must be between {low} and {high}, got {value}.")
+        issue = (
+            issues.too_small([name], "number", low) if value < low else issues.too_big([name], "number", high)
+        )
+        raise InvalidToolInputError(f"{name} must be between {low} and {high}, got {value}.", issues=[issue])
     return value
 
 
@@ -195,7 +200,8 @@ def gesture_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
         ):
             raise InvalidToolInputError(
                 f"durationMs must be at most {limits.MAX_DRAG_DURATION_MS} (10s): the drag holds the left button "
-                "down for exactly this long, one frame per ~16ms."
+                "down for exactly this long, one frame per ~16ms.",
+                issues=[issues.too_big(["durationMs"], "number", limits.MAX_DRAG_DURATION_MS)],
             )
         device = await chromium_device(devices, args.udid)
         stamp = int(time.time() * 1000)
@@ -214,6 +220,8 @@ def gesture_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             "selection (a drag never scrolls; use gesture-scroll). Returns { dragged: true, timestampMs }.",
             DragArgs,
             gesture_drag,
+            always_load=True,
+            search_hint="drag drop slider mouse press move release chromium select",
         ),
         web_spec(
             "await-screen-idle",
@@ -223,5 +231,7 @@ def gesture_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             ScreenIdleArgs,
             await_screen_idle,
             long_running=True,
+            search_hint="wait until screen settles idle stable stops changing animation transition rendered ready "
+            "before screenshot",
         ),
     ]
