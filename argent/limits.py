@@ -187,6 +187,9 @@ MAX_RESULT_JSON_DEPTH = 256
 MAX_KEY_DELAY_MS = 5_000
 #: Longest a paced keyboard call may take (delayMs between each pair of characters).
 MAX_PACED_TYPING_MS = 120_000
+#: Characters one keyboard call types (each a real key event, ~3-4 ms on Chromium: 10,000 take ~40 s; a request
+#: body of 48 MiB would have typed for two days). Longer text goes in parts, or through paste.
+MAX_TYPED_CHARS = 10_000
 MAX_SCROLL_DURATION_MS = 10_000
 SCROLL_STEP_MS = 50
 MAX_SCROLL_STEPS = 40

@@ -5,6 +5,9 @@ make a tool hold (tabs, waits, evaluate results)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -12,12 +15,12 @@ from typing import Any
 import pytest
 
 from argent import limits
-from argent.devices.chromium import ChromiumDevice, find_chromium
-from argent.errors import InvalidToolInputError, PolicyRefusal, ToolExecutionError
+from argent.devices.chromium import ChromiumDevice, ChromiumDeviceProvider, find_chromium
+from argent.errors import ArgentError, InvalidToolInputError, PolicyRefusal, ToolExecutionError
 from argent.runner.budget import StepBudget
 from argent.tools.call_policy import CallPolicy
 from argent.tools.registry import ToolContext, ToolRegistry
-from tests.e2e.test_web_tools import app, call, device, provider, site, tools
+from tests.e2e.test_web_tools import app, call, device, page, provider, site, tools
 
 __all__ = ["app", "device", "provider", "site", "tools"]
 
@@ -182,3 +185,56 @@ def test_web_tools_carry_upstreams_always_load_and_search_hint(tools: ToolRegist
     for name, (always, hint) in UPSTREAM_HINTS.items():
         spec: Any = tools.get(name)
         assert (spec.always_load, spec.search_hint) == (always, hint), name
+
+
+async def test_keyboard_text_is_bounded_before_any_key_is_sent(
+    tools: ToolRegistry, app: ChromiumDevice
+) -> None:
+    await page(
+        app, "document.getElementById('field').value = ''; document.getElementById('field').focus(); true"
+    )
+    started = time.monotonic()
+    with pytest.raises(InvalidToolInputError, match="MAX_TYPED_CHARS") as refused:
+        await call(tools, "keyboard", {"udid": app.id, "text": "a" * (limits.MAX_TYPED_CHARS + 1)})
+    issue = refused.value.issues[0]
+    assert (issue.code, issue.path, issue.maximum) == ("too_big", ["text"], limits.MAX_TYPED_CHARS)
+    assert time.monotonic() - started < 1.0
+    assert await page(app, "document.getElementById('field').value") == ""
+
+
+async def test_a_device_killed_mid_call_fails_each_web_tool_clearly(
+    tools: ToolRegistry, provider: ChromiumDeviceProvider
+) -> None:
+    """A drag in flight when Chromium dies, and every web tool after: device errors, not tool bugs."""
+    other = await provider.boot()
+    try:
+        assert other.pid is not None
+        drag = {"udid": other.id, "fromX": 0.1, "fromY": 0.1, "toX": 0.9, "toY": 0.9, "durationMs": 5000}
+        dragging = asyncio.create_task(call(tools, "gesture-drag", drag))
+        await asyncio.sleep(0.3)  # the button is down and moves are flowing; nothing outside reports it
+        os.kill(other.pid, signal.SIGKILL)
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("chromium-tabs", {"udid": other.id, "action": "list"}),
+            ("chromium-tabs", {"udid": other.id, "action": "new"}),
+            ("chromium-cookies", {"udid": other.id, "action": "get"}),
+            ("chromium-storage", {"udid": other.id, "action": "get"}),
+            ("debugger-evaluate", {"device_id": other.id, "expression": "1"}),
+            ("await-screen-idle", {"udid": other.id, "timeoutMs": 500}),
+            ("run-sequence", {"udid": other.id, "steps": [{"tool": "keyboard", "args": {"key": "tab"}}]}),
+        ]
+        with pytest.raises(ToolExecutionError) as failed:
+            await asyncio.wait_for(dragging, 10)
+        assert failed.value.error_kind == "device" and not failed.value.message.startswith("[Tool:")
+        for name, args in calls:
+            try:
+                result = await asyncio.wait_for(call(tools, name, args), 15)
+            except ArgentError as exc:
+                assert not exc.message.startswith("[Tool:"), (name, exc.message)
+                assert "Traceback" not in exc.message
+            else:
+                assert name in ("await-screen-idle", "run-sequence"), (name, result)
+                if name == "run-sequence":
+                    assert result["completed"] == 0 and "error" in result["steps"][0]
+    finally:
+        with contextlib.suppress(Exception):
+            await provider.stop(other.id)

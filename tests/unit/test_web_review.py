@@ -74,3 +74,38 @@ def test_a_console_call_with_huge_or_deep_values_stays_bounded() -> None:
 def test_a_relative_target_with_a_colon_is_a_path_beside_the_flow() -> None:
     """``resolve_launch_target`` opens ``x:../../etc/passwd`` as a path beside the flow: so is it checked."""
     assert page_path("x:../../etc/passwd", "/srv/flows") == "/srv/flows/x:../../etc/passwd"
+
+
+class _Attached:
+    """What debugger-log-registry reads of a device it did not boot (no profile of its own)."""
+
+    def __init__(self) -> None:
+        self.id, self.port, self.profile_dir = "chromium-cdp-9", 9, None
+        self.console = ConsoleLog()
+
+
+async def test_the_console_log_file_of_an_attached_device_is_private(tmp_path: Any) -> None:
+    """Another user of the host must not choose where the server writes page text: no predictable name
+    in the shared temp directory (a planted symlink there would be followed)."""
+    import os
+    import stat
+    import tempfile
+
+    from argent.tools.web.debugger import log_registry
+
+    device = _Attached()
+    device.console._called({"type": "log", "args": [{"type": "string", "value": "hello"}]})
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    planted = os.path.join(tempfile.gettempdir(), f"argent-logs-9-{os.getpid()}.log")
+    os.symlink(victim, planted)
+    try:
+        out = await log_registry(device)  # type: ignore[arg-type]
+    finally:
+        os.unlink(planted)
+    assert victim.read_text() == "keep"
+    parent = os.path.dirname(out["file"])
+    assert parent != tempfile.gettempdir()
+    assert stat.S_IMODE(os.stat(parent).st_mode) == 0o700 and os.stat(parent).st_uid == os.getuid()
+    with open(out["file"], encoding="utf-8") as written:
+        assert "hello" in written.read()

@@ -5,8 +5,10 @@ tab, and the console calls the device recorded (``ChromiumDevice.console``, a bo
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from typing import Any
 
@@ -185,26 +187,46 @@ async def evaluate(device: ChromiumDevice, expression: str) -> Any:
         return None
 
 
+_PRIVATE_DIRS: list[str] = []
+
+
+def _private_dir() -> str:
+    """This process's own directory (0700, removed at exit) for the log files of devices it did not
+    boot: never a predictable name in the shared temp directory, where another user could plant a
+    symlink and have page text written over a file of the server's user."""
+    if not _PRIVATE_DIRS:
+        made = tempfile.mkdtemp(prefix="argent-console-")
+        atexit.register(shutil.rmtree, made, True)
+        _PRIVATE_DIRS.append(made)
+    return _PRIVATE_DIRS[0]
+
+
 def log_path(device: ChromiumDevice) -> str:
-    """Where the console log file goes: inside an owned device's profile (removed with it), else the
-    system temp directory."""
+    """Where the console log file goes: inside an owned device's profile (removed with it), else this
+    process's private directory (a thread: it touches the disk)."""
     if device.profile_dir:
         return os.path.join(device.profile_dir, LOG_FILE_NAME)
-    return os.path.join(tempfile.gettempdir(), f"argent-logs-{device.port}-{os.getpid()}.log")
+    return os.path.join(_private_dir(), f"argent-logs-{device.port}.log")
+
+
+def _write_log(path: str, data: bytes) -> None:
+    """Replace the file at ``path`` with ``data``, never through a symlink."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
 
 
 async def log_registry(device: ChromiumDevice) -> dict[str, Any]:
     log: ConsoleLog = device.console
-    path = log_path(device)
     entries = list(log.entries)
 
-    def write() -> int:
+    def write() -> tuple[str, int]:
+        path = log_path(device)
         data = log_lines(entries).encode("utf-8")
-        with open(path, "wb") as out:
-            out.write(data)
-        return len(data)
+        _write_log(path, data)
+        return path, len(data)
 
-    size = await asyncio.to_thread(write)
+    path, size = await asyncio.to_thread(write)
     clusters = sorted(log.clusters.values(), key=lambda c: -c.count)[:20]
     return {
         "status": "connected",
