@@ -223,3 +223,6 @@ MAX_CHROMIUM_TABS = 50
 #: string or a huge object never crosses the CDP socket), and the nesting depth of that JSON.
 MAX_EVALUATE_RESULT_CHARS = 1 * MIB
 MAX_EVALUATE_RESULT_DEPTH = 256
+#: How long one debugger-evaluate runs in the page; past it V8 stops the script (or the page's execution is
+#: terminated), so an endless expression never leaves the device frozen for the other tools.
+EVALUATE_TIMEOUT_SECONDS = 10.0

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import json
 import os
 import shutil
 import tempfile
+import time
 from typing import Any
 
 from attrs import frozen
@@ -24,7 +26,6 @@ from argent.tools.registry import ToolContext, ToolSpec
 from argent.tools.web.common import DEVICE_ID_DOC, PORT_DOC, chromium_device, metro_port, web_spec
 
 APP_NAME = "Chromium"
-EVALUATE_TIMEOUT_SECONDS = 10.0
 ENABLED_DOMAINS = ["Page", "Inspector", "Network", "Runtime"]
 UNREACHABLE_GUIDANCE = (
     "The app's CDP endpoint could not be reached (or did not answer like CDP — see detail). Make sure the "
@@ -153,6 +154,37 @@ TOO_DEEP = (
 )
 
 
+EVALUATE_TIMED_OUT = (
+    "The expression ran longer than debugger-evaluate waits (EVALUATE_TIMEOUT_SECONDS = {limit:g}s) and was "
+    "terminated; the page answers again. Evaluate something that finishes sooner (e.g. with a bounded loop)."
+)
+#: How much longer than the page's own limit the CDP answer is awaited (V8 reports the termination).
+TERMINATION_GRACE_SECONDS = 2.0
+
+
+async def _run(device: ChromiumDevice, wrapped: str) -> dict[str, Any]:
+    """Runtime.evaluate, never leaving the page busy: V8 stops a script past EVALUATE_TIMEOUT_SECONDS
+    (``timeout``), and a call left unanswered past that (a busy microtask chain) terminates the page's
+    execution, so the device's other tools work again."""
+    limit = limits.EVALUATE_TIMEOUT_SECONDS
+    params = {"expression": wrapped, "returnByValue": True, "awaitPromise": True, "timeout": limit * 1000}
+    timed_out = ToolExecutionError(
+        EVALUATE_TIMED_OUT.format(limit=limit), error_code="DEBUGGER_EVALUATE_TIMEOUT"
+    )
+    started = time.monotonic()
+    try:
+        return await device.session.send(
+            "Runtime.evaluate", params, timeout=limit + TERMINATION_GRACE_SECONDS
+        )
+    except DeviceError:
+        # V8's own stop answers "Internal error"; no answer at all is the CDP timeout: both come at the limit
+        if not device.alive or time.monotonic() - started < limit:
+            raise
+        with contextlib.suppress(DeviceError):
+            await device.session.send("Runtime.terminateExecution", timeout=TERMINATION_GRACE_SECONDS)
+        raise timed_out from None
+
+
 async def evaluate(device: ChromiumDevice, expression: str) -> Any:
     """The expression's value, bounded by ``limits.MAX_EVALUATE_RESULT_CHARS`` / ``_DEPTH``."""
     wrapped = BOUNDED_EVALUATE % {
@@ -160,11 +192,7 @@ async def evaluate(device: ChromiumDevice, expression: str) -> Any:
         "chars": limits.MAX_EVALUATE_RESULT_CHARS,
         "depth": limits.MAX_EVALUATE_RESULT_DEPTH,
     }
-    reply = await device.session.send(
-        "Runtime.evaluate",
-        {"expression": wrapped, "returnByValue": True, "awaitPromise": True},
-        timeout=EVALUATE_TIMEOUT_SECONDS,
-    )
+    reply = await _run(device, wrapped)
     details = reply.get("exceptionDetails")
     if isinstance(details, dict):
         raise ToolExecutionError(exception_message(details), error_code="DEBUGGER_EVALUATE_EXPRESSION_THREW")
