@@ -215,6 +215,10 @@ MAX_SEQUENCE_STEPS = 1000
 MAX_NETWORK_HEADERS = 200
 MAX_NETWORK_HEADER_CHARS = 4096
 MAX_NETWORK_URL_CHARS = 8192
+#: ... and the characters of all its headers on one side (names and values), and the call frames of its
+#: initiator's stack (its async parents dropped): at most ~50 KB a request, ~50 MB for the whole ring.
+MAX_NETWORK_HEADERS_CHARS = 16 * 1024
+MAX_NETWORK_INITIATOR_FRAMES = 20
 #: The longest wait run-sequence takes after a step (upstream sets none; a recording never needs minutes).
 MAX_SEQUENCE_DELAY_MS = 60_000
 #: Tabs (page targets) a Chromium device may have open; chromium-tabs `new` past it is refused.

@@ -58,6 +58,27 @@ def test_a_request_record_holds_bounded_headers_and_post_data() -> None:
     assert all(len(v) <= limits.MAX_NETWORK_HEADER_CHARS for v in rec.request_headers.values())
     assert all(len(k) <= limits.MAX_NETWORK_HEADER_CHARS for k in rec.response_headers)
     assert len(rec.url) <= limits.MAX_NETWORK_URL_CHARS
+    for side in (rec.request_headers, rec.response_headers):
+        assert sum(len(k) + len(v) for k, v in side.items()) <= limits.MAX_NETWORK_HEADERS_CHARS
+
+
+def test_a_requests_initiator_keeps_a_bounded_stack() -> None:
+    log = NetworkLog()
+    frame = {
+        "functionName": "f" * 50,
+        "url": "http://x/a.js",
+        "lineNumber": 1,
+        "columnNumber": 2,
+        "scriptId": "9",
+    }
+    parent: Any = {"callFrames": [frame] * 500}
+    for _ in range(1000):
+        parent = {"callFrames": [frame] * 500, "parent": parent}
+    log._sent({**_sent("1"), "initiator": {"type": "script", "stack": parent}})
+    rec = log.get("1")
+    assert rec is not None and rec.initiator is not None
+    assert rec.initiator["type"] == "script" and "parent" not in rec.initiator["stack"]
+    assert rec.initiator["stack"]["callFrames"] == [frame] * limits.MAX_NETWORK_INITIATOR_FRAMES
 
 
 def test_a_console_call_with_huge_or_deep_values_stays_bounded() -> None:

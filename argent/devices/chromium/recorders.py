@@ -39,11 +39,35 @@ def _add_headers(into: dict[str, str], value: Any) -> None:
     if not isinstance(value, dict):
         return
     most = limits.MAX_NETWORK_HEADER_CHARS
+    size = sum(len(k) + len(v) for k, v in into.items())
     for k, v in value.items():
-        name = _cut(k, most)
+        name, text = _cut(k, most), _cut(v, most)
+        grown = len(name) + len(text) - (len(name) + len(into[name]) if name in into else 0)
         if name not in into and len(into) >= limits.MAX_NETWORK_HEADERS:
             continue
-        into[name] = _cut(v, most)
+        if size + grown > limits.MAX_NETWORK_HEADERS_CHARS:
+            continue
+        into[name] = text
+        size += grown
+
+
+def _initiator(value: dict[str, Any]) -> dict[str, Any]:
+    """What started a request, its stack cut to ``MAX_NETWORK_INITIATOR_FRAMES`` frames, without the
+    chain of async parent stacks (a page can make that as long as it likes)."""
+    kept = {k: v for k, v in value.items() if k != "stack" and isinstance(v, str | int | float | bool)}
+    stack = value.get("stack")
+    frames = stack.get("callFrames") if isinstance(stack, dict) else None
+    if isinstance(frames, list):
+        cut = [
+            {k: v for k, v in f.items() if isinstance(v, str | int | float) and k in _FRAME_KEYS}
+            for f in frames[: limits.MAX_NETWORK_INITIATOR_FRAMES]
+            if isinstance(f, dict)
+        ]
+        kept["stack"] = {"callFrames": cut}
+    return kept
+
+
+_FRAME_KEYS = ("functionName", "scriptId", "url", "lineNumber", "columnNumber")
 
 
 def _body(text: str) -> str:
@@ -144,7 +168,7 @@ class NetworkLog:
             rec.post_data = _body(request["postData"])
         rec.resource_type = str(params.get("type") or rec.resource_type or "") or None
         if isinstance(params.get("initiator"), dict):
-            rec.initiator = params["initiator"]
+            rec.initiator = _initiator(params["initiator"])
         if isinstance(params.get("timestamp"), int | float):
             rec.start_ts = float(params["timestamp"])
         wall = params.get("wallTime")
