@@ -54,7 +54,9 @@ def _add_headers(into: dict[str, str], value: Any) -> None:
 def _initiator(value: dict[str, Any]) -> dict[str, Any]:
     """What started a request, its stack cut to ``MAX_NETWORK_INITIATOR_FRAMES`` frames, without the
     chain of async parent stacks (a page can make that as long as it likes)."""
-    kept = {k: v for k, v in value.items() if k != "stack" and isinstance(v, str | int | float | bool)}
+    kept: dict[str, Any] = {
+        k: v for k, v in value.items() if k != "stack" and isinstance(v, str | int | float | bool)
+    }
     stack = value.get("stack")
     frames = stack.get("callFrames") if isinstance(stack, dict) else None
     if isinstance(frames, list):
