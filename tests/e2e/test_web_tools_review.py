@@ -144,6 +144,10 @@ async def test_web_tool_range_errors_carry_upstream_issues(tools: ToolRegistry, 
     issue = refused.value.issues[0]
     assert (issue.code, issue.path, issue.minimum) == ("too_small", ["pollIntervalMs"], 50)
     with pytest.raises(InvalidToolInputError) as refused:
+        await call(tools, "await-screen-idle", {"udid": app.id, "timeoutMs": 0})
+    issue = refused.value.issues[0]
+    assert (issue.code, issue.path, issue.minimum, issue.inclusive) == ("too_small", ["timeoutMs"], 0, False)
+    with pytest.raises(InvalidToolInputError) as refused:
         await call(tools, "run-sequence", {"udid": app.id, "steps": []})
     issue = refused.value.issues[0]
     assert (issue.code, issue.path, issue.minimum, issue.origin) == ("too_small", ["steps"], 1, "array")

@@ -145,20 +145,28 @@ def tree_signature(tree: UiTree) -> str:
     return "\n".join(parts) + "\n" + tree.scroll
 
 
-def _bounded(name: str, value: int | None, default: int, low: int, high: int) -> int:
-    """``value`` within [low, high] (upstream's zod bounds, reported as its issues), else ``default``."""
+def _bounded(
+    name: str, value: int | None, default: int, low: int, high: int, *, above: int | None = None
+) -> int:
+    """``value`` within [low, high] (upstream's zod bounds, reported as its issues; ``above``: upstream's
+    lower bound is exclusive, ``> above``), else ``default``."""
     if value is None:
         return default
     if not low <= value <= high:
-        issue = (
-            issues.too_small([name], "number", low) if value < low else issues.too_big([name], "number", high)
-        )
+        if value > high:
+            issue = issues.too_big([name], "number", high)
+        elif above is not None:
+            issue = issues.too_small([name], "number", above, inclusive=False)
+        else:
+            issue = issues.too_small([name], "number", low)
         raise InvalidToolInputError(f"{name} must be between {low} and {high}, got {value}.", issues=[issue])
     return value
 
 
 async def screen_idle(device: ChromiumDevice, args: ScreenIdleArgs, abort: asyncio.Event) -> dict[str, Any]:
-    timeout = _bounded("timeoutMs", args.timeout_ms, IDLE_TIMEOUT_MS, 1, MAX_IDLE_TIMEOUT_MS) / 1000.0
+    timeout = (
+        _bounded("timeoutMs", args.timeout_ms, IDLE_TIMEOUT_MS, 1, MAX_IDLE_TIMEOUT_MS, above=0) / 1000.0
+    )
     poll = _bounded("pollIntervalMs", args.poll_interval_ms, IDLE_POLL_MS, 50, 5000) / 1000.0
     stable_for = _bounded("minStableMs", args.min_stable_ms, IDLE_MIN_STABLE_MS, 0, 10_000) / 1000.0
     started = time.monotonic()
