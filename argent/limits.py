@@ -190,6 +190,9 @@ MAX_RESULT_JSON_DEPTH = 256
 MAX_KEY_DELAY_MS = 5_000
 #: Longest a paced keyboard call may take (delayMs between each pair of characters).
 MAX_PACED_TYPING_MS = 120_000
+#: Characters one keyboard call types (each a real key event, ~3-4 ms on Chromium: 10,000 take ~40 s; a request
+#: body of 48 MiB would have typed for two days). Longer text goes in parts, or through paste.
+MAX_TYPED_CHARS = 10_000
 MAX_SCROLL_DURATION_MS = 10_000
 SCROLL_STEP_MS = 50
 MAX_SCROLL_STEPS = 40
@@ -210,3 +213,23 @@ CDP_NETWORK_RESOURCE_BUFFER_BYTES = 4 * MIB
 #: Longest gesture-drag (upstream's: the button stays down this long) and steps of one run-sequence call.
 MAX_DRAG_DURATION_MS = 10_000
 MAX_SEQUENCE_STEPS = 1000
+#: What one recorded request keeps from a hostile page: headers per side (later ones dropped), the characters of
+#: a header's name or value and of its URL (cut), its request body as MAX_NETWORK_BODY_CHARS (cut, marked).
+MAX_NETWORK_HEADERS = 200
+MAX_NETWORK_HEADER_CHARS = 4096
+MAX_NETWORK_URL_CHARS = 8192
+#: ... and the characters of all its headers on one side (names and values), and the call frames of its
+#: initiator's stack (its async parents dropped): at most ~50 KB a request, ~50 MB for the whole ring.
+MAX_NETWORK_HEADERS_CHARS = 16 * 1024
+MAX_NETWORK_INITIATOR_FRAMES = 20
+#: The longest wait run-sequence takes after a step (upstream sets none; a recording never needs minutes).
+MAX_SEQUENCE_DELAY_MS = 60_000
+#: Tabs (page targets) a Chromium device may have open; chromium-tabs `new` past it is refused.
+MAX_CHROMIUM_TABS = 50
+#: debugger-evaluate: the JSON of a result the page sends back, at most (measured in the page, so a 500 MB
+#: string or a huge object never crosses the CDP socket), and the nesting depth of that JSON.
+MAX_EVALUATE_RESULT_CHARS = 1 * MIB
+MAX_EVALUATE_RESULT_DEPTH = 256
+#: How long one debugger-evaluate runs in the page; past it V8 stops the script (or the page's execution is
+#: terminated), so an endless expression never leaves the device frozen for the other tools.
+EVALUATE_TIMEOUT_SECONDS = 10.0

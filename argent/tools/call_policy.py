@@ -17,7 +17,7 @@ import re
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from attrs import field, frozen
 
@@ -143,16 +143,34 @@ class CallPolicy:
         return self._disk_files[0]
 
 
-_FILE_URL = re.compile(r"^file://", re.IGNORECASE)
+_URL_NOISE = re.compile(r"[\t\n\r]")
+_URL_EDGES = "".join(chr(c) for c in range(0x21))
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_VIEW_SOURCE = "view-source"
+#: Targets that read no local file; any other ``x:`` text is a path, as ``resolve_launch_target`` reads it.
 _OTHER_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|data:|about:)", re.IGNORECASE)
 
 
+def _file_url_path(rest: str) -> str:
+    """The local path of a ``file:`` URL's remainder, read the way Chromium reads it: backslashes are
+    slashes, any number of slashes (or none) may lead, a host (``//localhost``) is dropped."""
+    rest = rest.replace("\\", "/")
+    rest = re.split(r"[?#]", rest, maxsplit=1)[0]
+    if rest.startswith("//"):
+        after_host = rest[2:].lstrip("/") if rest.startswith("///") else rest[2:].partition("/")[2]
+        rest = after_host
+    return "/" + unquote(rest).lstrip("/")
+
+
 def page_path(target: str, flow_dir: str | None) -> str | None:
-    """The file on this host a chromium launch target makes the browser read (a ``file://`` URL or a
-    path, relative ones beside the flow); None for a target that reads no local file."""
-    text = target.strip()
-    if _FILE_URL.match(text):
-        return unquote(urlsplit(text).path) or "/"
+    """The file on this host a chromium launch target makes the browser read (a ``file:`` URL in any
+    of the spellings Chromium accepts, also behind ``view-source:``, or a path, relative ones beside
+    the flow); None for a target that reads no local file."""
+    text = _URL_NOISE.sub("", target).strip(_URL_EDGES)
+    while (scheme := _SCHEME.match(text)) is not None and scheme.group(1).lower() == _VIEW_SOURCE:
+        text = text[scheme.end() :].strip(_URL_EDGES)
+    if scheme is not None and scheme.group(1).lower() == "file":
+        return _file_url_path(text[scheme.end() :])
     if not text or _OTHER_URL.match(text):
         return None
     path = os.path.expanduser(text)

@@ -29,8 +29,54 @@ def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _headers(value: Any) -> dict[str, str]:
-    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+def _cut(text: Any, most: int) -> str:
+    value = str(text)
+    return value if len(value) <= most else value[:most]
+
+
+def _add_headers(into: dict[str, str], value: Any) -> None:
+    """Merge a page's headers into a record, at most ``MAX_NETWORK_HEADERS`` of them, each cut."""
+    if not isinstance(value, dict):
+        return
+    most = limits.MAX_NETWORK_HEADER_CHARS
+    size = sum(len(k) + len(v) for k, v in into.items())
+    for k, v in value.items():
+        name, text = _cut(k, most), _cut(v, most)
+        grown = len(name) + len(text) - (len(name) + len(into[name]) if name in into else 0)
+        if name not in into and len(into) >= limits.MAX_NETWORK_HEADERS:
+            continue
+        if size + grown > limits.MAX_NETWORK_HEADERS_CHARS:
+            continue
+        into[name] = text
+        size += grown
+
+
+def _initiator(value: dict[str, Any]) -> dict[str, Any]:
+    """What started a request, its stack cut to ``MAX_NETWORK_INITIATOR_FRAMES`` frames, without the
+    chain of async parent stacks (a page can make that as long as it likes)."""
+    kept: dict[str, Any] = {
+        k: v for k, v in value.items() if k != "stack" and isinstance(v, str | int | float | bool)
+    }
+    stack = value.get("stack")
+    frames = stack.get("callFrames") if isinstance(stack, dict) else None
+    if isinstance(frames, list):
+        cut = [
+            {k: v for k, v in f.items() if isinstance(v, str | int | float) and k in _FRAME_KEYS}
+            for f in frames[: limits.MAX_NETWORK_INITIATOR_FRAMES]
+            if isinstance(f, dict)
+        ]
+        kept["stack"] = {"callFrames": cut}
+    return kept
+
+
+_FRAME_KEYS = ("functionName", "scriptId", "url", "lineNumber", "columnNumber")
+
+
+def _body(text: str) -> str:
+    most = limits.MAX_NETWORK_BODY_CHARS
+    if len(text) <= most:
+        return text
+    return f"[TRUNCATED — original size: {len(text)} chars]\n{text[:most]}..."
 
 
 @define
@@ -118,13 +164,13 @@ class NetworkLog:
         request = params.get("request") if isinstance(params.get("request"), dict) else {}
         assert isinstance(request, dict)
         rec.method = str(request.get("method") or rec.method)
-        rec.url = str(request.get("url") or rec.url)
-        rec.request_headers.update(_headers(request.get("headers")))
+        rec.url = _cut(request.get("url") or rec.url, limits.MAX_NETWORK_URL_CHARS)
+        _add_headers(rec.request_headers, request.get("headers"))
         if isinstance(request.get("postData"), str):
-            rec.post_data = request["postData"]
+            rec.post_data = _body(request["postData"])
         rec.resource_type = str(params.get("type") or rec.resource_type or "") or None
         if isinstance(params.get("initiator"), dict):
-            rec.initiator = params["initiator"]
+            rec.initiator = _initiator(params["initiator"])
         if isinstance(params.get("timestamp"), int | float):
             rec.start_ts = float(params["timestamp"])
         wall = params.get("wallTime")
@@ -140,17 +186,17 @@ class NetworkLog:
         rec.status = int(status) if isinstance(status, int | float) else None
         rec.status_text = str(response.get("statusText") or "")
         rec.mime_type = str(response.get("mimeType") or "")
-        rec.response_headers.update(_headers(response.get("headers")))
+        _add_headers(rec.response_headers, response.get("headers"))
         rec.from_cache = bool(response.get("fromDiskCache"))
         rec.resource_type = str(params.get("type") or rec.resource_type or "") or None
 
     def _sent_extra(self, params: dict[str, Any]) -> None:
         if isinstance(params.get("headers"), dict) and not self._dropped_lately(params):
-            self._record(params).request_headers.update(_headers(params["headers"]))
+            _add_headers(self._record(params).request_headers, params["headers"])
 
     def _response_extra(self, params: dict[str, Any]) -> None:
         if isinstance(params.get("headers"), dict) and not self._dropped_lately(params):
-            self._record(params).response_headers.update(_headers(params["headers"]))
+            _add_headers(self._record(params).response_headers, params["headers"])
 
     def _finished(self, params: dict[str, Any]) -> None:
         rec = self._records.get(str(params.get("requestId", "")))
@@ -203,17 +249,36 @@ def source_path(url: str) -> str | None:
     return path if SOURCE_EXT.search(path) else None
 
 
-def _console_value(arg: Any) -> str:
+def _console_value(arg: Any, most: int) -> str:
+    """One console argument as text, at most ``most`` characters (a deep value is named, not encoded)."""
     if not isinstance(arg, dict):
-        return str(arg)
+        return _cut(arg, most) if isinstance(arg, str | int | float | bool) or arg is None else "[unknown]"
     if "value" in arg:
         value = arg["value"]
-        return (
-            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        )
+        if isinstance(value, str):
+            return value[:most]
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:most]
+        except (RecursionError, ValueError, TypeError):
+            return f"[{arg.get('type', 'object')}]"
     if arg.get("description"):
-        return str(arg["description"])
-    return f"[{arg.get('type', 'unknown')}]"
+        return _cut(arg["description"], most)
+    return f"[{_cut(arg.get('type', 'unknown'), 40)}]"
+
+
+def _console_message(args: list[Any]) -> str:
+    """The console call's arguments joined by spaces, cut at ``MAX_CONSOLE_MESSAGE_CHARS`` as they are
+    read (a page's 50 one-megabyte strings are never joined whole)."""
+    most = limits.MAX_CONSOLE_MESSAGE_CHARS
+    parts: list[str] = []
+    size = 0
+    for arg in args:
+        if size >= most:
+            break
+        part = _console_value(arg, most - size)
+        parts.append(part)
+        size += len(part) + 1
+    return " ".join(parts)[:most]
 
 
 class ConsoleLog:
@@ -241,8 +306,8 @@ class ConsoleLog:
     def _called(self, params: dict[str, Any]) -> None:
         args = params.get("args") if isinstance(params.get("args"), list) else []
         assert isinstance(args, list)
-        message = " ".join(_console_value(a) for a in args)[: limits.MAX_CONSOLE_MESSAGE_CHARS]
-        level = str(params.get("type") or "log")
+        message = _console_message(args)
+        level = _cut(params.get("type") or "log", 40)
         stamp = params.get("timestamp")
         seconds = float(stamp) / 1000.0 if isinstance(stamp, int | float) else time.time()
         frames = (

@@ -18,6 +18,7 @@ from argent.devices.base import DeviceError, DeviceProvider
 from argent.devices.chromium.keys import named_key, unknown_key_message
 from argent.errors import InvalidToolInputError
 from argent.flows.secrets import fill_secrets
+from argent.link import issues
 from argent.tools.args import arg
 from argent.tools.device_tools.base import UDID_DOC, DeviceTool, device_failure, fraction, now_ms, on_device
 from argent.tools.registry import ToolContext
@@ -138,6 +139,12 @@ async def keyboard(devices: DeviceProvider, args: KeyboardArgs, ctx: ToolContext
     delay = _bounded_ms("delayMs", args.delay_ms, limits.MAX_KEY_DELAY_MS)
     text = args.text or ""
     filled, secrets = fill_secrets(text, os.environ)
+    if len(filled) > limits.MAX_TYPED_CHARS:
+        raise InvalidToolInputError(
+            f"text is longer than one keyboard call types (MAX_TYPED_CHARS = {limits.MAX_TYPED_CHARS} "
+            "characters); type it in parts, or use paste for long text.",
+            issues=[issues.too_big(["text"], "string", limits.MAX_TYPED_CHARS)],
+        )
     if delay * (len(filled) - 1) > limits.MAX_PACED_TYPING_MS:
         raise InvalidToolInputError(
             f"Typing this text {delay:g} ms apart would take more than {limits.MAX_PACED_TYPING_MS} ms; "

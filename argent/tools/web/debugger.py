@@ -5,12 +5,18 @@ tab, and the console calls the device recorded (``ChromiumDevice.console``, a bo
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
+import json
 import os
+import shutil
 import tempfile
+import time
 from typing import Any
 
 from attrs import frozen
 
+from argent import limits
 from argent.devices.base import DeviceError, DeviceProvider
 from argent.devices.chromium.device import ChromiumDevice
 from argent.devices.chromium.recorders import ConsoleLog, log_lines
@@ -20,7 +26,6 @@ from argent.tools.registry import ToolContext, ToolSpec
 from argent.tools.web.common import DEVICE_ID_DOC, PORT_DOC, chromium_device, metro_port, web_spec
 
 APP_NAME = "Chromium"
-EVALUATE_TIMEOUT_SECONDS = 10.0
 ENABLED_DOMAINS = ["Page", "Inspector", "Network", "Runtime"]
 UNREACHABLE_GUIDANCE = (
     "The app's CDP endpoint could not be reached (or did not answer like CDP — see detail). Make sure the "
@@ -118,39 +123,138 @@ def exception_message(details: dict[str, Any]) -> str:
     return text
 
 
-async def evaluate(device: ChromiumDevice, expression: str) -> Any:
-    reply = await device.session.send(
-        "Runtime.evaluate",
-        {"expression": expression, "returnByValue": True, "awaitPromise": True},
-        timeout=EVALUATE_TIMEOUT_SECONDS,
+#: Runs the caller's expression (as a script, in the page's global scope: indirect eval, which CDP allows
+#: under any CSP), awaits it, and measures its JSON in the page: a result past the limits never crosses
+#: the CDP socket, so a page answering a 500 MB string or a deep object costs this server nothing.
+BOUNDED_EVALUATE = """(async () => {
+  const value = await (0, eval)(%(expression)s);
+  if (typeof value === "string" && value.length > %(chars)d) return {kind: "large", size: value.length};
+  const text = value === undefined ? undefined : JSON.stringify(value);
+  if (text === undefined) return {kind: "undefined"};
+  if (text.length > %(chars)d) return {kind: "large", size: text.length};
+  let depth = 0, deepest = 0, quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (quoted) { if (c === 92) i++; else if (c === 34) quoted = false; }
+    else if (c === 34) quoted = true;
+    else if (c === 91 || c === 123) { if (++depth > deepest) deepest = depth; }
+    else if (c === 93 || c === 125) depth--;
+  }
+  if (deepest > %(depth)d) return {kind: "deep", depth: deepest};
+  return {kind: "json", text};
+})()"""
+TOO_LARGE = (
+    "The expression's result is {size} characters of JSON, more than debugger-evaluate returns "
+    "(MAX_EVALUATE_RESULT_CHARS = {limit}). Return a part of it (e.g. .slice(0, 1000)) or a summary "
+    "(its length, its keys)."
+)
+TOO_DEEP = (
+    "The expression's result nests {depth} levels deep, more than debugger-evaluate returns "
+    "(MAX_EVALUATE_RESULT_DEPTH = {limit}). Return a flatter summary of it."
+)
+
+
+EVALUATE_TIMED_OUT = (
+    "The expression ran longer than debugger-evaluate waits (EVALUATE_TIMEOUT_SECONDS = {limit:g}s) and was "
+    "terminated; the page answers again. Evaluate something that finishes sooner (e.g. with a bounded loop)."
+)
+#: How much longer than the page's own limit the CDP answer is awaited (V8 reports the termination).
+TERMINATION_GRACE_SECONDS = 2.0
+
+
+async def _run(device: ChromiumDevice, wrapped: str) -> dict[str, Any]:
+    """Runtime.evaluate, never leaving the page busy: V8 stops a script past EVALUATE_TIMEOUT_SECONDS
+    (``timeout``), and a call left unanswered past that (a busy microtask chain) terminates the page's
+    execution, so the device's other tools work again."""
+    limit = limits.EVALUATE_TIMEOUT_SECONDS
+    params = {"expression": wrapped, "returnByValue": True, "awaitPromise": True, "timeout": limit * 1000}
+    timed_out = ToolExecutionError(
+        EVALUATE_TIMED_OUT.format(limit=limit), error_code="DEBUGGER_EVALUATE_TIMEOUT"
     )
+    started = time.monotonic()
+    try:
+        return await device.session.send(
+            "Runtime.evaluate", params, timeout=limit + TERMINATION_GRACE_SECONDS
+        )
+    except DeviceError:
+        # V8's own stop answers "Internal error"; no answer at all is the CDP timeout: both come at the limit
+        if not device.alive or time.monotonic() - started < limit:
+            raise
+        with contextlib.suppress(DeviceError):
+            await device.session.send("Runtime.terminateExecution", timeout=TERMINATION_GRACE_SECONDS)
+        raise timed_out from None
+
+
+async def evaluate(device: ChromiumDevice, expression: str) -> Any:
+    """The expression's value, bounded by ``limits.MAX_EVALUATE_RESULT_CHARS`` / ``_DEPTH``."""
+    wrapped = BOUNDED_EVALUATE % {
+        "expression": json.dumps(expression),
+        "chars": limits.MAX_EVALUATE_RESULT_CHARS,
+        "depth": limits.MAX_EVALUATE_RESULT_DEPTH,
+    }
+    reply = await _run(device, wrapped)
     details = reply.get("exceptionDetails")
     if isinstance(details, dict):
         raise ToolExecutionError(exception_message(details), error_code="DEBUGGER_EVALUATE_EXPRESSION_THREW")
     result = reply.get("result")
-    return result.get("value") if isinstance(result, dict) else None
+    value = result.get("value") if isinstance(result, dict) else None
+    answer: dict[str, Any] = value if isinstance(value, dict) else {}
+    kind = answer.get("kind")
+    if kind == "large":
+        message = TOO_LARGE.format(size=answer.get("size"), limit=limits.MAX_EVALUATE_RESULT_CHARS)
+        raise ToolExecutionError(message, error_code="DEBUGGER_EVALUATE_RESULT_TOO_LARGE")
+    if kind == "deep":
+        message = TOO_DEEP.format(depth=answer.get("depth"), limit=limits.MAX_EVALUATE_RESULT_DEPTH)
+        raise ToolExecutionError(message, error_code="DEBUGGER_EVALUATE_RESULT_TOO_LARGE")
+    text = answer.get("text")
+    if not isinstance(text, str) or len(text) > limits.MAX_EVALUATE_RESULT_CHARS:
+        return None
+    try:
+        return await asyncio.to_thread(json.loads, text)
+    except (ValueError, RecursionError):
+        return None
+
+
+_PRIVATE_DIRS: list[str] = []
+
+
+def _private_dir() -> str:
+    """This process's own directory (0700, removed at exit) for the log files of devices it did not
+    boot: never a predictable name in the shared temp directory, where another user could plant a
+    symlink and have page text written over a file of the server's user."""
+    if not _PRIVATE_DIRS:
+        made = tempfile.mkdtemp(prefix="argent-console-")
+        atexit.register(shutil.rmtree, made, True)
+        _PRIVATE_DIRS.append(made)
+    return _PRIVATE_DIRS[0]
 
 
 def log_path(device: ChromiumDevice) -> str:
-    """Where the console log file goes: inside an owned device's profile (removed with it), else the
-    system temp directory."""
+    """Where the console log file goes: inside an owned device's profile (removed with it), else this
+    process's private directory (a thread: it touches the disk)."""
     if device.profile_dir:
         return os.path.join(device.profile_dir, LOG_FILE_NAME)
-    return os.path.join(tempfile.gettempdir(), f"argent-logs-{device.port}-{os.getpid()}.log")
+    return os.path.join(_private_dir(), f"argent-logs-{device.port}.log")
+
+
+def _write_log(path: str, data: bytes) -> None:
+    """Replace the file at ``path`` with ``data``, never through a symlink."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
 
 
 async def log_registry(device: ChromiumDevice) -> dict[str, Any]:
     log: ConsoleLog = device.console
-    path = log_path(device)
     entries = list(log.entries)
 
-    def write() -> int:
+    def write() -> tuple[str, int]:
+        path = log_path(device)
         data = log_lines(entries).encode("utf-8")
-        with open(path, "wb") as out:
-            out.write(data)
-        return len(data)
+        _write_log(path, data)
+        return path, len(data)
 
-    size = await asyncio.to_thread(write)
+    path, size = await asyncio.to_thread(write)
     clusters = sorted(log.clusters.values(), key=lambda c: -c.count)[:20]
     return {
         "status": "connected",

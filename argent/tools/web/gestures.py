@@ -14,6 +14,7 @@ from argent import limits
 from argent.devices.base import DeviceProvider, UiNode, UiTree
 from argent.devices.chromium.device import ChromiumDevice
 from argent.errors import InvalidToolInputError, ToolExecutionError
+from argent.link import issues
 from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolSpec
 from argent.tools.web.common import chromium_device, web_spec
@@ -144,16 +145,28 @@ def tree_signature(tree: UiTree) -> str:
     return "\n".join(parts) + "\n" + tree.scroll
 
 
-def _bounded(name: str, value: int | None, default: int, low: int, high: int) -> int:
+def _bounded(
+    name: str, value: int | None, default: int, low: int, high: int, *, above: int | None = None
+) -> int:
+    """``value`` within [low, high] (upstream's zod bounds, reported as its issues; ``above``: upstream's
+    lower bound is exclusive, ``> above``), else ``default``."""
     if value is None:
         return default
     if not low <= value <= high:
-        raise InvalidToolInputError(f"{name} must be between {low} and {high}, got {value}.")
+        if value > high:
+            issue = issues.too_big([name], "number", high)
+        elif above is not None:
+            issue = issues.too_small([name], "number", above, inclusive=False)
+        else:
+            issue = issues.too_small([name], "number", low)
+        raise InvalidToolInputError(f"{name} must be between {low} and {high}, got {value}.", issues=[issue])
     return value
 
 
 async def screen_idle(device: ChromiumDevice, args: ScreenIdleArgs, abort: asyncio.Event) -> dict[str, Any]:
-    timeout = _bounded("timeoutMs", args.timeout_ms, IDLE_TIMEOUT_MS, 1, MAX_IDLE_TIMEOUT_MS) / 1000.0
+    timeout = (
+        _bounded("timeoutMs", args.timeout_ms, IDLE_TIMEOUT_MS, 1, MAX_IDLE_TIMEOUT_MS, above=0) / 1000.0
+    )
     poll = _bounded("pollIntervalMs", args.poll_interval_ms, IDLE_POLL_MS, 50, 5000) / 1000.0
     stable_for = _bounded("minStableMs", args.min_stable_ms, IDLE_MIN_STABLE_MS, 0, 10_000) / 1000.0
     started = time.monotonic()
@@ -195,7 +208,8 @@ def gesture_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
         ):
             raise InvalidToolInputError(
                 f"durationMs must be at most {limits.MAX_DRAG_DURATION_MS} (10s): the drag holds the left button "
-                "down for exactly this long, one frame per ~16ms."
+                "down for exactly this long, one frame per ~16ms.",
+                issues=[issues.too_big(["durationMs"], "number", limits.MAX_DRAG_DURATION_MS)],
             )
         device = await chromium_device(devices, args.udid)
         stamp = int(time.time() * 1000)
@@ -214,6 +228,8 @@ def gesture_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             "selection (a drag never scrolls; use gesture-scroll). Returns { dragged: true, timestampMs }.",
             DragArgs,
             gesture_drag,
+            always_load=True,
+            search_hint="drag drop slider mouse press move release chromium select",
         ),
         web_spec(
             "await-screen-idle",
@@ -223,5 +239,7 @@ def gesture_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             ScreenIdleArgs,
             await_screen_idle,
             long_running=True,
+            search_hint="wait until screen settles idle stable stops changing animation transition rendered ready "
+            "before screenshot",
         ),
     ]

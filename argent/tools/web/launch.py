@@ -11,6 +11,7 @@ from attrs import frozen
 
 from argent.devices.base import DeviceProvider
 from argent.errors import InvalidToolInputError
+from argent.link import issues
 from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolSpec
 from argent.tools.web.common import chromium_device, web_spec
@@ -37,9 +38,15 @@ class LaunchAppArgs:
 def launch_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
     async def launch_app(args: LaunchAppArgs, ctx: ToolContext) -> Any:
         if not BUNDLE_ID.fullmatch(args.bundle_id):
-            raise InvalidToolInputError(f"Invalid arguments for launch-app: bundleId: {BUNDLE_ID_MESSAGE}")
+            raise InvalidToolInputError(
+                f"Invalid arguments for launch-app: bundleId: {BUNDLE_ID_MESSAGE}",
+                issues=[issues.custom(["bundleId"], BUNDLE_ID_MESSAGE)],
+            )
         if args.activity is not None and not ACTIVITY.fullmatch(args.activity):
-            raise InvalidToolInputError(f"Invalid arguments for launch-app: activity: {ACTIVITY_MESSAGE}")
+            raise InvalidToolInputError(
+                f"Invalid arguments for launch-app: activity: {ACTIVITY_MESSAGE}",
+                issues=[issues.custom(["activity"], ACTIVITY_MESSAGE)],
+            )
         device = await chromium_device(devices, args.udid)
         await device.refresh_viewport()
         return {"launched": True, "bundleId": args.bundle_id}
@@ -52,5 +59,7 @@ def launch_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             "use open-url. Returns { launched, bundleId }.",
             LaunchAppArgs,
             launch_app,
+            always_load=True,
+            search_hint="open start app bundle id package simulator emulator chromium vega launch tvos apple tv fire tv",
         )
     ]

@@ -17,6 +17,7 @@ from attrs import frozen
 
 from argent import limits
 from argent.errors import ArgentError, InvalidToolInputError
+from argent.link import issues
 from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
 from argent.tools.verdicts import run_sequence_verdict
@@ -61,11 +62,15 @@ class Step:
 
 def parse_steps(raw: list[dict[str, Any]]) -> list[Step]:
     if not raw:
-        raise InvalidToolInputError("Invalid arguments for run-sequence: steps must hold at least one step.")
+        raise InvalidToolInputError(
+            "Invalid arguments for run-sequence: steps must hold at least one step.",
+            issues=[issues.too_small(["steps"], "array", 1)],
+        )
     if len(raw) > limits.MAX_SEQUENCE_STEPS:
         raise InvalidToolInputError(
             f"Invalid arguments for run-sequence: {len(raw)} steps, more than the {limits.MAX_SEQUENCE_STEPS} "
-            "one call may run. Split the sequence."
+            "one call may run. Split the sequence.",
+            issues=[issues.too_big(["steps"], "array", limits.MAX_SEQUENCE_STEPS)],
         )
     out: list[Step] = []
     for i, step in enumerate(raw):
@@ -84,6 +89,11 @@ def parse_steps(raw: list[dict[str, Any]]) -> list[Step]:
             isinstance(delay, bool) or not isinstance(delay, int | float) or not math.isfinite(delay)
         ):
             raise InvalidToolInputError(f"{where}.delayMs must be a number.")
+        if delay is not None and delay > limits.MAX_SEQUENCE_DELAY_MS:
+            raise InvalidToolInputError(
+                f"{where}.delayMs: at most {limits.MAX_SEQUENCE_DELAY_MS} ms (MAX_SEQUENCE_DELAY_MS) between steps.",
+                issues=[issues.too_big(["steps", i, "delayMs"], "number", limits.MAX_SEQUENCE_DELAY_MS)],
+            )
         out.append(Step(tool, args, DEFAULT_INTER_STEP_DELAY_MS if delay is None else float(delay)))
     return out
 
@@ -105,7 +115,11 @@ async def run_steps(
 ) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     for step in steps:
-        if ctx.abort.is_set():
+        if ctx.abort.is_set() or ctx.budget.exhausted:
+            break
+        if not ctx.budget.take():  # each step is a step of the call (a flow's, when one runs this)
+            ctx.budget.exhausted = True
+            results.append({"tool": step.tool, "error": ctx.budget.message})
             break
         if step.tool not in ALLOWED_TOOLS:
             allowed = ", ".join(ALLOWED_TOOLS)
@@ -162,5 +176,7 @@ def sequence_tools(registry: ToolRegistry) -> list[ToolSpec[Any]]:
             run_sequence,
             long_running=True,
             verdict=run_sequence_verdict,
+            always_load=True,
+            search_hint="batch sequence multiple gesture steps sequentially",
         )
     ]

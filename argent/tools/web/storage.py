@@ -151,6 +151,7 @@ def storage_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             "Returns { cookies, count } for get, else { set } / { deleted } / { cleared }.",
             CookiesArgs,
             cookies,
+            search_hint="cookies cookie get set delete clear httponly samesite session auth chromium",
         ),
         web_spec(
             "chromium-storage",
@@ -160,5 +161,6 @@ def storage_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             "Returns { value } for one key, { entries, count } for all, else { set } / { removed } / { cleared }.",
             StorageArgs,
             storage,
+            search_hint="storage localstorage sessionstorage local session get set remove clear key value chromium",
         ),
     ]

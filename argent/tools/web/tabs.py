@@ -14,11 +14,13 @@ from typing import Any, Literal
 
 from attrs import define, field, frozen
 
+from argent import limits
 from argent.devices.base import DeviceError, DeviceProvider
 from argent.devices.chromium.browser import browser_call, page_targets
 from argent.devices.chromium.device import ChromiumDevice
 from argent.errors import ToolExecutionError
 from argent.tools.args import arg
+from argent.tools.device_tools.base import launch_url
 from argent.tools.registry import ToolContext, ToolSpec
 from argent.tools.web.common import CHROMIUM_UDID_DOC, chromium_device, param_error, web_spec
 
@@ -120,9 +122,24 @@ async def activate(device: ChromiumDevice, target: dict[str, Any]) -> None:
         await device.switch_target(str(target["id"]), str(target["webSocketDebuggerUrl"]))
 
 
+TAB_LIMIT = (
+    "This device has {count} tabs open, the most one device may have (MAX_CHROMIUM_TABS = {limit}). Close "
+    "tabs you no longer need (action=close), then open this one."
+)
+
+
 async def open_tab(device: ChromiumDevice, url: str | None, label: str | None) -> list[dict[str, Any]]:
+    """Open ``url`` (checked as open-url checks it) in a new tab, within ``MAX_CHROMIUM_TABS``."""
+    page = launch_url(url) if url else "about:blank"
+    count = len(await listed(device))
+    if count >= limits.MAX_CHROMIUM_TABS:
+        raise ToolExecutionError(
+            TAB_LIMIT.format(count=count, limit=limits.MAX_CHROMIUM_TABS),
+            error_code="CHROMIUM_TAB_LIMIT",
+            error_kind="validation",
+        )
     try:
-        created = await browser_call(device.port, "Target.createTarget", {"url": url or "about:blank"})
+        created = await browser_call(device.port, "Target.createTarget", {"url": page})
     except DeviceError as exc:
         raise ToolExecutionError(
             f"Could not open a tab: {exc}", error_code="CHROMIUM_TAB_OPEN_FAILED", error_kind="unknown"
@@ -209,5 +226,6 @@ def tab_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             TabsArgs,
             tabs,
             precheck=page_readable,
+            search_hint="tab tabs window windows switch select close new open multi-tab chromium electron",
         )
     ]
