@@ -29,6 +29,8 @@ from argent.client.link_config import (
     write_link_config,
 )
 from argent.client.routing import TOOLS_URL_ENV
+from argent.link.codec import read_or_none
+from argent.link.models import ErrorBody, ToolListing
 
 PREFLIGHT_TIMEOUT_SECONDS = 3.0
 
@@ -98,7 +100,8 @@ async def preflight(url: str, token: str | None, *, timeout: float = PREFLIGHT_T
     except (ValueError, UnicodeDecodeError):
         body = None
     if not 200 <= status < 300:
-        error = body.get("error") if isinstance(body, dict) else None
+        answer = read_or_none(body, ErrorBody)
+        error = answer.error if answer is not None else None
         message = REFUSED.format(
             url=url,
             status=status,
@@ -111,10 +114,10 @@ async def preflight(url: str, token: str | None, *, timeout: float = PREFLIGHT_T
         elif status == 403:
             message = f"{message}\n{HINT_403}"
         return Preflight(message)
-    tools = body.get("tools") if isinstance(body, dict) else None
-    if not isinstance(tools, list):
+    listing = read_or_none(body, ToolListing)
+    if listing is None:
         return Preflight(NOT_ARGENT.format(url=url))
-    return Preflight(None, tools=len(tools))
+    return Preflight(None, tools=len(listing.tools))
 
 
 def _parse(value: str) -> LinkTarget:

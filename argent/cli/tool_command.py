@@ -24,6 +24,7 @@ import click
 from attrs import frozen
 from click.core import ParameterSource
 
+from argent.link.models import ToolEntry
 from argent.reports.render import terminal_safe
 
 if TYPE_CHECKING:
@@ -239,15 +240,14 @@ def _options(name: str, prop: dict[str, Any], index: int, required: bool) -> lis
 
 
 def build_tool_command(
-    entry: dict[str, Any],
+    entry: ToolEntry,
     common: list[click.Option],
     callback: Callable[..., Any],
     *,
     example: str,
 ) -> ToolCommand:
     """The command of one listing entry; ``common`` are the options every tool takes (``--args``, ``--json``)."""
-    schema = entry.get("inputSchema")
-    schema = schema if isinstance(schema, dict) else {}
+    schema = entry.input_schema if isinstance(entry.input_schema, dict) else {}
     props = schema.get("properties")
     props = props if isinstance(props, dict) else {}
     required = schema.get("required")
@@ -268,13 +268,13 @@ def build_tool_command(
             taken.add(spelled)
             params.append(opt)
             fields[str(opt.name)] = field
-    description = entry.get("description")
+    description = entry.description
     lines = [terminal_safe(description.strip()) if isinstance(description, str) else ""]
     lines.append("--args gives the whole argument object as JSON; flags override it.")
     if unflagged:
         lines.append("Pass these in --args: " + terminal_safe(", ".join(unflagged)))
     return ToolCommand(
-        str(entry["name"]),
+        entry.name,
         fields,
         params=params,
         callback=callback,

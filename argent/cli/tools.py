@@ -19,6 +19,7 @@ from argent.client.client_files import RefusedClientFile
 from argent.client.routing import resolve_route
 from argent.connect import open_client
 from argent.link.codec import to_wire
+from argent.link.models import ToolEntry
 from argent.reports.render import echo, json_text, unwritten_baseline_lines
 
 EMBEDDED_RECORDING_NOTE = (
@@ -28,12 +29,12 @@ EMBEDDED_RECORDING_NOTE = (
 )
 
 
-def _fetch_tools() -> list[dict[str, Any]]:
+def _fetch_tools() -> list[ToolEntry]:
     """The GET /tools entries; a tool-server that cannot be reached or refuses exits 1 with its reason."""
 
-    async def go() -> list[dict[str, Any]]:
+    async def go() -> list[ToolEntry]:
         async with open_client() as client:
-            return [to_wire(entry) for entry in await client.list_tools()]
+            return await client.list_tools()
 
     try:
         return asyncio.run(go())
@@ -54,36 +55,41 @@ def _placeholder(name: str, schema: dict[str, Any]) -> str:
     return f"<{name}>"
 
 
-def example(tool: dict[str, Any]) -> str:
+def _schema(tool: ToolEntry) -> dict[str, Any]:
+    """The tool's JSON Schema (kept as JSON by the model); ``{}`` when it has none."""
+    return tool.input_schema or {}
+
+
+def example(tool: ToolEntry) -> str:
     """A runnable example: the tool with its required arguments, and the arguments a derived file
     input is built from (flow-execute's ``flow_file`` needs ``name``)."""
-    schema = tool.get("inputSchema", {})
+    schema = _schema(tool)
     props = schema.get("properties", {})
     names: list[str] = list(schema.get("required", []))
-    for spec in tool.get("fileInputs") or []:
-        if not isinstance(spec, dict) or spec.get("optional") or spec.get("target") in names:
+    for spec in tool.file_inputs:
+        if spec.optional or spec.target in names:
             continue
-        for ref in re.findall(r"\$\{([A-Za-z0-9_]+)\}", str(spec.get("path", ""))):
+        for ref in re.findall(r"\$\{([A-Za-z0-9_]+)\}", spec.path):
             if ref in props and ref not in names:
                 names.append(ref)
-    parts = ["argent run", tool["name"]]
+    parts = ["argent run", tool.name]
     for name in names:
         value = _placeholder(name, props.get(name, {}))
         parts.append(_flag(name) + (f" {value}" if value else ""))
     return " ".join(parts)
 
 
-def _summary(tool: dict[str, Any]) -> str:
-    first = (tool.get("description") or "").strip().split("\n", 1)[0]
-    line = f"{tool['name']}  {first}"
-    if tool.get("disabled"):
-        line += f"  [disabled: {tool['disabled'].get('reason', '')}]"
+def _summary(tool: ToolEntry) -> str:
+    first = (tool.description or "").strip().split("\n", 1)[0]
+    line = f"{tool.name}  {first}"
+    if tool.disabled is not None:
+        line += f"  [disabled: {tool.disabled.reason}]"
     return line
 
 
-def _print_tool_brief(tool: dict[str, Any]) -> None:
+def _print_tool_brief(tool: ToolEntry) -> None:
     echo(_summary(tool))
-    required = tool.get("inputSchema", {}).get("required", [])
+    required = _schema(tool).get("required", [])
     if required:
         echo(f"    required: {', '.join(required)}")
     echo(f"    example: {example(tool)}")
@@ -100,7 +106,7 @@ def list_tools(as_json: bool) -> None:
     """Every tool with its required arguments and a runnable example."""
     entries = _fetch_tools()
     if as_json:
-        echo(json.dumps(entries, indent=2))
+        echo(json.dumps([to_wire(entry) for entry in entries], indent=2))
         return
     for tool in entries:
         _print_tool_brief(tool)
@@ -111,11 +117,7 @@ def list_tools(as_json: bool) -> None:
 def search_tools(words: tuple[str, ...]) -> None:
     """Tools whose name or description holds every word."""
     wanted = [w.lower() for w in words]
-    hits = [
-        t
-        for t in _fetch_tools()
-        if all(w in f"{t['name']} {t.get('description', '')}".lower() for w in wanted)
-    ]
+    hits = [t for t in _fetch_tools() if all(w in f"{t.name} {t.description or ''}".lower() for w in wanted)]
     if not hits:
         raise CommandFailed(f"No tool matches {' '.join(words)!r}. Run `argent tools list` to see them all.")
     for tool in hits:
@@ -126,16 +128,16 @@ def search_tools(words: tuple[str, ...]) -> None:
 @click.argument("name")
 def show_tool(name: str) -> None:
     """One tool: description, arguments as flags, file inputs, an example."""
-    entries = {t["name"]: t for t in _fetch_tools()}
+    entries = {t.name: t for t in _fetch_tools()}
     tool = entries.get(name)
     if tool is None:
         raise UsageProblem(f'Tool "{name}" not found. Run `argent tools list` to see the tools.')
-    echo(tool["name"])
-    if tool.get("disabled"):
-        echo(f"  [disabled: {tool['disabled'].get('reason', '')}]")
+    echo(tool.name)
+    if tool.disabled is not None:
+        echo(f"  [disabled: {tool.disabled.reason}]")
     echo("")
-    echo(tool.get("description", ""))
-    schema = tool.get("inputSchema", {})
+    echo(tool.description or "")
+    schema = _schema(tool)
     required = set(schema.get("required", []))
     props = schema.get("properties", {})
     if props:
@@ -147,11 +149,11 @@ def show_tool(name: str) -> None:
             flag = f"{_flag(arg_name)} <value>" if prop.get("type") != "boolean" else _flag(arg_name)
             tag = " (required)" if arg_name in required else ""
             echo(f"  {flag:<34} {kind}{tag}  {prop.get('description', '')}".rstrip())
-    if tool.get("fileInputs"):
+    if tool.file_inputs:
         echo("\nFile inputs:")
-        for spec in tool["fileInputs"]:
-            echo(f"  {spec['target']}: {spec['kind']} {spec['path']}")
-    if tool.get("longRunning"):
+        for spec in tool.file_inputs:
+            echo(f"  {spec.target}: {spec.kind} {spec.path}")
+    if tool.long_running:
         echo("\nLong running: progress streams while it works.")
     echo(f"\nExample:\n  {example(tool)}")
 
@@ -196,7 +198,7 @@ class RunGroup(click.Group):
         return []  # listing them asks the tool-server: `argent tools list` does
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entries = {t["name"]: t for t in _fetch_tools()}
+        entries = {t.name: t for t in _fetch_tools()}
         entry = entries.get(cmd_name)
         if entry is None:
             raise UsageProblem(f'Tool "{cmd_name}" not found. Run `argent tools list` to see the tools.')
@@ -219,7 +221,7 @@ def run_tool(args_json: str | None, as_json: bool | None) -> None:
     """
 
 
-def _run_tool_callback(entry: dict[str, Any]) -> Callable[..., None]:
+def _run_tool_callback(entry: ToolEntry) -> Callable[..., None]:
     def callback(args_json: str | None, as_json: bool | None, **_flags: Any) -> None:
         ctx = click.get_current_context()
         outer = ctx.parent.params if ctx.parent is not None else {}
@@ -233,9 +235,9 @@ def _run_tool_callback(entry: dict[str, Any]) -> Callable[..., None]:
     return callback
 
 
-def run_entry(entry: dict[str, Any], args_json: str | None, *, flags: dict[str, Any], as_json: bool) -> None:
+def run_entry(entry: ToolEntry, args_json: str | None, *, flags: dict[str, Any], as_json: bool) -> None:
     """Call the tool of ``entry`` with ``--args`` and the flags merged; print its result."""
-    tool = str(entry["name"])
+    tool = entry.name
 
     def warn(text: str) -> None:
         """A note on stderr; a JSON warning object with --json, so stderr stays machine-readable."""
@@ -243,7 +245,7 @@ def run_entry(entry: dict[str, Any], args_json: str | None, *, flags: dict[str, 
 
     args: dict[str, Any] = _args_object(args_json) if args_json is not None else {}
     args.update(flags)
-    schema = entry.get("inputSchema", {})
+    schema = _schema(entry)
     missing = [n for n in schema.get("required", []) if n not in args]
     if missing:
         raise UsageProblem(

@@ -49,6 +49,7 @@ from argent.link.models import (
     FileInput,
     FileInputSpec,
     FlowRunResult,
+    ImageResult,
     NamedUploads,
     PrerequisiteNotice,
     ProgressEvent,
@@ -75,6 +76,7 @@ ALWAYS: frozenset[tuple[type, str]] = frozenset(
         (ResultBody, "data"),
         (ResultEvent, "data"),
         (ProgressEvent, "data"),
+        (ImageResult, "mime_type"),
     }
 )
 #: Models marked on the wire by a key whose value is true.

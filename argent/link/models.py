@@ -232,6 +232,17 @@ class ResultEvent:
     data: Any = None
 
 
+@frozen
+class ImageResult:
+    """The result of a tool whose listing says ``outputHint: "image"`` (``screenshot``): the PNG as
+    base64 and its size. An MCP client is handed the image as image content."""
+
+    image: str
+    mime_type: str = "image/png"
+    width: int | None = None
+    height: int | None = None
+
+
 #: One NDJSON line of a streamed call, tagged by its ``event`` field; a call that fails once the
 #: stream is open ends with an ``ErrorBody`` line.
 Event: TypeAlias = ProgressEvent | ResultEvent | ErrorBody

@@ -22,7 +22,8 @@ from argent import __version__
 from argent.client.base import ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.connect import open_client
-from argent.link.models import ToolEntry
+from argent.link.codec import read_or_none
+from argent.link.models import ImageResult, ToolEntry
 from argent.reports.render import is_report, read_report, step_lines, summary_line, unwritten_baseline_lines
 
 INSTRUCTIONS = (
@@ -64,17 +65,11 @@ def render_report(result: Any) -> str:
 def _content(entry: ToolEntry | None, result: Any) -> list[types.ContentBlock]:
     if is_report(result):
         return [types.TextContent(type="text", text=render_report(result))]
-    if (
-        entry is not None
-        and entry.output_hint == "image"
-        and isinstance(result, dict)
-        and isinstance(result.get("image"), str)
-    ):
+    image = read_or_none(result, ImageResult) if entry is not None and entry.output_hint == "image" else None
+    if image is not None:
         meta = {k: v for k, v in result.items() if k != "image"}
         return [
-            types.ImageContent(
-                type="image", data=result["image"], mime_type=str(result.get("mimeType", "image/png"))
-            ),
+            types.ImageContent(type="image", data=image.image, mime_type=image.mime_type),
             types.TextContent(type="text", text=json.dumps(meta, indent=2)),
         ]
     if isinstance(result, str):

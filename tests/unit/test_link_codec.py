@@ -24,6 +24,7 @@ from argent.link.models import (
     FileInput,
     FileInputSpec,
     FlowRunResult,
+    ImageResult,
     PrerequisiteNotice,
     ProgressEvent,
     ResultEvent,
@@ -186,3 +187,18 @@ def test_a_status_that_is_not_text_renders_as_unknown_instead_of_crashing() -> N
 def test_an_ok_that_is_not_a_boolean_never_reads_as_a_pass() -> None:
     # Failed before: bool("false") is True, so a hostile "ok": "false" printed PASS (and exited 0).
     assert summary_line({"ok": "false", "steps": []}).startswith("FAIL — 0 passed")
+
+
+def test_an_image_result_is_written_in_upstream_s_order_with_its_mime_type_and_read_strictly() -> None:
+    image = ImageResult("iVBORw0KGgo=", "image/png", 390, 844)
+    wire = to_wire(image)
+    assert list(wire.items()) == [
+        ("image", "iVBORw0KGgo="),
+        ("mimeType", "image/png"),
+        ("width", 390),
+        ("height", 844),
+    ]
+    assert read_or_none(wire, ImageResult) == image
+    assert read_or_none({"image": 5, "mimeType": "image/png"}, ImageResult) is None
+    assert read_or_none({"mimeType": "image/png"}, ImageResult) is None
+    assert read_or_none({"image": "x", "mimeType": 7}, ImageResult) == ImageResult("x")

@@ -1,11 +1,15 @@
-"""The runner and the flow language keep their layering: no import cycle (lazy imports inside
-functions count), `flows/` imports nothing of ours but errors, limits and the CPU pool, and the engine names no
+"""The packages keep their layering: no import cycle in the runner and the flow language, nor in the
+tools, the client, the server, the devices, the protocol, the reports or the MCP adapter (lazy imports
+inside functions count), `flows/` imports nothing of ours but errors, limits and the CPU pool, and the engine names no
 tool and no directive."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
+
+import pytest
 
 import argent
 from argent.tools.builtin import build_registry
@@ -18,7 +22,8 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache
+def _imports(path: Path) -> frozenset[str]:
     """Every module of ours ``path`` imports, wherever the import statement is (a function body too)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: set[str] = set()
@@ -36,7 +41,7 @@ def _imports(path: Path) -> set[str]:
                     .exists()
                 ):
                     found.add(f"{node.module}.{alias.name}")
-    return found
+    return frozenset(found)
 
 
 def _graph(*packages: str) -> dict[str, set[str]]:
@@ -82,6 +87,17 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_runner_and_the_flow_language_have_no_import_cycle() -> None:
     cycle = _cycle(_graph("runner", "flows"))
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+#: The packages whose modules must not import each other in a circle either (an import inside a
+#: function or under ``TYPE_CHECKING`` counts, as above); each is checked with the layers below it.
+ACYCLIC = ("link", "devices", "tools", "client", "server", "reports", "mcp")
+
+
+@pytest.mark.parametrize("package", ACYCLIC)
+def test_a_package_has_no_import_cycle(package: str) -> None:
+    cycle = _cycle(_graph("link", "flows", "devices", "runner", package))
     assert cycle is None, " -> ".join(cycle or [])
 
 

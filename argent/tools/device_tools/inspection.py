@@ -18,7 +18,8 @@ from argent.devices.base import DeviceError, DeviceProvider
 from argent.devices.chromium.device import ChromiumDevice
 from argent.devices.chromium.walker import DESCRIBE_MAX_DEPTH, DESCRIBE_MAX_NODES
 from argent.errors import InvalidToolInputError
-from argent.link.models import FileInputSpec
+from argent.link.codec import to_wire
+from argent.link.models import FileInputSpec, ImageResult
 from argent.runner import pixels
 from argent.tools.args import arg
 from argent.tools.device_tools.base import (
@@ -114,12 +115,7 @@ async def screenshot(devices: DeviceProvider, args: ScreenshotArgs, ctx: ToolCon
     if args.scale is not None and args.scale < 1:
         png = await run_cpu(_scaled, png, args.scale)
     width, height = pixels.png_size(png)
-    return {
-        "image": base64.b64encode(png).decode("ascii"),
-        "mimeType": "image/png",
-        "width": width,
-        "height": height,
-    }
+    return to_wire(ImageResult(base64.b64encode(png).decode("ascii"), "image/png", width, height))
 
 
 async def describe(devices: DeviceProvider, args: DescribeArgs, ctx: ToolContext) -> Any:
