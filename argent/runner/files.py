@@ -12,8 +12,10 @@ directory of the file that names the target, a NUL, and the target as written;
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Protocol
 
 from attrs import frozen
@@ -80,9 +82,40 @@ def baseline_dir(root: FlowRef, flow_name: str) -> str:
     return names.baseline_dir(root.canonical, flow_name)
 
 
+#: The real paths resolved so far in this thread's ``one_resolution`` block (absent: none open).
+_resolved = threading.local()
+
+
+@contextlib.contextmanager
+def one_resolution() -> Iterator[None]:
+    """Within the block, a path this thread resolves again gets its first resolution.
+
+    One worker-thread hop checks a flow file against the policy and then reads it, each resolving
+    the same path; resolving it once also makes the check and the read agree on the file. Nothing
+    outlives the block: the next hop (the next call, the next `run:`) resolves afresh, so a path
+    that changes between calls is seen."""
+    outer = getattr(_resolved, "paths", None)
+    _resolved.paths = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _resolved.paths = outer
+
+
 def canonical_path(path: str) -> str:
     """The real path with kernel semantics; for a missing file, the real path of the nearest
     directory that exists with the rest of the path; unresolvable links keep their spelling."""
+    paths: dict[str, str] | None = getattr(_resolved, "paths", None)
+    if paths is None:
+        return _canonical_path(path)
+    real = paths.get(path)
+    if real is None:
+        real = paths[path] = _canonical_path(path)
+        paths.setdefault(real, real)  # a real path is its own, as the check after a resolution asks
+    return real
+
+
+def _canonical_path(path: str) -> str:
     try:
         return os.path.realpath(path, strict=True)
     except OSError:
@@ -90,8 +123,8 @@ def canonical_path(path: str) -> str:
         if not head or head == path:
             return path
         if not tail:
-            return canonical_path(head)
-        return os.path.join(canonical_path(head), tail)
+            return _canonical_path(head)
+        return os.path.join(_canonical_path(head), tail)
 
 
 def spelling_of(directory: str, basename: str) -> Spelling:
@@ -156,12 +189,13 @@ class DiskFlowFiles:
     def _resolve_and_read(
         self, resolve: Callable[..., FlowRef], *args: str
     ) -> tuple[FlowRef, tuple[str, str | Exception]]:
-        ref = resolve(*args)
-        text: str | Exception
-        try:
-            text = self._read_text_sync(ref.canonical)
-        except Exception as exc:  # raised by the read_text that takes it
-            text = exc
+        with one_resolution():
+            ref = resolve(*args)
+            text: str | Exception
+            try:
+                text = self._read_text_sync(ref.canonical)
+            except Exception as exc:  # raised by the read_text that takes it
+                text = exc
         return ref, (ref.canonical, text)
 
     def _locate_sync(self, path: str) -> FlowRef:

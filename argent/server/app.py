@@ -7,14 +7,13 @@ import contextlib
 import functools
 import logging
 import shutil
-import time
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 
 from argent.devices.chromium.provider import ChromiumDeviceProvider
 from argent.server.config import ServerConfig
-from argent.server.guards import Handler, host_guard, json_errors
+from argent.server.guards import json_errors
 from argent.server.keys import (
     ACTIVITY,
     ARTIFACTS_DIR,
@@ -26,7 +25,7 @@ from argent.server.keys import (
     UPLOADS,
     Activity,
 )
-from argent.server.policy_guard import policy_middlewares
+from argent.server.policy_guard import front_guard
 from argent.server.routes import routes
 from argent.server.tmp_files import ServerFiles, TmpClaim, reclaim_stopped_servers
 from argent.server.uploads import UploadStore
@@ -59,7 +58,7 @@ def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> we
             file_input_dirs=functools.partial(files.mkdtemp, "file-input"),
         )
     app = web.Application(
-        middlewares=[json_errors, host_guard(config), *policy_middlewares(config), track_activity],
+        middlewares=[json_errors, front_guard(config)],
         client_max_size=config.max_body_bytes,
     )
     app[CONFIG] = config
@@ -161,17 +160,3 @@ async def _abort_inflight(app: web.Application) -> None:
     events: set[asyncio.Event] = app[INFLIGHT]
     for abort in list(events):
         abort.set()
-
-
-@web.middleware
-async def track_activity(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Tool listings, calls and uploads count as activity; a running call keeps the server busy."""
-    if request.path == "/healthz":
-        return await handler(request)
-    activity = request.app[ACTIVITY]
-    activity.busy += 1
-    try:
-        return await handler(request)
-    finally:
-        activity.busy -= 1
-        activity.last = time.monotonic()

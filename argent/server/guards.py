@@ -1,4 +1,5 @@
-"""Middlewares: JSON errors for everything, the Host-header check, and bearer auth."""
+"""JSON errors for everything (a middleware), the Host-header check and bearer auth (checks the
+front guard of ``argent.server.policy_guard`` runs)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
-from aiohttp.typedefs import Middleware
 
 from argent.errors import ArgentError
 from argent.link.codec import to_wire
@@ -79,15 +79,19 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return json_error(500, "Internal error in the tool-server; its log has the details.")
 
 
-def host_guard(config: ServerConfig) -> Middleware:
-    """Refuse Host headers other than loopback and the bind host (DNS-rebinding defence)."""
+#: A check of the request's headers before its handler: a refusal to answer with, or None.
+Check = Callable[[web.Request], web.StreamResponse | None]
+
+
+def host_check(config: ServerConfig) -> Check | None:
+    """Refuse Host headers other than loopback and the bind host (DNS-rebinding defence); None when
+    every Host is accepted."""
     allowed = config.allowed_hosts
+    if allowed is None:
+        return None
     bind_note = "" if config.host in LOOPBACK_HOSTS else f" and its bind host ({config.host})"
 
-    @web.middleware
-    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if allowed is None:
-            return await handler(request)
+    def check(request: web.Request) -> web.StreamResponse | None:
         raw = request.headers.get("Host")
         if not raw:
             return json_error(400, "Missing Host header")
@@ -100,19 +104,21 @@ def host_guard(config: ServerConfig) -> Middleware:
                 f"(127.0.0.1, localhost, ::1){bind_note} to defend against DNS-rebinding. If you are reaching "
                 "this from your own client, use one of those instead of a public hostname.",
             )
-        return await handler(request)
+        return None
 
-    return guard
+    return check
 
 
-def bearer_auth(token: str | None) -> Middleware:
-    """Require `Authorization: Bearer <token>` (constant-time compare) on every route but /healthz."""
-    expected = token.encode() if token else None
+def bearer_check(token: str | None) -> Check | None:
+    """Require `Authorization: Bearer <token>` (constant-time compare) on every route but /healthz;
+    None without a token."""
+    if not token:
+        return None
+    expected = token.encode()
 
-    @web.middleware
-    async def auth(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if expected is None or request.path in PUBLIC_PATHS:
-            return await handler(request)
+    def check(request: web.Request) -> web.StreamResponse | None:
+        if request.path in PUBLIC_PATHS:
+            return None
         header = request.headers.get("Authorization", "")
         # aiohttp keeps undecodable header bytes as surrogates: compare the bytes the client sent.
         given = (
@@ -122,6 +128,6 @@ def bearer_auth(token: str | None) -> Middleware:
         )
         if not given or not hmac.compare_digest(given, expected):
             return json_error(401, UNAUTHORIZED)
-        return await handler(request)
+        return None
 
-    return auth
+    return check

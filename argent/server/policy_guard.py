@@ -1,4 +1,4 @@
-"""The middlewares of the server's policy, in the order a request meets them:
+"""The checks of the server's policy, in the order a request meets them (after the Host check):
 
 1. ``origin_guard``: a request from a foreign web origin is refused (403), in every mode;
 2. auth: the server's one bearer token, or with named tokens the token the caller sent (it names
@@ -26,8 +26,8 @@ from argent.limits import RETRY_AFTER_SECONDS, TOOL_LISTING_CACHE_SECONDS
 from argent.link.codec import to_wire
 from argent.link.models import Disabled, ToolEntry, ToolListing
 from argent.server.config import ServerConfig
-from argent.server.guards import UNAUTHORIZED, Handler, bearer_auth, json_error
-from argent.server.keys import CONFIG, REGISTRY
+from argent.server.guards import UNAUTHORIZED, Check, Handler, bearer_check, host_check, json_error
+from argent.server.keys import ACTIVITY, CONFIG, REGISTRY
 from argent.server.policy import TokenRule
 from argent.tools.call_policy import CallPolicy
 
@@ -114,7 +114,7 @@ def _same_origin(origin: str, request: web.Request, allowed: frozenset[str] | No
     return ":" in tail and tail.rsplit(":", 1)[1] == str(port)
 
 
-def origin_guard(config: ServerConfig) -> Middleware:
+def origin_check(config: ServerConfig) -> Check:
     """Refuse a request from a foreign web origin (403 JSON), in every mode.
 
     An Origin is foreign unless its host is one the server accepts as Host (loopback and the bind
@@ -123,46 +123,44 @@ def origin_guard(config: ServerConfig) -> Middleware:
     ``Origin: null`` is foreign, and so is a request with two Origin headers."""
     allowed = config.allowed_hosts
 
-    @web.middleware
-    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    def check(request: web.Request) -> web.StreamResponse | None:
         origins = request.headers.getall("Origin", [])
         if origins and (len(origins) > 1 or not _same_origin(origins[0], request, allowed)):
             shown = ", ".join(origins)[:200]
             return json_error(403, FOREIGN_ORIGIN.format(origin=shown), error_code=ORIGIN_REFUSED)
-        return await handler(request)
+        return None
 
-    return guard
+    return check
 
 
-def named_token_auth(config: ServerConfig) -> Middleware:
+def named_token_check(config: ServerConfig) -> Check:
     """``Authorization: Bearer <token>`` of one of the named tokens; the request carries its rule."""
     policy = config.policy
 
-    @web.middleware
-    async def auth(request: web.Request, handler: Handler) -> web.StreamResponse:
+    def check(request: web.Request) -> web.StreamResponse | None:
         if request.path == "/healthz":
-            return await handler(request)
+            return None
         header = request.headers.get("Authorization", "")
         given = header[len("Bearer ") :].strip() if header.startswith("Bearer ") else ""
         rule = policy.match(given) if given else None
         if rule is None:
             return json_error(401, UNAUTHORIZED)
         request[TOKEN_RULE] = rule
-        return await handler(request)
+        return None
 
-    return auth
+    return check
 
 
-def call_guard(config: ServerConfig) -> Middleware:
+class _CallGate:
     """A tool call: a JSON body, the guard of the caller's token, then its concurrent calls; nothing
     runs when one refuses."""
-    limit = config.policy.concurrent_calls_per_token
-    running: dict[str, int] = {}
 
-    @web.middleware
-    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.method != "POST" or not request.path.startswith(TOOL_CALL_PREFIX):
-            return await handler(request)
+    def __init__(self, config: ServerConfig) -> None:
+        self.limit = config.policy.concurrent_calls_per_token
+        self.running: dict[str, int] = {}
+
+    def enter(self, request: web.Request) -> web.StreamResponse | str:
+        """A refusal, or the key of the caller's running calls (counted until ``leave``)."""
         if request.content_type != "application/json":
             got = request.headers.get("Content-Type", "none")[:100]
             return json_error(415, NOT_JSON.format(path=request.path, got=got), error_code=BODY_NOT_JSON)
@@ -173,7 +171,8 @@ def call_guard(config: ServerConfig) -> Middleware:
                 return web.json_response(refusal.to_wire(), status=refusal.status)
         rule = request.get(TOKEN_RULE)
         key = rule.name if rule is not None else ""
-        if running.get(key, 0) >= limit:
+        limit = self.limit
+        if self.running.get(key, 0) >= limit:
             who = f'Token "{rule.name}"' if rule is not None else "This token"
             response = json_error(
                 429,
@@ -182,18 +181,47 @@ def call_guard(config: ServerConfig) -> Middleware:
             )
             response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
             return response
-        running[key] = running.get(key, 0) + 1
+        self.running[key] = self.running.get(key, 0) + 1
+        return key
+
+    def leave(self, key: str) -> None:
+        self.running[key] -= 1
+        if not self.running[key]:
+            del self.running[key]
+
+
+def front_guard(config: ServerConfig) -> Middleware:
+    """Every check a request meets before its handler, in one middleware (one layer per check cost
+    a coroutine and a partial per request): the Host check, then the policy's, in the order of the
+    module docstring; a request that passes counts as activity (but ``/healthz``)."""
+    auth = named_token_check(config) if config.policy.tokens else bearer_check(config.token)
+    checks = tuple(check for check in (host_check(config), origin_check(config), auth) if check is not None)
+    gate = _CallGate(config)
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        for check in checks:
+            refusal = check(request)
+            if refusal is not None:
+                return refusal
+        key: str | None = None
+        if request.method == "POST" and request.path.startswith(TOOL_CALL_PREFIX):
+            entered = gate.enter(request)
+            if not isinstance(entered, str):
+                return entered
+            key = entered
         try:
-            return await handler(request)
+            if request.path == "/healthz":
+                return await handler(request)
+            activity = request.app[ACTIVITY]
+            activity.busy += 1
+            try:
+                return await handler(request)
+            finally:
+                activity.busy -= 1
+                activity.last = time.monotonic()
         finally:
-            running[key] -= 1
-            if not running[key]:
-                del running[key]
+            if key is not None:
+                gate.leave(key)
 
     return guard
-
-
-def policy_middlewares(config: ServerConfig) -> list[Middleware]:
-    """The policy's middlewares, between the Host check and the handlers."""
-    auth = named_token_auth(config) if config.policy.tokens else bearer_auth(config.token)
-    return [origin_guard(config), auth, call_guard(config)]

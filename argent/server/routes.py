@@ -17,7 +17,6 @@ from argent.link.codec import event_to_wire, to_wire
 from argent.link.models import (
     ErrorBody,
     Health,
-    ProgressEvent,
     UploadAnswer,
 )
 from argent.runner.budget import StepBudget
@@ -25,7 +24,7 @@ from argent.server.body import read_body
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
 from argent.server.policy_guard import call_policy, listing_body
-from argent.server.stream import NdjsonStream, encode_result, result_body, result_line, wants_stream
+from argent.server.stream import NdjsonStream, ReportLines, encode_result, result_body, wants_stream
 from argent.tools.registry import ToolContext
 
 routes = web.RouteTableDef()
@@ -133,10 +132,11 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     registry = request.app[REGISTRY]
     abort = asyncio.Event()
     stream = NdjsonStream(request) if wants_stream(request) else None
+    lines = ReportLines()
 
     async def emit(event: Any) -> None:
         if stream is not None:
-            await stream.send(event_to_wire(ProgressEvent(event)))
+            await stream.send_line(lines.progress_line(event))
             if stream.broken:
                 abort.set()
 
@@ -179,7 +179,7 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     if stream is None:
         body = await encode_result(result_body, result)
         return web.Response(body=body, content_type="application/json", charset="utf-8")
-    await stream.send_line(await encode_result(result_line, result))
+    await stream.send_line(await encode_result(lines.result_line, result))
     await stream.close()
     return stream.response
 

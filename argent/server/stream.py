@@ -16,6 +16,7 @@ a 20-step echo flow is now one write. A client that reads slowly holds the call 
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +26,7 @@ from aiohttp import web
 from argent.cpu import run_cpu
 from argent.limits import RESULT_STEPS_ENCODED_IN_PLACE, STREAM_COALESCE_BYTES, STREAM_FLUSH_DELAY_SECONDS
 from argent.link.codec import event_to_wire, to_wire
-from argent.link.models import ResultBody, ResultEvent
+from argent.link.models import EVENT_TAGS, FlowRunResult, ProgressEvent, ResultBody, ResultEvent, StepReport
 
 NDJSON = "application/x-ndjson"
 STREAM_HEADERS = {
@@ -84,6 +85,57 @@ def result_line(result: Any) -> bytes:
 def result_body(result: Any) -> bytes:
     """The body of a buffered answer whose call succeeded (as ``web.json_response`` writes it)."""
     return dumps_in_parts(to_wire(ResultBody(result)), compact=False).encode()
+
+
+def _event_head(event: type) -> str:
+    """The start of an event line up to its ``data`` value, as ``event_to_wire`` spells it."""
+    return "{" + _encode("event") + ":" + _encode(EVENT_TAGS[event]) + "," + _encode("data") + ":"
+
+
+_PROGRESS_HEAD = _event_head(ProgressEvent)
+_RESULT_HEAD = _event_head(ResultEvent)
+
+
+class ReportLines:
+    """The lines of a streamed run, each ``StepReport`` converted to the wire and encoded once.
+
+    A report goes out as a progress line as it happens and again inside the result line; the
+    result line splices in the text its progress line carried (the same bytes: both are compact
+    encodings of ``to_wire(report)``). Only the reports of a result encoded in place are kept
+    (RESULT_STEPS_ENCODED_IN_PLACE); a longer run's result is encoded afresh, off the loop."""
+
+    def __init__(self) -> None:
+        #: Each kept report's text by its ``id`` (the report is held too, so the id stays its own).
+        self._texts: dict[int, tuple[StepReport, str]] = {}
+
+    def progress_line(self, event: Any) -> bytes:
+        """``encode_line(event_to_wire(ProgressEvent(event)))``."""
+        if type(event) is not StepReport:
+            return encode_line(event_to_wire(ProgressEvent(event)))
+        text = _encode(to_wire(event))
+        if len(self._texts) <= RESULT_STEPS_ENCODED_IN_PLACE:
+            self._texts[id(event)] = (event, text)
+        return (_PROGRESS_HEAD + text + "}\n").encode()
+
+    def result_line(self, result: Any) -> bytes:
+        """``result_line(result)``, with the text of each report already sent."""
+        if type(result) is not FlowRunResult or len(result.steps) > RESULT_STEPS_ENCODED_IN_PLACE:
+            return result_line(result)
+        view = copy.copy(result)
+        view.steps = []
+        data = to_wire(view)
+        steps = "[" + ",".join(self._text(step) for step in result.steps) + "]"
+        body = ",".join(
+            _encode(key) + ":" + (steps if key == "steps" else dumps_in_parts(value, compact=True))
+            for key, value in data.items()
+        )
+        return (_RESULT_HEAD + "{" + body + "}}\n").encode()
+
+    def _text(self, step: StepReport) -> str:
+        known = self._texts.get(id(step))
+        if known is not None and known[0] is step:
+            return known[1]
+        return dumps_in_parts(to_wire(step), compact=True)
 
 
 async def encode_result(encode: Callable[[Any], bytes], result: Any) -> bytes:
