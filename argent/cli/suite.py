@@ -46,7 +46,7 @@ from argent.reports.render import (
 )
 
 if TYPE_CHECKING:
-    from argent.cli.flow import _FlowRun
+    from argent.cli.flow_run import _FlowRun
 
 EXIT_OK, EXIT_FAILED = 0, 1
 BUSY_STATUS = 429

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from argent.testing.items import SESSION, FlowDirectory, flow_dirs, is_inside
+from argent.testing.items import FlowDirectory
+from argent.testing.options import SESSION, flow_dirs, is_inside
 
 if find_spec("pytest_aiohttp") is not None and find_spec("pytest_asyncio") is not None:
     from argent.testing.fixtures import argent_run_flow, argent_server

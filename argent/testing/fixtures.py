@@ -20,7 +20,7 @@ import pytest
 import pytest_asyncio
 from attrs import frozen
 
-from argent.testing.items import project_root
+from argent.testing.options import project_root
 
 __all__ = ["ArgentServer", "FlowNotRun", "RunFlow", "argent_run_flow", "argent_server"]
 
@@ -90,7 +90,7 @@ def argent_run_flow(request: pytest.FixtureRequest, pytestconfig: pytest.Config)
         """Run one flow (a saved name, or a path to its YAML) and return its FlowRunResult as a dict,
         whether it passed or not; ``args`` are flow-execute arguments (``device``, ``platform``,
         ``updateBaselines``). Raises ``FlowNotRun`` only when the flow could not run at all."""
-        from argent.cli.flow import _FlowRun
+        from argent.cli.flow_run import _FlowRun
         from argent.cli.problems import CommandFailed
         from argent.cli.suite import call_flow
         from argent.cli.targets import FlowTarget, resolve_flow_ref

@@ -23,50 +23,12 @@ import pytest
 # is the short summary's text, and pytest-xdist carries it from the workers intact.
 from _pytest._code.code import ReprEntry, ReprExceptionInfo, ReprFileLocation, ReprTraceback
 
+from argent.testing.options import project_root
+
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
     from argent.reports.model import FlowOutcome
-
-FLOW_DIRS = pytest.StashKey[list[Path]]()
-PROJECT_ROOT = pytest.StashKey[Path]()
-#: The ``runs.FlowSession`` of this process, once a flow item ran.
-SESSION = pytest.StashKey[object]()
-
-
-def is_inside(path: Path, directory: Path) -> bool:
-    """``path`` is ``directory`` or below it (lexically, both absolute)."""
-    return path == directory or directory in path.parents
-
-
-def flow_dirs(config: pytest.Config) -> list[Path]:
-    """The flow directories of the run: ``--argent-flows`` (relative to where pytest was started),
-    then the ini ``argent_flows`` (relative to the ini file); absolute, each once."""
-    cached = config.stash.get(FLOW_DIRS, None)
-    if cached is not None:
-        return cached
-    invoked = config.invocation_params.dir
-    found: list[Path] = []
-    given: list[Path] = [invoked / d for d in config.getoption("argent_flows") or []]
-    given += list(config.getini("argent_flows"))
-    for directory in given:
-        absolute = Path(os.path.abspath(directory))
-        if not absolute.is_dir():
-            raise pytest.UsageError(f"argent flows: {absolute} is not a directory of flows.")
-        if absolute not in found:
-            found.append(absolute)
-    config.stash[FLOW_DIRS] = found
-    return found
-
-
-def project_root(config: pytest.Config) -> Path:
-    """The project root of the runs, as the CLI finds it from the directory pytest started in."""
-    from argent.cli.targets import find_project_root
-
-    root = config.stash.get(PROJECT_ROOT, None)
-    if root is None:
-        root = config.stash[PROJECT_ROOT] = find_project_root(config.invocation_params.dir)
-    return root
 
 
 def is_flow_file(path: Path) -> bool:

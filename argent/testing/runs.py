@@ -3,7 +3,7 @@
 The flow items of a process share one client, opened at the first item and closed when the session
 ends: routed as the CLI routes (``argent.client.routing``: the configured link, else a tool-server
 started in process), so under pytest-xdist each worker has its own tool-server. Each item is one
-flow-execute call with the arguments ``argent flow run`` sends (``argent.cli.flow._FlowRun``), retried
+flow-execute call with the arguments ``argent flow run`` sends (``argent.cli.flow_run._FlowRun``), retried
 while a shared tool-server is busy (``argent.cli.suite.call_flow``), and read into the outcome the
 reports use (``argent.reports.model``): the status, the first failing step line, and every line.
 
@@ -21,14 +21,14 @@ from typing import Any
 
 import pytest
 
-from argent.cli.flow import _FlowRun
+from argent.cli.flow_run import _FlowRun
 from argent.cli.suite import call_flow
 from argent.cli.targets import FlowTarget
 from argent.client.base import ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.reports.model import FlowOutcome, outcome_of
 from argent.reports.recorder import relative_name
-from argent.testing.items import SESSION, project_root
+from argent.testing.options import SESSION, project_root
 
 
 def run_options(config: pytest.Config) -> dict[str, Any]:

@@ -1023,7 +1023,7 @@ def failed_snapshot(tmp_path: Path, key: str = "home__chromium-100x80", **extra:
 
 
 def test_output_export_copies_failed_snapshots_and_claims_the_dir(tmp_path: Path) -> None:
-    from argent.cli.flow import EXPORT_MARKER, export_artifacts
+    from argent.cli.flow_run import EXPORT_MARKER, export_artifacts
 
     out = tmp_path / "out"
     warnings: list[str] = []
@@ -1047,7 +1047,7 @@ def test_output_export_copies_failed_snapshots_and_claims_the_dir(tmp_path: Path
 def test_output_export_moves_aside_for_another_flow_and_unknown_files(tmp_path: Path) -> None:
     import hashlib
 
-    from argent.cli.flow import export_artifacts
+    from argent.cli.flow_run import export_artifacts
 
     out = tmp_path / "out"
     export_artifacts({"steps": [failed_snapshot(tmp_path)]}, "/a/home.yaml", "home", out, lambda _: None)
@@ -1070,7 +1070,7 @@ def test_output_export_moves_aside_for_another_flow_and_unknown_files(tmp_path: 
 def test_output_export_skips_unsafe_names_and_leaves_output_alone_when_nothing_to_copy(
     tmp_path: Path,
 ) -> None:
-    from argent.cli.flow import export_artifacts
+    from argent.cli.flow_run import export_artifacts
 
     out = tmp_path / "out"
     warnings: list[str] = []

@@ -1,0 +1,319 @@
+"""One `argent flow run`: its arguments, its client, its output and the images it exports.
+
+The suite runner (``argent.cli.suite``) and the pytest plugin drive the same object, so a flow runs
+with the same arguments and reads the same whichever started it."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from argent.cli.live import LiveStatus
+from argent.cli.problems import CommandFailed, call_failed
+from argent.cli.targets import (
+    FlowTarget,
+    UsageProblem,
+)
+from argent.client.base import ToolCallError, ToolClient
+from argent.client.client_files import RefusedClientFile
+from argent.connect import open_client
+from argent.link.codec import read_or_none
+from argent.link.models import PrerequisiteNotice, StepReport
+from argent.reports.render import (
+    echo,
+    is_report,
+    json_text,
+    read_report,
+    read_step,
+    step_lines,
+    summary_line,
+    unwritten_baseline_lines,
+)
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+class _FlowRun:
+    def __init__(self, root: Path, options: dict[str, Any], *, as_json: bool, output: str | None) -> None:
+        self.root = root
+        self.options = options
+        self.as_json = as_json
+        self.output = output
+        #: The reports' hook on every call of the run (``argent.cli.suite``).
+        self.wrap_client: Callable[[ToolClient], ToolClient] = lambda client: client
+
+    @contextlib.asynccontextmanager
+    async def client(self) -> AsyncIterator[ToolClient]:
+        async with open_client(notice=self.notice) as client:
+            yield self.wrap_client(client)
+
+    def notice(self, text: str) -> None:
+        """A note for the user on stderr (a ``[flow-files]`` line, an upload): a JSON warning object
+        with ``--json``, so stderr stays machine-readable too."""
+        if self.as_json:
+            echo(json_text({"warning": text}, indent=None), err=True)
+        else:
+            echo(text, err=True)
+
+    def _args(self, target: FlowTarget) -> dict[str, Any]:
+        args: dict[str, Any] = {"project_root": str(self.root), **self.options}
+        if target.name is not None:
+            args["name"] = target.name
+        else:
+            args["flow_path"] = target.path
+        return args
+
+    def _refused(self, refusals: list[RefusedClientFile]) -> Callable[[RefusedClientFile], None]:
+        """Print each client file the client refused to write, and keep it (the run then exits 1)."""
+
+        def refused(refusal: RefusedClientFile) -> None:
+            refusals.append(refusal)
+            self.notice(refusal.line())
+
+        return refused
+
+    async def single(self, target: FlowTarget) -> int:
+        printed_header = False
+        refusals: list[RefusedClientFile] = []
+        root_flow = target.stem
+
+        live = LiveStatus(enabled=False if self.as_json else None)
+
+        def progress(step: dict[str, Any]) -> None:
+            nonlocal printed_header
+            if self.as_json:
+                return
+            if not printed_header:
+                live.line(f'Flow "{root_flow}"')
+                printed_header = True
+            report = read_step(step)
+            for line in step_lines(report if report is not None else step, root_flow):
+                live.line(line)
+            live.next_step = (report.index if report is not None else 0) + 2
+
+        async with self.client() as client, live:
+            try:
+                result = await client.call(
+                    "flow-execute",
+                    self._args(target),
+                    on_progress=progress,
+                    on_refused=self._refused(refusals),
+                )
+            except ToolCallError as exc:
+                raise call_failed(exc) from None
+            # Copy failed snapshots' images while the tool-server that keeps them is still up.
+            exported = self._export(result, target) if is_report(result) else []
+        report = read_report(result)  # read after the export: it points the report at the copies
+        if report is None:
+            notice = read_or_none(result, PrerequisiteNotice)
+            if notice is not None and notice.notice:
+                raise CommandFailed(notice.notice)
+            raise UsageProblem(f'"{target.stem}" did not produce a run report.')
+        unwritten = self._unwritten_baselines(report)
+        if self.as_json:
+            echo(json_text(result))
+        else:
+            if not printed_header:
+                echo(f'Flow "{report.flow or root_flow}"')
+                for step in report.steps:
+                    for line in step_lines(step, root_flow):
+                        echo(line)
+            else:
+                # The live lines named the tool-server's copies; say where --output put them.
+                for step in exported:
+                    echo(f"  {step.kind} (step {step.index + 1}):")
+                    for role, path in (step.artifacts or {}).items():
+                        echo(f"       {role}: {path}")
+            if report.execution_prerequisite:
+                echo(f"  assumes: {report.execution_prerequisite}")
+            echo("")
+            echo(summary_line(report))
+        return EXIT_OK if report.ok and not unwritten and not refusals else EXIT_FAILED
+
+    def _unwritten_baselines(self, result: Any) -> int:
+        """Say why each baseline of the result was not written; how many were not."""
+        lines = unwritten_baseline_lines(result)
+        for line in lines:
+            self.notice(line)
+        return len(lines)
+
+    async def batch(self, targets: list[FlowTarget], directory: str) -> int:
+        total = len(targets)
+        flows: list[dict[str, Any]] = []
+        passed = failed = skipped = 0
+        stopped = False
+        async with self.client() as client:
+            for i, target in enumerate(targets, start=1):
+                rel = os.path.relpath(target.path, directory)
+                entry: dict[str, Any] = {"path": target.path}
+                flows.append(entry)
+                if not self.as_json:
+                    echo(f"[{i}/{total}] {rel}")
+                if stopped:
+                    entry["status"] = "skip"
+                    skipped += 1
+                    if not self.as_json:
+                        echo("  · not run (batch stopped)")
+                    continue
+                refusals: list[RefusedClientFile] = []
+                try:
+                    result = await client.call(
+                        "flow-execute", self._args(target), on_refused=self._refused(refusals)
+                    )
+                except ToolCallError as exc:
+                    entry.update(status="fail", error=exc.message)
+                    failed += 1
+                    if not self.as_json:
+                        echo(f"  ✗ {exc.message}")
+                    if exc.error_kind != "validation":
+                        stopped = True
+                    continue
+                if not is_report(result):
+                    entry.update(status="fail", error=f'"{target.stem}" did not produce a run report.')
+                    failed += 1
+                    stopped = True
+                    continue
+                self._export(result, target, directory)
+                report = read_report(result)
+                assert report is not None
+                entry["report"] = result
+                ok = report.ok and not self._unwritten_baselines(report) and not refusals
+                entry["status"] = "pass" if ok else "fail"
+                passed += ok
+                failed += not ok
+                if not self.as_json:
+                    for step in report.steps:
+                        if step.status in ("fail", "error") or step.warning:
+                            for line in step_lines(step, report.flow or target.stem):
+                                echo(line)
+                    echo(f"  {summary_line(report)}")
+        ok = failed == 0
+        if self.as_json:
+            summary = {"ok": ok, "total": total, "passed": passed, "failed": failed, "skipped": skipped}
+            echo(json_text({**summary, "flows": flows}))
+        else:
+            plural = "s" if total != 1 else ""
+            echo(
+                f"\n{'PASS' if ok else 'FAIL'} — {total} flow{plural}: {passed} passed, {failed} failed, {skipped} skipped"
+            )
+        return EXIT_OK if ok else EXIT_FAILED
+
+    def _export(self, result: Any, target: FlowTarget, directory: str | None = None) -> list[StepReport]:
+        """Copy the images of failed snapshot steps to ``--output`` (see ``export_artifacts``)."""
+        if not self.output:
+            return []
+        out = Path(self.output)
+        if directory is not None:
+            sub = os.path.relpath(os.path.dirname(target.path), directory)
+            if sub not in (".", "") and not sub.startswith(".."):
+                out = out / sub
+
+        def warn(text: str) -> None:
+            echo(json_text({"warning": text}, indent=None) if self.as_json else text, err=True)
+
+        return export_artifacts(result, os.path.realpath(target.path), target.stem, out, warn)
+
+
+#: The file that claims an export directory for one flow file (its resolved path and a newline).
+EXPORT_MARKER = ".argent-flow-source"
+EXPORT_ROLES = ("baseline", "current", "diff", "screenshot")
+_SAFE_EXPORT_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
+
+
+def export_artifacts(
+    result: Any, flow_path: str, stem: str, out: Path, warn: Callable[[str], None]
+) -> list[StepReport]:
+    """Copy each failed step's artifacts to ``<out>/<stem>/<snapshotKey>-<role>.png`` (a failed device
+    step's screenshot to ``<out>/<stem>/step-<n>-screenshot.png``) and point the
+    report at the copies. The directory is claimed with a marker naming the flow file, only once a
+    file is about to be copied; another flow's directory is never written into: the export moves to
+    ``<stem>-<hash of the flow path>`` instead (longer hashes while those are taken too).
+    Returns the steps whose artifacts now name the copies."""
+    jobs: list[tuple[dict[str, Any], str, str, str]] = []
+    steps: list[dict[str, Any]] = []
+    for raw in _raw_steps(result):
+        step = read_step(raw)
+        if step is None or step.status not in ("fail", "error") or not step.artifacts:
+            continue
+        key = step.snapshot_key
+        if not key and set(step.artifacts) == {"screenshot"}:
+            key = f"step-{step.index + 1}"  # a failed device step's screenshot
+        elif not key:
+            baseline = step.artifacts.get("baseline", "")
+            key = os.path.basename(baseline)[:-4] if baseline.endswith(".png") else ""
+        if not _SAFE_EXPORT_NAME.match(key):
+            warn(f"warning: not exporting the artifacts of step {step.index}: unsafe snapshot key {key!r}")
+            continue
+        for role in EXPORT_ROLES:
+            src = step.artifacts.get(role)
+            if src is not None and os.path.isfile(src):
+                jobs.append((raw["artifacts"], role, src, key))
+                if not steps or steps[-1] is not raw:
+                    steps.append(raw)
+    if not jobs:
+        return []
+    if not _SAFE_EXPORT_NAME.match(stem):
+        warn(f"warning: not exporting artifacts for {flow_path}: unsafe flow name {stem!r}")
+        return []
+    dest = _claim_export_dir(out, stem, flow_path, warn)
+    if dest is None:
+        return []
+    for artifacts, role, src, key in jobs:
+        target = dest / f"{key}-{role}.png"
+        shutil.copyfile(src, target)
+        artifacts[role] = str(target)
+    return [step for raw in steps if (step := read_step(raw)) is not None]
+
+
+def _raw_steps(result: Any) -> list[dict[str, Any]]:
+    """The step objects of a report's JSON, which an export rewrites in place."""
+    steps = result.get("steps") if isinstance(result, dict) else None
+    return [step for step in steps if isinstance(step, dict)] if isinstance(steps, list) else []
+
+
+def _claim_export_dir(out: Path, stem: str, flow_path: str, warn: Callable[[str], None]) -> Path | None:
+    digest = hashlib.sha256(flow_path.encode("utf-8", "surrogateescape")).hexdigest()
+    candidates = [out / stem] + [out / f"{stem}-{digest[:n]}" for n in range(8, 65, 8)]
+    owned = f"{flow_path}\n"
+    for i, cand in enumerate(candidates):
+        why = _claim(cand, owned)
+        if why is None:
+            return cand
+        if i + 1 < len(candidates):
+            warn(
+                f"warning: {cand} {why}; writing this flow's artifacts to {candidates[i + 1]} so neither set is "
+                "overwritten"
+            )
+        else:
+            warn(
+                f"warning: not exporting artifacts for {flow_path}: {cand} {why}, and so does every other candidate"
+            )
+    return None
+
+
+def _claim(directory: Path, owned: str) -> str | None:
+    """None when ``directory`` is (now) this flow's; else why it is not."""
+    marker = directory / EXPORT_MARKER
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if not marker.exists() and any(directory.iterdir()):
+            return "already holds files from an unknown source"
+        try:
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            owner = marker.read_text(encoding="utf-8", errors="replace")
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(owned)
+            return None
+    except OSError as exc:
+        return f"cannot be used ({exc.strerror or exc})"
+    if owner == owned:
+        return None
+    return f"already holds artifacts from {owner.strip() or 'an unknown source'}"
