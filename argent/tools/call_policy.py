@@ -124,6 +124,12 @@ class CallPolicy:
         """``may_read`` in the calling thread (a worker thread: it touches the disk)."""
         return self.disk_reads and may_read(path, self.unsafe, self.project_roots)
 
+    def may_load_sync(self, url: str) -> bool:
+        """Whether a page may load the ``file:`` URL ``url`` (a navigation, a link, a frame, an image):
+        the device asks it of every local file its page requests. In a worker thread (disk)."""
+        path = page_path(url, None)
+        return path is None or self.may_read_sync(path)
+
     async def check_page(self, target: str, flow_dir: str | None = None) -> None:
         """A page the browser would read from this host's disk obeys the rules of a file a tool reads
         (``file:///proc/self/environ`` on a screenshot would show the server's secrets)."""

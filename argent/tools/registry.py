@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import attrs
 from attrs import field, frozen
 
+from argent.devices.chromium.file_access import FILE_ACCESS
 from argent.errors import ArgentError, ToolExecutionError, ToolNotFoundError
 from argent.link.models import Disabled, FileInputSpec, ToolEntry
 from argent.runner.budget import StepBudget
@@ -179,9 +180,13 @@ class ToolRegistry:
         reason = spec.disabled_reason
         if reason:
             raise ToolExecutionError(f"Tool {spec.name} cannot run on this tool-server: {reason}")
+        # The devices this call uses let their pages load only the local files the call may read.
+        rules = FILE_ACCESS.set(ctx.policy.may_load_sync if ctx.policy is not None else None)
         try:
             return await spec.execute(args, ctx)
         except ArgentError:
             raise
         except Exception as exc:  # a tool bug: say which tool, keep the cause
             raise ToolExecutionError(f"[Tool:{spec.name}] {exc}") from exc
+        finally:
+            FILE_ACCESS.reset(rules)

@@ -244,21 +244,103 @@ async def test_a_device_killed_mid_call_fails_each_web_tool_clearly(
             await provider.stop(other.id)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a file:// page inside project_roots can navigate the device to any local file; the policy "
-    "checks only the URL a tool opens (fix: serve local pages over loopback http, or watch navigations)",
-)
+SECRET = "/etc/hostname"
+
+
+async def _settled_away(device: ChromiumDevice, pathname: str) -> None:
+    """Wait (bounded) until the page is off ``pathname``: nothing reports the page's own navigation
+    (allowed or refused) to a tool, so it is polled."""
+    for _ in range(40):
+        await asyncio.sleep(0.05)
+        where = await page(device, "location.protocol + location.pathname")
+        if where != "file:" + pathname:
+            return
+
+
+async def _not_on_secret(device: ChromiumDevice) -> None:
+    assert await page(device, "location.pathname") != SECRET
+    shown = await page(device, "document.documentElement ? document.documentElement.innerText : ''")
+    assert Path(SECRET).read_text().strip() not in str(shown)
+
+
 async def test_a_project_file_page_cannot_navigate_to_other_local_files(
+    tools: ToolRegistry, app: ChromiumDevice, tmp_path: Path
+) -> None:
+    """The device itself refuses a local file the call may not read, whoever asks for it: a script
+    of the page, a link it follows, a tap on that link."""
+    (tmp_path / "page.html").write_text(
+        f'<a id="go" href="file://{SECRET}" style="display:block;width:100%;height:100%">go</a>'
+    )
+    ctx = ToolContext(policy=CallPolicy(project_roots=(str(tmp_path),)))
+    try:
+        project_page = (tmp_path / "page.html").as_uri()
+        await call(tools, "open-url", {"udid": app.id, "url": project_page}, ctx)
+        leak = f"location.href = 'file://{SECRET}'; true"
+        await call(tools, "debugger-evaluate", {"device_id": app.id, "expression": leak}, ctx)
+        await _settled_away(app, str(tmp_path / "page.html"))
+        await _not_on_secret(app)
+        for attempt in ("document.getElementById('go').click(); true", None):
+            await call(tools, "open-url", {"udid": app.id, "url": project_page}, ctx)
+            if attempt is None:
+                await call(tools, "gesture-tap", {"udid": app.id, "x": 0.5, "y": 0.5}, ctx)
+            else:
+                await call(tools, "debugger-evaluate", {"device_id": app.id, "expression": attempt}, ctx)
+            await _settled_away(app, str(tmp_path / "page.html"))
+            await _not_on_secret(app)
+    finally:
+        await app.use_file_access(None)
+
+
+async def test_an_allowed_file_page_loads_its_files_and_no_other(
+    tools: ToolRegistry, app: ChromiumDevice, tmp_path: Path
+) -> None:
+    """A project page still loads the image beside it; an image or frame of a file outside the
+    project fails to load, and a call without a policy turns the interception off again."""
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="7" height="5"><rect width="7" height="5"/></svg>'
+    project, other = tmp_path / "project", tmp_path / "other"
+    for directory in (project, other):
+        directory.mkdir()
+        (directory / "dot.svg").write_text(svg)
+    (project / "page.html").write_text(
+        f'<img id="mine" src="dot.svg"><img id="theirs" src="{(other / "dot.svg").as_uri()}">'
+        f'<iframe id="frame" src="file://{SECRET}"></iframe>'
+    )
+    ctx = ToolContext(policy=CallPolicy(project_roots=(str(project),)))
+    loaded = (
+        "new Promise(r => { const i = document.getElementById(ID); "
+        "const done = () => r(i.naturalWidth); if (i.complete) done(); else { i.onload = done; i.onerror = done; } })"
+    )
+    try:
+        await call(tools, "open-url", {"udid": app.id, "url": (project / "page.html").as_uri()}, ctx)
+        assert await page(app, loaded.replace("ID", "'mine'")) == 7
+        assert await page(app, loaded.replace("ID", "'theirs'")) == 0
+        assert app.file_access is not None
+        await call(tools, "open-url", {"udid": app.id, "url": "about:blank"})
+        assert app.file_access is None
+    finally:
+        await app.use_file_access(None)
+
+
+async def test_the_file_rule_follows_the_device_to_another_tab(
     tools: ToolRegistry, app: ChromiumDevice, tmp_path: Path
 ) -> None:
     (tmp_path / "page.html").write_text("<p>project page</p>")
     ctx = ToolContext(policy=CallPolicy(project_roots=(str(tmp_path),)))
-    await call(tools, "open-url", {"udid": app.id, "url": (tmp_path / "page.html").as_uri()}, ctx)
-    leak = "location.href = 'file:///etc/hostname'; true"
-    await call(tools, "debugger-evaluate", {"device_id": app.id, "expression": leak}, ctx)
-    for _ in range(40):  # nothing reports the page's own navigation to a tool: poll it, bounded
-        await asyncio.sleep(0.05)
-        if await page(app, "location.protocol + location.pathname") == "file:/etc/hostname":
-            break
-    assert await page(app, "location.pathname") != "/etc/hostname"
+    project_page = (tmp_path / "page.html").as_uri()
+    before = {
+        t["tabId"] for t in (await call(tools, "chromium-tabs", {"udid": app.id, "action": "list"}))["tabs"]
+    }
+    opened: str | None = None
+    try:
+        tabs = await call(tools, "chromium-tabs", {"udid": app.id, "action": "new", "url": project_page}, ctx)
+        opened = next(t["tabId"] for t in tabs["tabs"] if t["active"])
+        assert opened not in before
+        leak = f"location.href = 'file://{SECRET}'; true"
+        await call(tools, "debugger-evaluate", {"device_id": app.id, "expression": leak}, ctx)
+        await _settled_away(app, str(tmp_path / "page.html"))
+        await _not_on_secret(app)
+    finally:
+        await app.use_file_access(None)
+        if opened is not None:
+            with contextlib.suppress(Exception):
+                await call(tools, "chromium-tabs", {"udid": app.id, "action": "close", "tab": opened})

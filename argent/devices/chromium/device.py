@@ -19,6 +19,7 @@ import aiohttp
 
 from argent.devices.base import DeviceError, UiTree
 from argent.devices.chromium.cdp import CdpSession, connect_session
+from argent.devices.chromium.file_access import FileAccess, FileGuard
 from argent.devices.chromium.keys import KeyDef, char_key, named_key, unknown_key_message
 from argent.devices.chromium.launcher import ChromiumProcess
 from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
@@ -143,6 +144,8 @@ class ChromiumDevice:
         #: The viewport argent pinned at DPR 1 (a device it launched), in pixels.
         self._pinned: tuple[int, int] | None = None
         self._target_id: str | None = None
+        #: Which local files its pages may load (the rule of the call that last used it).
+        self._files = FileGuard()
         #: What the page sessions of this device recorded (kept across tab switches).
         self.network = NetworkLog()
         self.console = ConsoleLog()
@@ -178,6 +181,7 @@ class ChromiumDevice:
 
     async def _prime(self, viewport: tuple[int, int] | None) -> None:
         session = self.session
+        await self._files.reapply(session)
         await session.send("Page.enable")
         await session.send("Inspector.enable")
         signals = PageSignals(session)
@@ -233,6 +237,17 @@ class ChromiumDevice:
             if old is not None:
                 await old.close()
             await self._prime(self._pinned)
+
+    @property
+    def file_access(self) -> FileAccess | None:
+        """Which ``file:`` URLs its pages may load (None: any); enforced at the browser, so a page's
+        own navigations, links, sub-resources and frames obey it too."""
+        return self._files.rule
+
+    async def use_file_access(self, rule: FileAccess | None) -> None:
+        """Enforce ``rule`` from now on, on this page and the tabs it switches to (kept until the
+        next rule); a CDP request only when interception turns on or off."""
+        await self._files.apply(self.session, rule)
 
     @property
     def owned(self) -> bool:

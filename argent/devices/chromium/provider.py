@@ -15,6 +15,7 @@ import aiohttp
 
 from argent.devices.base import Device, DeviceError
 from argent.devices.chromium.device import PLATFORM, ChromiumDevice, fetch_json, port_of
+from argent.devices.chromium.file_access import FILE_ACCESS
 from argent.devices.chromium.launcher import VIEWPORT_HEIGHT, VIEWPORT_WIDTH, launch_chromium
 from argent.devices.chromium.targets import LaunchTargetError, resolve_launch_target
 from argent.errors import DeviceResolutionError
@@ -68,12 +69,13 @@ class ChromiumDeviceProvider:
             await device.close()
             raise DeviceError("Cannot boot a chromium device: the tool-server is shutting down.")
         self._owned[device.id] = device
-        if url is not None:
-            try:
+        try:
+            await device.use_file_access(FILE_ACCESS.get())
+            if url is not None:
                 await device.navigate(url)
-            except BaseException:
-                await self.stop(device.id)
-                raise
+        except BaseException:
+            await self.stop(device.id)
+            raise
         return device
 
     async def _launch(self) -> ChromiumDevice:
@@ -84,7 +86,13 @@ class ChromiumDeviceProvider:
         return await ChromiumDevice.open(process.port, process=process, viewport=self.viewport)
 
     async def get(self, device_id: str) -> ChromiumDevice:
-        """An owned or attached device; an unknown ``chromium-cdp-<port>`` that answers is attached."""
+        """An owned or attached device; an unknown ``chromium-cdp-<port>`` that answers is attached.
+        It enforces the file rule of the current call (``FILE_ACCESS``) from now on."""
+        device = await self._find(device_id)
+        await device.use_file_access(FILE_ACCESS.get())
+        return device
+
+    async def _find(self, device_id: str) -> ChromiumDevice:
         known = self._owned.get(device_id) or self._attached.get(device_id)
         if known is not None:
             return known
