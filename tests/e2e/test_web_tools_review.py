@@ -344,3 +344,36 @@ async def test_the_file_rule_follows_the_device_to_another_tab(
         if opened is not None:
             with contextlib.suppress(Exception):
                 await call(tools, "chromium-tabs", {"udid": app.id, "action": "close", "tab": opened})
+
+
+async def test_a_tab_the_page_opened_on_a_refused_file_shows_nothing_of_it(
+    tools: ToolRegistry, app: ChromiumDevice, tmp_path: Path
+) -> None:
+    """A popup the page opens is a page of its own (outside the session that intercepts): selecting
+    it loads it again under the rule, so no tool reads the refused file through it."""
+    (tmp_path / "page.html").write_text(
+        f'<a id="go" target="_blank" href="file://{SECRET}" style="display:block;width:100%;height:100%">go</a>'
+    )
+    ctx = ToolContext(policy=CallPolicy(project_roots=(str(tmp_path),)))
+    listing = {"udid": app.id, "action": "list"}
+    before = {t["tabId"] for t in (await call(tools, "chromium-tabs", listing))["tabs"]}
+    popup: str | None = None
+    try:
+        await call(tools, "open-url", {"udid": app.id, "url": (tmp_path / "page.html").as_uri()}, ctx)
+        await call(tools, "gesture-tap", {"udid": app.id, "x": 0.5, "y": 0.5}, ctx)
+        for _ in range(40):
+            tabs = (await call(tools, "chromium-tabs", listing, ctx))["tabs"]
+            fresh = [t["tabId"] for t in tabs if t["tabId"] not in before]
+            if fresh:
+                popup = fresh[0]
+                break
+            await asyncio.sleep(0.05)
+        if popup is None:
+            pytest.skip("this Chromium opened no popup for the tap")
+        await call(tools, "chromium-tabs", {"udid": app.id, "action": "select", "tab": popup}, ctx)
+        await _not_on_secret(app)
+    finally:
+        await app.use_file_access(None)
+        if popup is not None:
+            with contextlib.suppress(Exception):
+                await call(tools, "chromium-tabs", {"udid": app.id, "action": "close", "tab": popup})

@@ -206,6 +206,18 @@ class ChromiumDevice:
             )
             self._pinned = (width, height)
         await self.refresh_viewport()
+        await self._recheck_files()
+
+    async def _recheck_files(self) -> None:
+        """A local page this session did not watch load (a tab the page or ``Target.createTarget``
+        opened, a tab that navigated while another was driven) loads again under the file rule:
+        its document, frames and images are then checked like any other."""
+        if self._files.rule is None:
+            return
+        href = await self.session.evaluate("location.href")
+        if isinstance(href, str) and href[:5].lower() == "file:":
+            with contextlib.suppress(DeviceError):
+                await self.navigate(href)
 
     # -- identity --
 
