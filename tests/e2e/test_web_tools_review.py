@@ -377,3 +377,24 @@ async def test_a_tab_the_page_opened_on_a_refused_file_shows_nothing_of_it(
         if popup is not None:
             with contextlib.suppress(Exception):
                 await call(tools, "chromium-tabs", {"udid": app.id, "action": "close", "tab": popup})
+
+
+async def test_a_flow_run_taps_no_way_to_other_local_files(
+    tools: ToolRegistry, app: ChromiumDevice, tmp_path: Path
+) -> None:
+    """A flow's own launch and tap drive the device the run resolved: the rule holds there too."""
+    (tmp_path / "page.html").write_text(f'<a id="go" href="file://{SECRET}">Leave</a>')
+    flows = tmp_path / ".argent" / "flows"
+    flows.mkdir(parents=True)
+    (flows / "leave.yaml").write_text(
+        "steps:\n  - launch: { chromium: ../../page.html }\n  - tap: { id: go }\n"
+    )
+    ctx = ToolContext(policy=CallPolicy(project_roots=(str(tmp_path),)))
+    try:
+        args = {"project_root": str(tmp_path), "name": "leave", "device": app.id}
+        await call(tools, "flow-execute", args, ctx)
+        await _settled_away(app, str(tmp_path / "page.html"))
+        await _not_on_secret(app)
+        assert app.file_access is not None
+    finally:
+        await app.use_file_access(None)
