@@ -30,6 +30,7 @@ from argent.devices.chromium import (
     resolve_launch_target,
 )
 from argent.devices.chromium.launcher import (
+    OWNER_FILE,
     chromium_flags,
     launch_chromium,
     processes_naming,
@@ -165,7 +166,9 @@ def no_stray_chromium() -> Iterator[None]:
 
 
 def chromium_homes() -> set[str]:
-    """The temp directories of the argent Chromiums that have a live process."""
+    """The temp directories of the argent Chromiums this test process launched that have a live
+    process (each home's ``owner.pid`` names its launcher: other processes' browsers, e.g. a
+    parallel test run on the same machine, are not ours to count)."""
     homes: set[str] = set()
     for pid in processes_naming("argent-chromium-"):
         try:
@@ -173,7 +176,19 @@ def chromium_homes() -> set[str]:
         except OSError:
             continue
         homes.update(re.findall(r"[^\s\x00=]*/argent-chromium-[A-Za-z0-9_]+", cmdline))
-    return homes
+    return {home for home in homes if launched_here(home)}
+
+
+def launched_here(home: str) -> bool:
+    """Whether this process launched the Chromium living in ``home`` (its ``owner.pid``). A live
+    process naming a home that is gone counts too: a terminate removes the directory only once
+    nothing names it, so that process outlived its sweep, whoever launched it."""
+    try:
+        return (Path(home) / OWNER_FILE).read_text(encoding="ascii").strip() == str(os.getpid())
+    except FileNotFoundError:
+        return not os.path.isdir(home)
+    except OSError:
+        return False
 
 
 # --------------------------------------------------------------------------------------------
