@@ -185,7 +185,7 @@ UPSTREAM_HINTS: dict[str, tuple[bool, str | None]] = {
 }
 
 
-def test_web_tools_carry_upstreams_always_load_and_search_hint(tools: ToolRegistry) -> None:
+async def test_web_tools_carry_upstreams_always_load_and_search_hint(tools: ToolRegistry) -> None:
     for name, (always, hint) in UPSTREAM_HINTS.items():
         spec: Any = tools.get(name)
         assert (spec.always_load, spec.search_hint) == (always, hint), name
