@@ -41,17 +41,26 @@ def param_error(message: str) -> ToolExecutionError:
     return ToolExecutionError(message, error_code=CHROMIUM_PARAM_INVALID, error_kind="validation")
 
 
-def metro_port(value: Any) -> int | None:
-    """Upstream's optional ``port`` (a number, or a string of one, 1–65535); ignored on Chromium."""
-    if value is None:
-        return None
+def numeric(value: Any) -> float | None:
+    """A number as upstream's schemas take it: a JSON number or a string of one (None for anything
+    else, booleans and non-finite values included)."""
     number = value
     if isinstance(value, str) and value.strip():
         try:
             number = float(value)
         except ValueError:
-            number = None
+            return None
     if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
+        return None
+    return float(number)
+
+
+def metro_port(value: Any) -> int | None:
+    """Upstream's optional ``port`` (a number, or a string of one, 1–65535); ignored on Chromium."""
+    if value is None:
+        return None
+    number = numeric(value)
+    if number is None:
         raise InvalidToolInputError(f"port: must be a number between 1 and 65535, got {value!r}.")
     if number != int(number) or not 1 <= number <= 65535:
         raise InvalidToolInputError(f"port: must be a whole number between 1 and 65535, got {value!r}.")

@@ -19,7 +19,7 @@ from argent.devices.chromium.recorders import NetworkRecord
 from argent.errors import InvalidToolInputError
 from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolSpec
-from argent.tools.web.common import DEVICE_ID_DOC, PORT_DOC, chromium_device, metro_port, web_spec
+from argent.tools.web.common import DEVICE_ID_DOC, PORT_DOC, chromium_device, metro_port, numeric, web_spec
 
 ITEMS_PER_PAGE = 50
 SENSITIVE_HEADER_PARTS = ("auth", "cookie", "token", "secret", "key", "session", "credential", "password")
@@ -58,15 +58,8 @@ def page_index(value: Any) -> int | None:
     """Upstream's ``pageIndex``: "latest" (None here), or a whole number ≥ 0 (a numeric string too)."""
     if value == "latest":
         return None
-    number = value
-    if isinstance(value, str) and value.strip():
-        try:
-            number = float(value)
-        except ValueError:
-            number = None
-    if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
-        raise InvalidToolInputError(f'pageIndex: must be a whole number ≥ 0 or "latest", got {value!r}.')
-    if number != int(number) or number < 0:
+    number = numeric(value)
+    if number is None or number != int(number) or number < 0:
         raise InvalidToolInputError(f'pageIndex: must be a whole number ≥ 0 or "latest", got {value!r}.')
     return int(number)
 
