@@ -33,7 +33,7 @@ from typing import Any
 
 import aiohttp
 from bench_server import free_port
-from common import add_src_option, cpu_seconds, report, sources_of
+from common import cpu_seconds, report
 
 STEPS = 20
 CHAIN_DEPTH = 10
@@ -192,9 +192,18 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--calls", type=int, default=200, help="Calls per row (median).")
-    add_src_option(parser)
+    parser.add_argument(
+        "--src",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="Also measure the argent package in DIR (PYTHONPATH) as NAME; repeatable.",
+    )
     args = parser.parse_args()
-    sources = sources_of(args.src)
+    sources: dict[str, str | None] = {"": None}
+    for item in args.src:
+        label, _, path = item.partition("=")
+        sources[label] = path
     report("calls", asyncio.run(bench(args.calls, sources)))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -46,23 +45,3 @@ def report(name: str, results: dict[str, dict[str, Any]]) -> None:
         print(f"{row:<{width}} {shown}")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(results, indent=2) + "\n")
-
-
-def add_src_option(parser: argparse.ArgumentParser) -> None:
-    """``--src NAME=DIR`` (repeatable): also measure the argent package found in DIR, as NAME."""
-    parser.add_argument(
-        "--src",
-        action="append",
-        default=[],
-        metavar="NAME=DIR",
-        help="Also measure the argent package in DIR (PYTHONPATH) as NAME; repeatable.",
-    )
-
-
-def sources_of(src: list[str]) -> dict[str, str | None]:
-    """The checkouts to measure: this one (under the empty name), then each ``--src NAME=DIR``."""
-    sources: dict[str, str | None] = {"": None}
-    for item in src:
-        label, _, path = item.partition("=")
-        sources[label] = path
-    return sources
