@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 
 import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A suite started in the background by a non-interactive shell (`cmd &`, nohup) inherits SIGINT
+    # ignored, and every process it spawns would too: the tests that interrupt a real CLI or server
+    # with Ctrl-C would then wait for nothing. Catching it here gives children the default again.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
