@@ -129,28 +129,70 @@ class _BatchWriter:
     overlap on as many cores as are free). Nothing is digested here: the call that uses the upload
     checks its SHA-256 while it reads the archive (``extract_upload``, ``read_member_upload``).
 
-    A batch is joined into one buffer, so the thread takes the GIL back once per batch rather than
-    once per socket read; ``put`` waits only when ``UPLOAD_BATCHES_IN_FLIGHT`` batches are queued,
-    which bounds what one upload buffers. The thread closes the file when the upload ends."""
+    The loop copies each socket read into a batch buffer and lets the read go at once, as a handler
+    that discards the body would: the allocator hands the next read the same warm memory, where
+    holding reads until they are written would fault fresh pages in for every one. The thread takes
+    the GIL back once per buffer; ``write`` waits only when ``UPLOAD_BATCHES_IN_FLIGHT`` buffers
+    are queued, and the buffers are reused, so one upload holds one more buffer than that. The
+    thread closes the file when the upload ends."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._writer: ThreadPoolExecutor | None = None
-        self._queued: deque[asyncio.Future[None]] = deque()
+        self._queued: deque[tuple[asyncio.Future[None], bytearray]] = deque()
+        self._free: list[bytearray] = []
+        self._buffer: bytearray | None = None
+        self._filled = 0
 
-    async def put(self, chunks: list[bytes]) -> None:
+    async def write(self, chunk: bytes) -> None:
+        """Add ``chunk`` to the file's next bytes; a full buffer goes to the thread."""
+        view = memoryview(chunk)
+        while view:
+            buffer = self._buffer if self._buffer is not None else await self._take_buffer()
+            self._buffer = buffer
+            part = view[: len(buffer) - self._filled]
+            buffer[self._filled : self._filled + len(part)] = part
+            self._filled += len(part)
+            view = view[len(part) :]
+            if self._filled == len(buffer):
+                self._submit()
+
+    async def _take_buffer(self) -> bytearray:
+        """A free buffer: one a finished write gave back, a new one, or the oldest once written."""
+        while self._queued and self._queued[0][0].done():
+            self._free.append(self._reap(*self._queued.popleft()))
+        if self._free:
+            return self._free.pop()
+        if len(self._queued) < UPLOAD_BATCHES_IN_FLIGHT:
+            return bytearray(UPLOAD_BATCH_BYTES)
+        written, buffer = self._queued.popleft()
+        await asyncio.shield(written)
+        return self._reap(written, buffer)
+
+    @staticmethod
+    def _reap(written: asyncio.Future[None], buffer: bytearray) -> bytearray:
+        written.result()  # a failed write fails the upload
+        return buffer
+
+    def _submit(self) -> None:
+        buffer, filled = self._buffer, self._filled
+        if buffer is None or not filled:
+            return
+        self._buffer, self._filled = None, 0
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argent-upload-write")
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        data = memoryview(buffer)[:filled]
         written = asyncio.get_running_loop().run_in_executor(self._writer, _write_all, self._fd, data)
-        self._queued.append(written)
-        while len(self._queued) > UPLOAD_BATCHES_IN_FLIGHT:
-            await asyncio.shield(self._queued.popleft())
+        self._queued.append((written, buffer))
 
     async def finish(self) -> None:
-        """Wait for every batch, then close the file (in the writing thread: a close may flush)."""
+        """Write what is left, wait for every batch, then close the file (in the writing thread:
+        a close may flush)."""
+        self._submit()
         while self._queued:
-            await asyncio.shield(self._queued.popleft())
+            written, _buffer = self._queued.popleft()
+            await asyncio.shield(written)
+            written.result()
         writer, self._writer = self._writer, None
         if writer is None:
             os.close(self._fd)
@@ -161,9 +203,10 @@ class _BatchWriter:
     def abort(self) -> None:
         """Drop the queued batches; the file is closed once a batch being written is done. Synchronous,
         so it completes while the receiving task is being cancelled."""
-        for queued in self._queued:
-            queued.cancel()
+        for written, _buffer in self._queued:
+            written.cancel()
         self._queued.clear()
+        self._buffer = None
         writer, self._writer = self._writer, None
         if writer is None:
             _close_quietly(self._fd)
@@ -172,10 +215,9 @@ class _BatchWriter:
         writer.shutdown(wait=False)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def _write_all(fd: int, data: memoryview) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
 
 
 def _close_quietly(fd: int) -> None:
@@ -259,8 +301,6 @@ class UploadStore:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         writer = _BatchWriter(os.open(path, flags, 0o600))
         self._in_flight.add(path)
-        batch: list[bytes] = []
-        batch_bytes = 0
         try:
             async for chunk in body_chunks(stream, self.body_idle_seconds):
                 if self._closed:
@@ -272,13 +312,7 @@ class UploadStore:
                 self._pending += len(chunk)
                 if self._pending > self.max_pending_bytes:
                     raise self._full()
-                batch.append(chunk)
-                batch_bytes += len(chunk)
-                if batch_bytes >= UPLOAD_BATCH_BYTES:
-                    await writer.put(batch)
-                    batch, batch_bytes = [], 0
-            if batch:
-                await writer.put(batch)
+                await writer.write(chunk)
             await writer.finish()
             if self._closed:
                 raise self._closed_error()
