@@ -134,10 +134,14 @@ class _BatchWriter:
     holding reads until they are written would fault fresh pages in for every one. The thread takes
     the GIL back once per buffer; ``write`` waits only when ``UPLOAD_BATCHES_IN_FLIGHT`` buffers
     are queued, and the buffers are reused, so one upload holds one more buffer than that. The
-    thread closes the file when the upload ends."""
+    thread closes the file when the upload ends. A body declared smaller than a buffer gets a buffer
+    of its size."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, size_hint: int | None = None) -> None:
         self._fd = fd
+        self._buffer_bytes = (
+            UPLOAD_BATCH_BYTES if size_hint is None else max(1, min(size_hint, UPLOAD_BATCH_BYTES))
+        )
         self._writer: ThreadPoolExecutor | None = None
         self._queued: deque[tuple[asyncio.Future[None], bytearray]] = deque()
         self._free: list[bytearray] = []
@@ -164,7 +168,7 @@ class _BatchWriter:
         if self._free:
             return self._free.pop()
         if len(self._queued) < UPLOAD_BATCHES_IN_FLIGHT:
-            return bytearray(UPLOAD_BATCH_BYTES)
+            return bytearray(self._buffer_bytes)
         written, buffer = self._queued.popleft()
         await asyncio.shield(written)
         return self._reap(written, buffer)
@@ -299,7 +303,7 @@ class UploadStore:
         # Created here, not in a worker thread: a task cancelled while a thread is still creating
         # the file would leave it behind. The upload's worker thread only writes into it.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        writer = _BatchWriter(os.open(path, flags, 0o600))
+        writer = _BatchWriter(os.open(path, flags, 0o600), content_length)
         self._in_flight.add(path)
         try:
             async for chunk in body_chunks(stream, self.body_idle_seconds):
