@@ -89,8 +89,8 @@ MAX_UPLOAD_BYTES = 2 * GIB
 MAX_PENDING_UPLOAD_BYTES = 8 * GIB
 #: How often the upload sweeper deletes expired uploads.
 UPLOAD_SWEEP_INTERVAL_SECONDS = 60
-#: Bytes of an upload handed to its worker threads at a time (one hashes, one writes), and how many
-#: such batches may wait there while the event loop reads on: about their product is buffered per upload.
+#: Bytes of an upload handed to its writing thread at a time (one buffer, reused), and how many
+#: such batches may wait there while the event loop reads on: one more buffer than that is held per upload.
 UPLOAD_BATCH_BYTES = 1 * MIB
 UPLOAD_BATCHES_IN_FLIGHT = 4
 #: Decompressed bytes of one uploaded archive (tar headers included); guards against gzip bombs.

@@ -17,6 +17,9 @@ Every read refuses, at the first byte past it, a stream that expands beyond its 
 header the things tarfile would otherwise hold or repeat without bound: a large pax or GNU long
 name header, a long run of extended headers, many global headers, and sparse files.
 
+A reader given the SHA-256 the archive must have digests the file's bytes in the same read that
+checks them, and refuses a file of another digest in place of any other result.
+
 Everything here blocks; async callers run it with ``asyncio.to_thread``.
 """
 
@@ -64,6 +67,7 @@ NOT_ONE_FILE = "Archive holds {found} — a member is one regular file."
 FILE_TOO_LARGE = 'Archive member "{name}" is {size} bytes — over the {limit}-byte limit on one file.'
 TRAILING_DATA = "invalid or truncated tar header at offset {offset}"
 CHANGED = "the archive changed while it was being extracted"
+DIGEST_MISMATCH = "Archive's SHA-256 digest is not the one named."
 NOT_A_DIRECTORY = 'Could not extract "{member}": {path} exists and is not a directory.'
 WRITE_FAILED = 'Could not extract "{member}": {msg}'
 
@@ -124,6 +128,13 @@ class NotOneFileError(ArchiveError):
     def __init__(self, found: str) -> None:
         super().__init__(NOT_ONE_FILE.format(found=found))
         self.found = found
+
+
+class DigestMismatchError(ArchiveError):
+    """An archive whose bytes do not have the SHA-256 digest its reader was told to expect."""
+
+    def __init__(self) -> None:
+        super().__init__(DIGEST_MISMATCH)
 
 
 class FileTooLargeError(ArchiveError):
@@ -422,13 +433,53 @@ def _listing_line(info: tarfile.TarInfo) -> str:
     return f"{mode} {owner}/{group} {info.size} {when} {info.name} -> {info.linkname}"
 
 
+class _Digesting:
+    """A file read through as it is, each byte read fed to a SHA-256 digest on the way."""
+
+    def __init__(self, raw: BinaryIO, sha256: str) -> None:
+        self._raw = raw
+        self._expected = sha256.lower()
+        self._digest = hashlib.sha256()
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._raw.read(size)
+        self._digest.update(data)
+        return data
+
+    def seek(self, pos: int, /) -> int:
+        raise io.UnsupportedOperation("seek")  # a forward-only read: each byte is digested once
+
+    def matches(self) -> bool | None:
+        """Whether the whole file has the expected digest, once what the reader left is read too
+        (gzip stops at an error or a limit); None when the rest cannot be read, so that the caller
+        keeps the error it has."""
+        try:
+            while data := self._raw.read(_CHUNK):
+                self._digest.update(data)
+        except OSError:
+            return None
+        return self._digest.hexdigest() == self._expected
+
+
 @contextlib.contextmanager
-def _expanded(tar_path: str, limit: int) -> Iterator[_Expansion]:
+def _expanded(tar_path: str, limit: int, sha256: str | None = None) -> Iterator[_Expansion]:
     """The gunzipped stream of ``tar_path``, capped at ``limit`` bytes; a damaged file, a bad gzip
-    stream or a tar error inside the block is an ``ArchiveError`` that says so."""
+    stream or a tar error inside the block is an ``ArchiveError`` that says so.
+
+    With ``sha256``, every byte of the file goes through a digest in this one read, and a file whose
+    digest differs raises ``DigestMismatchError`` in place of whatever the block returned or raised."""
     try:
-        with open(tar_path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
-            yield _Expansion(gz, limit)
+        with open(tar_path, "rb") as raw:
+            digesting = _Digesting(raw, sha256) if sha256 is not None else None
+            try:
+                with gzip.GzipFile(fileobj=digesting or raw, mode="rb") as gz:
+                    yield _Expansion(gz, limit)
+            except Exception as exc:
+                if digesting is not None and digesting.matches() is False:
+                    raise DigestMismatchError from exc
+                raise
+            if digesting is not None and not digesting.matches():
+                raise DigestMismatchError
     except ArchiveError:
         raise
     except (OSError, EOFError, zlib.error, tarfile.TarError) as exc:
@@ -442,11 +493,14 @@ def _refuse_trailing_data(stream: _Expansion, end: int) -> None:
         raise ArchiveError(READ_FAILED.format(msg=TRAILING_DATA.format(offset=end)))
 
 
-def _read_members(tar_path: str, max_total_bytes: int, max_members: int) -> list[tarfile.TarInfo]:
-    """Every member of the archive, read to the end of the gzip stream; refuses bombs and damage."""
+def _read_members(
+    tar_path: str, max_total_bytes: int, max_members: int, sha256: str | None
+) -> list[tarfile.TarInfo]:
+    """Every member of the archive, read to the end of the gzip stream; refuses bombs and damage
+    (and, with ``sha256``, a file of another digest, before anything else)."""
     members: list[tarfile.TarInfo] = []
     declared = 0
-    with _expanded(tar_path, max_total_bytes) as stream:
+    with _expanded(tar_path, max_total_bytes, sha256) as stream:
         end = 0
         try:
             with _open_stream(stream) as tar:
@@ -627,7 +681,13 @@ def _write_members(tar_path: str, root: str, plan: list[_Member], max_total_byte
 
 
 def safe_extract_tar_gz(
-    tar_path: str, dest_dir: str, expected_name: str, *, max_total_bytes: int, max_members: int
+    tar_path: str,
+    dest_dir: str,
+    expected_name: str,
+    *,
+    max_total_bytes: int,
+    max_members: int,
+    sha256: str | None = None,
 ) -> str:
     """Extract the gzipped tar at ``tar_path`` into the existing ``dest_dir``; return the member's path.
 
@@ -637,8 +697,12 @@ def safe_extract_tar_gz(
     symlink. The result is the top-level entry named ``expected_name``, else the single top-level
     entry that is not an AppleDouble ``._`` file. Any failure raises ``ArchiveError`` and removes
     everything this call wrote under ``dest_dir``.
+
+    With ``sha256`` (hex), the first read, which checks the members, also digests every byte of the
+    file; a file of another digest raises ``DigestMismatchError`` before anything is written, in
+    place of any other failure.
     """
-    plan = _plan(_read_members(tar_path, max_total_bytes, max_members))
+    plan = _plan(_read_members(tar_path, max_total_bytes, max_members, sha256))
     root = os.path.realpath(dest_dir)
     writer = _write_members(tar_path, root, plan, max_total_bytes)
     entries = sorted(os.listdir(root))
@@ -685,7 +749,9 @@ def _the_file(tar: tarfile.TarFile, info: tarfile.TarInfo | None, max_file_bytes
     return data
 
 
-def read_single_file_tar_gz(tar_path: str, *, max_file_bytes: int, max_overhead_bytes: int) -> bytes:
+def read_single_file_tar_gz(
+    tar_path: str, *, max_file_bytes: int, max_overhead_bytes: int, sha256: str | None = None
+) -> bytes:
     """The bytes of the one regular file in the gzipped tar at ``tar_path``, read into memory.
 
     A member of a flow travels as such an archive and ends in memory anyway, so nothing is written.
@@ -694,8 +760,11 @@ def read_single_file_tar_gz(tar_path: str, *, max_file_bytes: int, max_overhead_
     name), a file declared over ``max_file_bytes`` (``FileTooLargeError``, before its data is read),
     the header of a second entry (``NotOneFileError``), and a stream that expands beyond the file
     plus ``max_overhead_bytes``. The end blocks are read, so the gzip trailer is verified.
+
+    With ``sha256`` (hex), the same read digests every byte of the file, and a file of another
+    digest raises ``DigestMismatchError`` in place of the bytes or of any other failure.
     """
-    with _expanded(tar_path, max_file_bytes + max_overhead_bytes) as stream:
+    with _expanded(tar_path, max_file_bytes + max_overhead_bytes, sha256) as stream:
         try:
             tar = _open_stream(stream)
         except tarfile.ReadError:

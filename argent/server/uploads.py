@@ -1,13 +1,15 @@
 """The pending-upload store behind ``POST /upload``, and the extraction of an upload for a file input.
 
 ``POST /upload`` streams its body (a gzipped tar) into ``<tmp_dir>/argent-upload-<server id>-<uuid>.tar.gz``
-while hashing it, and answers with the id: the event loop reads the socket while the upload's worker
-thread hashes and writes what was read before (``_HashingWriter``). A later tool call names the id with the SHA-256 it
-expects; ``UploadStore.take`` hands the upload over exactly once and ``extract_upload`` checks the
-hash, unpacks the archive into a fresh ``argent-tar-upload-<16 hex>-*`` directory and deletes the
-tar whatever happens. ``read_member_upload`` does the same for a member of a flow, whose one file
-it reads into memory instead. Archive validity is not checked at upload time: problems surface as
-a 422 when a call uses the upload. The archive work runs in a worker thread, off the event loop.
+and answers with the id: the event loop reads the socket while the upload's worker thread writes
+what was read before (``_BatchWriter``). Nothing is digested while the body arrives: the protocol
+needs the SHA-256 only when a call uses the upload. That call names the id with the SHA-256 it
+expects; ``UploadStore.take`` hands the upload over exactly once and ``extract_upload`` unpacks the
+archive into a fresh ``argent-tar-upload-<16 hex>-*`` directory, digesting the tar in the read that
+checks it, and deletes the tar whatever happens. ``read_member_upload`` does the same for a member
+of a flow, whose one file it reads into memory instead. A digest other than the one named is a 422
+(and nothing is handed over), as is any other problem of the archive: neither is checked at upload
+time. The archive work runs in a worker thread, off the event loop.
 
 The app factory owns the lifetime: ``start_sweeper()`` on startup, ``await close()`` on cleanup.
 """
@@ -16,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import os
 import re
@@ -56,6 +57,7 @@ from argent.limits import (
 )
 from argent.link.archive import (
     ArchiveError,
+    DigestMismatchError,
     FileTooLargeError,
     NotOneFileError,
     read_single_file_tar_gz,
@@ -87,15 +89,16 @@ HASH_MISMATCH = (
     "Re-run the tool to upload again."
 )
 EXTRACT_FAILED = 'Could not extract the uploaded archive for "{path}": {msg}'
+_SHA256_HEX = re.compile(r"[0-9A-Fa-f]{64}")
 
 
 @frozen
 class Upload:
-    """One stored upload: its tar file, the SHA-256 (hex) of its bytes, its size and its deadline."""
+    """One stored upload: its tar file, its size and its deadline. Its digest is not known until a
+    call reads it (the call names the digest it expects)."""
 
     upload_id: str
     tar_path: str
-    sha256: str
     size: int
     expire_at: float
 
@@ -120,70 +123,105 @@ async def _remove(path: str) -> None:
         await aiofiles.os.remove(path)
 
 
-class _HashingWriter:
-    """One upload's two worker threads: one hashes each batch, the other writes it to the file, each
-    in order, while the event loop reads the next batches from the socket (hashlib and ``os.write``
-    release the GIL, so reading, hashing and writing overlap on as many cores as are free).
+class _BatchWriter:
+    """One upload's worker thread, which writes each batch to the file in order while the event loop
+    reads the next batches from the socket (``os.write`` releases the GIL, so reading and writing
+    overlap on as many cores as are free). Nothing is digested here: the call that uses the upload
+    checks its SHA-256 while it reads the archive (``extract_upload``, ``read_member_upload``).
 
-    A batch is joined into one buffer, so each thread takes the GIL back once per batch rather than
-    once per socket read; ``put`` waits only when ``UPLOAD_BATCHES_IN_FLIGHT`` batches are queued,
-    which bounds what one upload buffers. The writing thread closes the file when the upload ends."""
+    The loop copies each socket read into a batch buffer and lets the read go at once, as a handler
+    that discards the body would: the allocator hands the next read the same warm memory, where
+    holding reads until they are written would fault fresh pages in for every one. The thread takes
+    the GIL back once per buffer; ``write`` waits only when ``UPLOAD_BATCHES_IN_FLIGHT`` buffers
+    are queued, and the buffers are reused, so one upload holds one more buffer than that. The
+    thread closes the file when the upload ends. A body declared smaller than a buffer gets a buffer
+    of its size."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, size_hint: int | None = None) -> None:
         self._fd = fd
-        self._digest = hashlib.sha256()
-        self._hasher: ThreadPoolExecutor | None = None
+        self._buffer_bytes = (
+            UPLOAD_BATCH_BYTES if size_hint is None else max(1, min(size_hint, UPLOAD_BATCH_BYTES))
+        )
         self._writer: ThreadPoolExecutor | None = None
-        self._queued: deque[asyncio.Future[tuple[None, None]]] = deque()
+        self._queued: deque[tuple[asyncio.Future[None], bytearray]] = deque()
+        self._free: list[bytearray] = []
+        self._buffer: bytearray | None = None
+        self._filled = 0
 
-    async def put(self, chunks: list[bytes]) -> None:
-        if self._hasher is None or self._writer is None:
-            self._hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argent-upload-hash")
+    async def write(self, chunk: bytes) -> None:
+        """Add ``chunk`` to the file's next bytes; a full buffer goes to the thread."""
+        view = memoryview(chunk)
+        while view:
+            buffer = self._buffer if self._buffer is not None else await self._take_buffer()
+            self._buffer = buffer
+            part = view[: len(buffer) - self._filled]
+            buffer[self._filled : self._filled + len(part)] = part
+            self._filled += len(part)
+            view = view[len(part) :]
+            if self._filled == len(buffer):
+                self._submit()
+
+    async def _take_buffer(self) -> bytearray:
+        """A free buffer: one a finished write gave back, a new one, or the oldest once written."""
+        while self._queued and self._queued[0][0].done():
+            self._free.append(self._reap(*self._queued.popleft()))
+        if self._free:
+            return self._free.pop()
+        if len(self._queued) < UPLOAD_BATCHES_IN_FLIGHT:
+            return bytearray(self._buffer_bytes)
+        written, buffer = self._queued.popleft()
+        await asyncio.shield(written)
+        return self._reap(written, buffer)
+
+    @staticmethod
+    def _reap(written: asyncio.Future[None], buffer: bytearray) -> bytearray:
+        written.result()  # a failed write fails the upload
+        return buffer
+
+    def _submit(self) -> None:
+        buffer, filled = self._buffer, self._filled
+        if buffer is None or not filled:
+            return
+        self._buffer, self._filled = None, 0
+        if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argent-upload-write")
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        loop = asyncio.get_running_loop()
-        hashed = loop.run_in_executor(self._hasher, self._digest.update, data)
-        written = loop.run_in_executor(self._writer, _write_all, self._fd, data)
-        self._queued.append(asyncio.gather(hashed, written))
-        while len(self._queued) > UPLOAD_BATCHES_IN_FLIGHT:
-            await asyncio.shield(self._queued.popleft())
+        data = memoryview(buffer)[:filled]
+        written = asyncio.get_running_loop().run_in_executor(self._writer, _write_all, self._fd, data)
+        self._queued.append((written, buffer))
 
     async def finish(self) -> None:
-        """Wait for every batch, then close the file (in the writing thread: a close may flush)."""
+        """Write what is left, wait for every batch, then close the file (in the writing thread:
+        a close may flush)."""
+        self._submit()
         while self._queued:
-            await asyncio.shield(self._queued.popleft())
-        writer, hasher = self._writer, self._hasher
-        self._writer = self._hasher = None
-        if writer is None or hasher is None:
+            written, _buffer = self._queued.popleft()
+            await asyncio.shield(written)
+            written.result()
+        writer, self._writer = self._writer, None
+        if writer is None:
             os.close(self._fd)
             return
-        hasher.shutdown(wait=False)
         await asyncio.get_running_loop().run_in_executor(writer, os.close, self._fd)
         writer.shutdown(wait=False)
-
-    def hexdigest(self) -> str:
-        return self._digest.hexdigest()
 
     def abort(self) -> None:
         """Drop the queued batches; the file is closed once a batch being written is done. Synchronous,
         so it completes while the receiving task is being cancelled."""
-        for queued in self._queued:
-            queued.cancel()
+        for written, _buffer in self._queued:
+            written.cancel()
         self._queued.clear()
-        writer, hasher = self._writer, self._hasher
-        self._writer = self._hasher = None
-        if writer is None or hasher is None:
+        self._buffer = None
+        writer, self._writer = self._writer, None
+        if writer is None:
             _close_quietly(self._fd)
             return
-        hasher.shutdown(wait=False)
         writer.submit(_close_quietly, self._fd)  # after the batch being written, if any
         writer.shutdown(wait=False)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def _write_all(fd: int, data: memoryview) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
 
 
 def _close_quietly(fd: int) -> None:
@@ -241,7 +279,7 @@ class UploadStore:
         return ArgentError(STORE_CLOSED, error_code=UPLOAD_STORE_CLOSED, error_kind="unavailable")
 
     async def receive(self, stream: StreamReader, content_length: int | None) -> Upload:
-        """Stream a request body to a new upload file, hashing it on the way.
+        """Stream a request body to a new upload file (its digest is checked where it is used).
 
         A declared length over the per-upload cap is refused before a byte is read (413), and so is
         a body that grows past it. Pending bytes over the storage cap give 507. On any failure,
@@ -263,12 +301,10 @@ class UploadStore:
         size = 0
         reserved = 0
         # Created here, not in a worker thread: a task cancelled while a thread is still creating
-        # the file would leave it behind. The upload's worker thread only hashes and writes into it.
+        # the file would leave it behind. The upload's worker thread only writes into it.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        writer = _HashingWriter(os.open(path, flags, 0o600))
+        writer = _BatchWriter(os.open(path, flags, 0o600), content_length)
         self._in_flight.add(path)
-        batch: list[bytes] = []
-        batch_bytes = 0
         try:
             async for chunk in body_chunks(stream, self.body_idle_seconds):
                 if self._closed:
@@ -280,13 +316,7 @@ class UploadStore:
                 self._pending += len(chunk)
                 if self._pending > self.max_pending_bytes:
                     raise self._full()
-                batch.append(chunk)
-                batch_bytes += len(chunk)
-                if batch_bytes >= UPLOAD_BATCH_BYTES:
-                    await writer.put(batch)
-                    batch, batch_bytes = [], 0
-            if batch:
-                await writer.put(batch)
+                await writer.write(chunk)
             await writer.finish()
             if self._closed:
                 raise self._closed_error()
@@ -298,7 +328,7 @@ class UploadStore:
             writer.abort()
             raise
         self._in_flight.discard(path)
-        upload = Upload(upload_id, path, writer.hexdigest(), size, self._clock() + self.expiry_seconds)
+        upload = Upload(upload_id, path, size, self._clock() + self.expiry_seconds)
         self._uploads[upload_id] = upload
         return upload
 
@@ -363,13 +393,24 @@ def _client_basename(client_path: str) -> str:
 
 
 def _extract_in_thread(
-    tar_path: str, dest_parent: str, prefix: str, name: str, max_total_bytes: int, max_members: int
+    tar_path: str,
+    dest_parent: str,
+    prefix: str,
+    name: str,
+    max_total_bytes: int,
+    max_members: int,
+    sha256: str,
 ) -> str:
     try:
         temp_dir = tempfile.mkdtemp(prefix=prefix, dir=dest_parent)
         try:
             return safe_extract_tar_gz(
-                tar_path, temp_dir, name, max_total_bytes=max_total_bytes, max_members=max_members
+                tar_path,
+                temp_dir,
+                name,
+                max_total_bytes=max_total_bytes,
+                max_members=max_members,
+                sha256=sha256,
             )
         except BaseException:
             shutil.rmtree(temp_dir, ignore_errors=True)
@@ -384,16 +425,19 @@ def _discard_extraction(future: asyncio.Future[str]) -> None:
         shutil.rmtree(os.path.dirname(future.result()), ignore_errors=True)
 
 
-async def _check_hash(upload: Upload, content_hash: str | None, client_path: str) -> None:
-    """Refuse (422, deleting the tar) an upload whose SHA-256 is missing or not the one named."""
+async def _named_hash(upload: Upload, content_hash: str | None, client_path: str) -> str:
+    """The SHA-256 (lower-case hex) the call names for ``upload``; refuses (422, deleting the tar)
+    a hash that is missing or that no SHA-256 digest can equal. The digest itself is checked by
+    the read that uses the upload."""
     try:
         if not content_hash:
             raise FileInputError(MISSING_HASH.format(path=client_path))
-        if content_hash.lower() != upload.sha256.lower():
+        if not _SHA256_HEX.fullmatch(content_hash):
             raise FileInputError(HASH_MISMATCH.format(path=client_path))
     except FileInputError:
         await _remove(upload.tar_path)
         raise
+    return content_hash.lower()
 
 
 async def extract_upload(
@@ -405,14 +449,17 @@ async def extract_upload(
     max_total_bytes: int = MAX_ARCHIVE_EXPANDED_BYTES,
     max_members: int = MAX_ARCHIVE_MEMBERS,
 ) -> str:
-    """Check ``content_hash`` and unpack ``upload`` for the file input at ``client_path``.
+    """Unpack ``upload`` for the file input at ``client_path``, once its bytes have ``content_hash``.
 
-    Returns the extracted member's path inside a new ``<dest_parent>/argent-tar-upload-<16 hex>-*``
-    directory; the caller removes that directory (the parent of the result) when the call ends.
-    The tar file is deleted on every path. Failures raise ``FileInputError`` (422).
+    The read that checks the archive's members digests its bytes too; a different digest is
+    refused (422) before anything is written, in place of any other failure, as it would be had it
+    been checked first. Returns the extracted member's path inside a new
+    ``<dest_parent>/argent-tar-upload-<16 hex>-*`` directory (the hash's first 16 digits); the
+    caller removes that directory (the parent of the result) when the call ends. The tar file is
+    deleted on every path. Failures raise ``FileInputError`` (422).
     """
-    await _check_hash(upload, content_hash, client_path)
-    prefix = f"{EXTRACT_DIR_PREFIX}{upload.sha256[:16]}-"
+    sha256 = await _named_hash(upload, content_hash, client_path)
+    prefix = f"{EXTRACT_DIR_PREFIX}{sha256[:16]}-"
     work = asyncio.ensure_future(
         run_cpu(
             _extract_in_thread,
@@ -422,6 +469,7 @@ async def extract_upload(
             _client_basename(client_path),
             max_total_bytes,
             max_members,
+            sha256,
         )
     )
     try:
@@ -430,6 +478,8 @@ async def extract_upload(
         # The thread cannot be stopped; it removes the tar itself, and whatever it extracts goes too.
         work.add_done_callback(_discard_extraction)
         raise
+    except DigestMismatchError as exc:
+        raise FileInputError(HASH_MISMATCH.format(path=client_path)) from exc
     except ArchiveError as exc:
         raise _extract_failed(client_path, exc) from exc
     except OSError as exc:
@@ -440,10 +490,10 @@ def _extract_failed(client_path: str, exc: ArchiveError) -> FileInputError:
     return FileInputError(EXTRACT_FAILED.format(path=client_path, msg=exc.message))
 
 
-def _read_in_thread(tar_path: str, max_file_bytes: int, max_overhead_bytes: int) -> bytes:
+def _read_in_thread(tar_path: str, max_file_bytes: int, max_overhead_bytes: int, sha256: str) -> bytes:
     try:
         return read_single_file_tar_gz(
-            tar_path, max_file_bytes=max_file_bytes, max_overhead_bytes=max_overhead_bytes
+            tar_path, max_file_bytes=max_file_bytes, max_overhead_bytes=max_overhead_bytes, sha256=sha256
         )
     finally:
         _remove_quietly(tar_path)
@@ -457,16 +507,20 @@ async def read_member_upload(
     max_file_bytes: int = MAX_FILE_BYTES,
     max_overhead_bytes: int = MEMBER_ARCHIVE_OVERHEAD_BYTES,
 ) -> bytes:
-    """Check ``content_hash`` and read the one file of the member at ``member_path`` into memory.
+    """Read the one file of the member at ``member_path`` into memory, once its bytes have ``content_hash``.
 
-    Nothing is written: each limit refuses the archive at the header or byte that breaks it. The
-    tar file is deleted on every path (by the worker thread, also when the call is cancelled).
-    ``NotOneFileError`` and ``FileTooLargeError`` are left to the caller, whose messages name the
-    member; any other archive failure is a ``FileInputError`` (422) as for a tar-upload input.
+    Nothing is written: each limit refuses the archive at the header or byte that breaks it, and
+    the same read digests the bytes; a different digest is refused (422) in place of the file or of
+    any other failure. The tar file is deleted on every path (by the worker thread, also when the
+    call is cancelled). ``NotOneFileError`` and ``FileTooLargeError`` are left to the caller, whose
+    messages name the member; any other archive failure is a ``FileInputError`` (422) as for a
+    tar-upload input.
     """
-    await _check_hash(upload, content_hash, member_path)
+    sha256 = await _named_hash(upload, content_hash, member_path)
     try:
-        return await run_cpu(_read_in_thread, upload.tar_path, max_file_bytes, max_overhead_bytes)
+        return await run_cpu(_read_in_thread, upload.tar_path, max_file_bytes, max_overhead_bytes, sha256)
+    except DigestMismatchError as exc:
+        raise FileInputError(HASH_MISMATCH.format(path=member_path)) from exc
     except (NotOneFileError, FileTooLargeError):
         raise
     except ArchiveError as exc:

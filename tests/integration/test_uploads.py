@@ -179,7 +179,7 @@ def tgz(*members: tuple[str, bytes]) -> bytes:
 # POST /upload
 
 
-async def test_an_upload_is_stored_under_an_id_with_the_sha256_of_its_body(
+async def test_an_upload_is_stored_under_an_id_with_its_body(
     make_harness: Callable[..., Awaitable[Harness]], closing: list[Harness], tmp_dir: Path
 ) -> None:
     harness = await harness_of(make_harness, closing)
@@ -199,7 +199,6 @@ async def test_an_upload_is_stored_under_an_id_with_the_sha256_of_its_body(
     assert harness.store.pending_bytes == len(body)
     upload = harness.store.take(upload_id)
     assert upload is not None
-    assert upload.sha256 == hashlib.sha256(body).hexdigest()
     assert upload.size == len(body)
     assert Path(upload.tar_path).read_bytes() == body
     assert harness.store.pending_bytes == 0
@@ -371,6 +370,11 @@ async def test_close_deletes_every_pending_upload_and_refuses_new_ones(
 # extract_upload
 
 
+def digest_of(upload: Upload) -> str:
+    """The SHA-256 of what the store holds for ``upload`` (the store itself keeps no digest)."""
+    return hashlib.sha256(Path(upload.tar_path).read_bytes()).hexdigest()
+
+
 async def take_uploaded(harness: Harness, body: bytes) -> Upload:
     upload = harness.store.take(await harness.upload(body))
     assert upload is not None
@@ -383,12 +387,13 @@ async def test_a_directory_upload_is_extracted_under_a_hash_named_temp_dir(
     harness = await harness_of(make_harness, closing)
     body, app = app_tarball(tmp_path)
     upload = await take_uploaded(harness, body)
+    digest_of_body = hashlib.sha256(body).hexdigest()
 
-    path = Path(await extract_upload(upload, upload.sha256, "/client/proj/MyApp.app", str(tmp_dir)))
+    path = Path(await extract_upload(upload, digest_of_body, "/client/proj/MyApp.app", str(tmp_dir)))
 
     assert path.name == "MyApp.app"
     assert path.parent.parent == tmp_dir
-    assert path.parent.name.startswith(f"argent-tar-upload-{upload.sha256[:16]}-")
+    assert path.parent.name.startswith(f"argent-tar-upload-{digest_of_body[:16]}-")
     assert (path / "Contents" / "Info.plist").read_text() == "<plist/>"
     assert (path / "Contents" / "bin").read_bytes() == (app / "Contents" / "bin").read_bytes()
     assert not os.path.exists(upload.tar_path), "the tar is deleted after extraction"
@@ -403,7 +408,7 @@ async def test_a_single_file_upload_holds_the_original_bytes(
     apk.write_bytes(os.urandom(50_000))
     build_tar_gz(str(apk), str(tmp_path / "apk.tgz"))
     upload = await take_uploaded(harness, (tmp_path / "apk.tgz").read_bytes())
-    path = Path(await extract_upload(upload, upload.sha256.upper(), "C:\\builds\\app.apk", str(tmp_dir)))
+    path = Path(await extract_upload(upload, digest_of(upload).upper(), "C:\\builds\\app.apk", str(tmp_dir)))
     assert path.name == "app.apk"
     assert path.read_bytes() == apk.read_bytes()
     shutil.rmtree(path.parent)
@@ -415,7 +420,7 @@ async def test_an_appledouble_entry_beside_the_bundle_is_ignored(
     harness = await harness_of(make_harness, closing)
     body = tgz(("._MyApp.app", b"\x00\x05\x16\x07"), ("MyApp.app/Info.plist", b"<plist/>"))
     upload = await take_uploaded(harness, body)
-    path = Path(await extract_upload(upload, upload.sha256, "/client/Other.app", str(tmp_dir)))
+    path = Path(await extract_upload(upload, digest_of(upload), "/client/Other.app", str(tmp_dir)))
     assert path.name == "MyApp.app"
     assert (path / "Info.plist").read_bytes() == b"<plist/>"
     shutil.rmtree(path.parent)
@@ -470,7 +475,7 @@ async def test_an_archive_that_cannot_be_extracted_gives_422_and_leaves_nothing(
     harness = await harness_of(make_harness, closing)
     upload = await take_uploaded(harness, body)
     with pytest.raises(FileInputError) as caught:
-        await extract_upload(upload, upload.sha256, "/client/X", str(tmp_dir))
+        await extract_upload(upload, digest_of(upload), "/client/X", str(tmp_dir))
     assert caught.value.status == 422
     assert caught.value.message == f'Could not extract the uploaded archive for "/client/X": {reason}'
     assert not os.path.exists(upload.tar_path)
@@ -483,7 +488,9 @@ async def test_a_gzip_bomb_upload_is_refused_with_the_expansion_limit(
     harness = await harness_of(make_harness, closing)
     upload = await take_uploaded(harness, tgz(("X", bytes(4 * 1024 * 1024))))
     with pytest.raises(FileInputError, match="expands beyond the 1048576-byte limit"):
-        await extract_upload(upload, upload.sha256, "/client/X", str(tmp_dir), max_total_bytes=1024 * 1024)
+        await extract_upload(
+            upload, digest_of(upload), "/client/X", str(tmp_dir), max_total_bytes=1024 * 1024
+        )
     assert ours(tmp_dir) == []
 
 
@@ -497,7 +504,7 @@ async def test_a_member_upload_is_read_into_memory_and_nothing_is_written(
     harness = await harness_of(make_harness, closing)
     upload = await take_uploaded(harness, build_tar_gz_bytes("a.yaml", b"steps: []\n"))
     before = set(os.listdir(tmp_dir)) - {os.path.basename(upload.tar_path)}
-    assert await read_member_upload(upload, upload.sha256, "/client/a.yaml") == b"steps: []\n"
+    assert await read_member_upload(upload, digest_of(upload), "/client/a.yaml") == b"steps: []\n"
     assert not os.path.exists(upload.tar_path)
     assert set(os.listdir(tmp_dir)) == before
 
@@ -521,7 +528,7 @@ async def test_a_member_upload_that_fails_a_check_is_deleted(
     harness = await harness_of(make_harness, closing)
     upload = await take_uploaded(harness, body)
     with pytest.raises(error):
-        await read_member_upload(upload, upload.sha256, "/client/a.yaml", max_file_bytes=1024)
+        await read_member_upload(upload, digest_of(upload), "/client/a.yaml", max_file_bytes=1024)
     assert not os.path.exists(upload.tar_path)
     wrong = await take_uploaded(harness, build_tar_gz_bytes("a.yaml", b"x"))
     with pytest.raises(FileInputError, match="hash mismatch"):
