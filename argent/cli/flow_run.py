@@ -10,7 +10,7 @@ import hashlib
 import os
 import re
 import shutil
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -144,33 +144,52 @@ class _FlowRun:
         return len(lines)
 
     async def batch(self, targets: list[FlowTarget], directory: str) -> int:
+        """The flows of a directory one at a time: each flow's start line, every step line as
+        its progress line arrives (under a live status line on a terminal), then its summary."""
         total = len(targets)
         flows: list[dict[str, Any]] = []
         passed = failed = skipped = 0
         stopped = False
-        async with self.client() as client:
+        live = LiveStatus(enabled=False if self.as_json else None)
+
+        def say(line: str) -> None:
+            if not self.as_json:
+                live.line(line)
+
+        async with self.client() as client, live:
             for i, target in enumerate(targets, start=1):
                 rel = os.path.relpath(target.path, directory)
                 entry: dict[str, Any] = {"path": target.path}
                 flows.append(entry)
-                if not self.as_json:
-                    echo(f"[{i}/{total}] {rel}")
+                say(f"[{i}/{total}] {rel}")
                 if stopped:
                     entry["status"] = "skip"
                     skipped += 1
-                    if not self.as_json:
-                        echo("  · not run (batch stopped)")
+                    say("  · not run (batch stopped)")
                     continue
                 refusals: list[RefusedClientFile] = []
+                shown = 0
+
+                def progress(step: dict[str, Any], stem: str = target.stem) -> None:
+                    nonlocal shown
+                    shown += 1
+                    report = read_step(step)
+                    for line in step_lines(report if report is not None else step, stem):
+                        say(line)
+                    live.next_step = (report.index if report is not None else 0) + 2
+
+                live.next_step = 1
                 try:
                     result = await client.call(
-                        "flow-execute", self._args(target), on_refused=self._refused(refusals)
+                        "flow-execute",
+                        self._args(target),
+                        on_progress=progress,
+                        on_refused=self._refused(refusals),
                     )
                 except ToolCallError as exc:
                     entry.update(status="fail", error=exc.message)
                     failed += 1
-                    if not self.as_json:
-                        echo(f"  ✗ {exc.message}")
+                    say(f"  ✗ {exc.message}")
                     if exc.error_kind != "validation":
                         stopped = True
                     continue
@@ -179,20 +198,14 @@ class _FlowRun:
                     failed += 1
                     stopped = True
                     continue
-                self._export(result, target, directory)
-                report = read_report(result)
-                assert report is not None
+                exported = self._export(result, target, directory)
                 entry["report"] = result
-                ok = report.ok and not self._unwritten_baselines(report) and not refusals
+                ok = bool(result.get("ok")) and not self._unwritten_baselines(result) and not refusals
                 entry["status"] = "pass" if ok else "fail"
                 passed += ok
                 failed += not ok
-                if not self.as_json:
-                    for step in report.steps:
-                        if step.status in ("fail", "error") or step.warning:
-                            for line in step_lines(step, report.flow or target.stem):
-                                echo(line)
-                    echo(f"  {summary_line(report)}")
+                for line in closing_lines(result, target.stem, shown, exported):
+                    say(line)
         ok = failed == 0
         if self.as_json:
             summary = {"ok": ok, "total": total, "passed": passed, "failed": failed, "skipped": skipped}
@@ -218,6 +231,21 @@ class _FlowRun:
             echo(json_text({"warning": text}, indent=None) if self.as_json else text, err=True)
 
         return export_artifacts(result, os.path.realpath(target.path), target.stem, out, warn)
+
+
+def closing_lines(result: Any, root_flow: str, shown: int, exported: Sequence[StepReport]) -> list[str]:
+    """What is left to print when a flow of a directory run ends: the steps whose progress lines
+    never came (a tool-server that does not stream), where ``--output`` put the images the live
+    lines named, then the flow's summary line."""
+    lines: list[str] = []
+    for step in result["steps"][shown:]:
+        lines.extend(step_lines(step, root_flow))
+    if shown:
+        for step in exported:
+            lines.append(f"  {step.kind} (step {step.index + 1}):")
+            lines.extend(f"       {role}: {path}" for role, path in (step.artifacts or {}).items())
+    lines.append(f"  {summary_line(result)}")
+    return lines
 
 
 #: The file that claims an export directory for one flow file (its resolved path and a newline).

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from attrs import define, field, frozen
 
+from argent.cli.flow_run import closing_lines
 from argent.cli.targets import FlowTarget, UsageProblem
 from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.limits import MAX_SUITE_WORKERS, RETRY_AFTER_SECONDS, SUITE_BUSY_RETRY_SECONDS
-from argent.link.models import StepReport
 from argent.reports.html import HtmlReport, ReportDirProblem, html_owned, prepare_report_dir
 from argent.reports.junit import ReportPathProblem, prepare_junit_path
 from argent.reports.recorder import SuiteRecorder, relative_name
@@ -41,7 +41,6 @@ from argent.reports.render import (
     json_text,
     line_prefix,
     step_lines,
-    summary_line,
     unwritten_baseline_lines,
 )
 
@@ -348,24 +347,7 @@ class ParallelBatch:
             notice(line)
         ok = bool(result.get("ok")) and not unwritten and not refusals
         entry["status"] = "pass" if ok else "fail"
-        self._say(prefix, self._closing_lines(result, target, shown, exported))
-
-    @staticmethod
-    def _closing_lines(
-        result: Any, target: FlowTarget, shown: int, exported: Sequence[StepReport]
-    ) -> list[str]:
-        """What is left to print when a flow ends: the steps whose progress lines never came
-        (a tool-server that does not stream), where ``--output`` put the images the live lines
-        named, then the flow's summary line."""
-        lines: list[str] = []
-        for step in result["steps"][shown:]:
-            lines.extend(step_lines(step, target.stem))
-        if shown:
-            for step in exported:
-                lines.append(f"  {step.kind} (step {step.index + 1}):")
-                lines.extend(f"       {role}: {path}" for role, path in (step.artifacts or {}).items())
-        lines.append(f"  {summary_line(result)}")
-        return lines
+        self._say(prefix, closing_lines(result, target.stem, shown, exported))
 
 
 async def call_flow(
