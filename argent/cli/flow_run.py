@@ -29,6 +29,7 @@ from argent.reports.render import (
     echo,
     is_report,
     json_text,
+    prefixed_lines,
     read_report,
     read_step,
     step_lines,
@@ -69,32 +70,60 @@ class _FlowRun:
             args["flow_path"] = target.path
         return args
 
-    def _refused(self, refusals: list[RefusedClientFile]) -> Callable[[RefusedClientFile], None]:
+    def _refused(
+        self, refusals: list[RefusedClientFile], notice: Callable[[str], None] | None = None
+    ) -> Callable[[RefusedClientFile], None]:
         """Print each client file the client refused to write, and keep it (the run then exits 1)."""
+        say = notice or self.notice
 
         def refused(refusal: RefusedClientFile) -> None:
             refusals.append(refusal)
-            self.notice(refusal.line())
+            say(refusal.line())
 
         return refused
 
-    async def single(self, target: FlowTarget) -> int:
+    def _flow_notice(self, prefix: str) -> Callable[[str], None]:
+        """A flow's own notes for stderr (a refused file, an unwritten baseline), each physical
+        line under ``prefix`` (§7); a JSON warning object with ``--json``."""
+
+        def notice(text: str) -> None:
+            if self.as_json or not prefix:
+                self.notice(text)
+            else:
+                for part in prefixed_lines(prefix, text):
+                    echo(part, err=True)
+
+        return notice
+
+    async def single(self, target: FlowTarget, *, prefix: str = "") -> int:
+        """One flow: its lines as its progress lines arrive (under a live status line on a
+        terminal), then its summary. With ``prefix`` (``--workers N``, N > 1: INTERFACE.md §7)
+        every line but a blank one starts with it, and the lines are plain on a terminal too."""
         printed_header = False
         refusals: list[RefusedClientFile] = []
         root_flow = target.stem
+        note = self._flow_notice(prefix)
 
-        live = LiveStatus(enabled=False if self.as_json else None)
+        live = LiveStatus(enabled=False if self.as_json or prefix else None)
+
+        def say(line: str) -> None:
+            for part in prefixed_lines(prefix, line):
+                live.line(part)
+
+        def out(line: str) -> None:
+            for part in prefixed_lines(prefix, line) if line else [line]:
+                echo(part)
 
         def progress(step: dict[str, Any]) -> None:
             nonlocal printed_header
             if self.as_json:
                 return
             if not printed_header:
-                live.line(f'Flow "{root_flow}"')
+                say(f'Flow "{root_flow}"')
                 printed_header = True
             report = read_step(step)
             for line in step_lines(report if report is not None else step, root_flow):
-                live.line(line)
+                say(line)
             live.next_step = (report.index if report is not None else 0) + 2
 
         async with self.client() as client, live:
@@ -103,7 +132,7 @@ class _FlowRun:
                     "flow-execute",
                     self._args(target),
                     on_progress=progress,
-                    on_refused=self._refused(refusals),
+                    on_refused=self._refused(refusals, note),
                 )
             except ToolCallError as exc:
                 raise call_failed(exc) from None
@@ -115,32 +144,32 @@ class _FlowRun:
             if notice is not None and notice.notice:
                 raise CommandFailed(notice.notice)
             raise UsageProblem(f'"{target.stem}" did not produce a run report.')
-        unwritten = self._unwritten_baselines(report)
+        unwritten = self._unwritten_baselines(report, note)
         if self.as_json:
             echo(json_text(result))
         else:
             if not printed_header:
-                echo(f'Flow "{report.flow or root_flow}"')
+                out(f'Flow "{report.flow or root_flow}"')
                 for step in report.steps:
                     for line in step_lines(step, root_flow):
-                        echo(line)
+                        out(line)
             else:
                 # The live lines named the tool-server's copies; say where --output put them.
                 for step in exported:
-                    echo(f"  {step.kind} (step {step.index + 1}):")
+                    out(f"  {step.kind} (step {step.index + 1}):")
                     for role, path in (step.artifacts or {}).items():
-                        echo(f"       {role}: {path}")
+                        out(f"       {role}: {path}")
             if report.execution_prerequisite:
-                echo(f"  assumes: {report.execution_prerequisite}")
-            echo("")
-            echo(summary_line(report))
+                out(f"  assumes: {report.execution_prerequisite}")
+            out("")
+            out(summary_line(report))
         return EXIT_OK if report.ok and not unwritten and not refusals else EXIT_FAILED
 
-    def _unwritten_baselines(self, result: Any) -> int:
+    def _unwritten_baselines(self, result: Any, notice: Callable[[str], None] | None = None) -> int:
         """Say why each baseline of the result was not written; how many were not."""
         lines = unwritten_baseline_lines(result)
         for line in lines:
-            self.notice(line)
+            (notice or self.notice)(line)
         return len(lines)
 
     async def batch(self, targets: list[FlowTarget], directory: str) -> int:

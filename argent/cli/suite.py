@@ -7,7 +7,8 @@
 - ``--workers N`` runs up to N flows at once, each in its own flow-execute call on the one
   tool-server of the command (the embedded one, or the linked one); a run that launches Chromium
   gets its own browser from the tool-server. Every human line of a flow then starts with
-  ``[<flow path relative to the project root>] ``; ``--json`` and the reports keep the input order.
+  ``[<flow path relative to the project root>] `` (also when the run names one flow: the rule is
+  about N); ``--json`` and the reports keep the input order.
 - The reports are written from the calls' results (``argent.reports``) whatever the outcome, and
   leave the exit code alone.
 
@@ -40,6 +41,7 @@ from argent.reports.render import (
     is_report,
     json_text,
     line_prefix,
+    prefixed_lines,
     step_lines,
     unwritten_baseline_lines,
 )
@@ -180,7 +182,8 @@ def run_flows(
         if not selected:
             _say_empty_shard(runner, suite, targets)
         elif isinstance(targets, FlowTarget):
-            code = asyncio.run(runner.single(targets))
+            prefix = line_prefix(relative_name(targets.path, root)) if suite.workers > 1 else ""
+            code = asyncio.run(runner.single(targets, prefix=prefix))
         elif suite.workers > 1:
             workers = _bounded_workers(runner, suite.workers)
             code = asyncio.run(ParallelBatch(runner, selected, os.path.abspath(ref), workers).run())
@@ -286,8 +289,8 @@ class ParallelBatch:
         if self.runner.as_json:
             return
         for line in lines:
-            for part in line.split("\n"):
-                echo(prefix + part.removeprefix("  "), err=err)
+            for part in prefixed_lines(prefix, line):
+                echo(part, err=err)
 
     def _notice(self, prefix: str) -> Callable[[str], None]:
         """A flow's notes for stderr: prefixed like its lines, JSON objects with ``--json``."""

@@ -8,6 +8,7 @@ the lines is fixed and a line that were held back until its flow ended would sta
 
 from __future__ import annotations
 
+import json
 import signal
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -179,3 +180,30 @@ def test_an_interrupted_flow_keeps_the_lines_that_arrived_in_its_junit_case(cli:
     assert out is not None and out.text == "  › first\n  ✓  2 wait"
     page = (project / "h" / "index.html").read_text(encoding="utf-8")
     assert '<pre class="lines">  › first\n  ✓  2 wait</pre>' in page
+
+
+@pytest.mark.parametrize(
+    ("target", "rel"), [("checkout", ".argent/flows/checkout.yaml"), ("suite/b.yaml", "suite/b.yaml")]
+)
+def test_one_flow_with_workers_prefixes_its_lines_too(cli: Cli, project: Path, target: str, rel: str) -> None:
+    """§7's prefix is about N, not about how many flows: one flow run with ``--workers 3`` (by name
+    or by path) prints the lines it prints with one worker, each with the flow's prefix (its
+    indent dropped, as in a directory run); a blank line stays blank, and ``--json`` is unchanged."""
+    write(
+        project / ".argent" / "flows" / "checkout.yaml",
+        "executionPrerequisite: signed in\nsteps:\n  - echo: Checking out\n  - wait: 1\n",
+    )
+    write(project / "suite" / "b.yaml", "steps:\n  - wait: 1\n  - run: gone\n")
+    plain = cli.run("flow", "run", target)
+    prefixed = cli.run("flow", "run", target, "--workers", "3")
+    assert (prefixed.returncode, prefixed.stderr) == (plain.returncode, plain.stderr)
+    prefix = f"[{rel}] "
+    assert prefixed.stdout.splitlines() == [
+        prefix + line.removeprefix("  ") if line else "" for line in plain.stdout.splitlines()
+    ]
+    assert prefixed.stdout.splitlines()[-1].startswith(
+        f"{prefix}{'PASS' if target == 'checkout' else 'FAIL'} — "
+    )
+    assert len(prefixed.stdout.splitlines()) == (6 if target == "checkout" else 5)
+    as_json = cli.run("flow", "run", target, "--workers", "3", "--json")
+    assert as_json.stdout.startswith("{") and json.loads(as_json.stdout)["steps"][0]["index"] == 0
