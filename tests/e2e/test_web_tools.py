@@ -27,6 +27,7 @@ from argent.tools.builtin import build_registry
 from argent.tools.call_policy import CallPolicy
 from argent.tools.invoker import RegistryInvoker
 from argent.tools.registry import ToolContext, ToolRegistry
+from tests.e2e.conftest import pages_app, serve
 
 pytestmark = [
     pytest.mark.e2e,
@@ -77,38 +78,13 @@ const t = setInterval(() => { document.getElementById('c').textContent = String(
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def site() -> AsyncIterator[str]:
-    async def app(request: web.Request) -> web.Response:
-        return web.Response(text=APP, content_type="text/html")
-
-    async def changing(request: web.Request) -> web.Response:
-        return web.Response(text=CHANGING, content_type="text/html")
-
     async def data(request: web.Request) -> web.Response:
         body = json.dumps({"auth": request.headers.get("Authorization", ""), "big": "x" * 3000})
         return web.json_response(text=body, headers={"X-Session-Token": "s3cret", "X-Plain": "plain"})
 
-    server = web.Application()
-    server.router.add_get("/app.html", app)
-    server.router.add_get("/changing.html", changing)
-    server.router.add_route("*", "/api/data", data)
-    runner = web.AppRunner(server, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    await runner.cleanup()
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def provider() -> AsyncIterator[ChromiumDeviceProvider]:
-    devices = ChromiumDeviceProvider()
-    yield devices
-    await devices.close_all()
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def device(provider: ChromiumDeviceProvider) -> ChromiumDevice:
-    return await provider.boot()
+    pages = {"/app.html": APP, "/changing.html": CHANGING}
+    async with serve(pages_app(pages, web.route("*", "/api/data", data))) as url:
+        yield url
 
 
 @pytest.fixture
