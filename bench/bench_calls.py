@@ -33,7 +33,7 @@ from typing import Any
 
 import aiohttp
 from bench_server import free_port
-from common import cpu_seconds, report
+from common import add_src_option, cpu_seconds, report, sources_of
 
 STEPS = 20
 CHAIN_DEPTH = 10
@@ -192,18 +192,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--calls", type=int, default=200, help="Calls per row (median).")
-    parser.add_argument(
-        "--src",
-        action="append",
-        default=[],
-        metavar="NAME=DIR",
-        help="Also measure the argent package in DIR (PYTHONPATH) as NAME; repeatable.",
-    )
+    add_src_option(parser)
     args = parser.parse_args()
-    sources: dict[str, str | None] = {"": None}
-    for item in args.src:
-        label, _, path = item.partition("=")
-        sources[label] = path
+    sources = sources_of(parser, args.src)
     report("calls", asyncio.run(bench(args.calls, sources)))
 
 

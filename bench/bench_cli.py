@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import report
+from common import add_src_option, report, sources_of
 
 
 def run_seconds(argv: list[str], env: dict[str, str], cwd: str) -> float:
@@ -89,18 +89,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument(
-        "--src",
-        action="append",
-        default=[],
-        metavar="NAME=DIR",
-        help="Also measure the argent package in DIR (PYTHONPATH) as NAME; repeatable.",
-    )
+    add_src_option(parser)
     args = parser.parse_args()
-    sources: dict[str, str | None] = {"": None}
-    for item in args.src:
-        label, _, path = item.partition("=")
-        sources[label] = path
+    sources = sources_of(parser, args.src)
     report("cli", bench(args.rounds, sources))
 
 

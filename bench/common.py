@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -45,3 +46,36 @@ def report(name: str, results: dict[str, dict[str, Any]]) -> None:
         print(f"{row:<{width}} {shown}")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+#: The help of ``--src``, the same in every benchmark that compares checkouts.
+SRC_HELP = "Also measure the argent package in DIR (PYTHONPATH) as NAME; repeatable."
+
+
+def src_spec(value: str) -> tuple[str, str]:
+    """One ``--src NAME=DIR``: a name for the rows (not empty: the unnamed rows are this
+    checkout's) and a directory holding an ``argent`` package, else a usage error."""
+    name, sep, path = value.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"--src takes NAME=DIR, not {value!r}")
+    if not (Path(path) / "argent" / "__init__.py").is_file():
+        raise argparse.ArgumentTypeError(f"--src {value}: no argent package in {path}")
+    return name, path
+
+
+def add_src_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--src NAME=DIR`` (repeatable) to ``parser``; read it with ``sources_of``."""
+    parser.add_argument(
+        "--src", action="append", default=[], type=src_spec, metavar="NAME=DIR", help=SRC_HELP
+    )
+
+
+def sources_of(parser: argparse.ArgumentParser, specs: list[tuple[str, str]]) -> dict[str, str | None]:
+    """The checkouts to measure: this one (``None``: as installed, under the empty name), then
+    each ``--src`` by its name; a name given twice is a usage error (one row would hide the other)."""
+    sources: dict[str, str | None] = {"": None}
+    for name, path in specs:
+        if name in sources:
+            parser.error(f"--src names {name} twice")
+        sources[name] = path
+    return sources

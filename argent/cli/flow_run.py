@@ -10,7 +10,7 @@ import hashlib
 import os
 import re
 import shutil
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from argent.reports.render import (
     echo,
     is_report,
     json_text,
+    prefixed_lines,
     read_report,
     read_step,
     step_lines,
@@ -69,32 +70,60 @@ class _FlowRun:
             args["flow_path"] = target.path
         return args
 
-    def _refused(self, refusals: list[RefusedClientFile]) -> Callable[[RefusedClientFile], None]:
+    def _refused(
+        self, refusals: list[RefusedClientFile], notice: Callable[[str], None] | None = None
+    ) -> Callable[[RefusedClientFile], None]:
         """Print each client file the client refused to write, and keep it (the run then exits 1)."""
+        say = notice or self.notice
 
         def refused(refusal: RefusedClientFile) -> None:
             refusals.append(refusal)
-            self.notice(refusal.line())
+            say(refusal.line())
 
         return refused
 
-    async def single(self, target: FlowTarget) -> int:
+    def _flow_notice(self, prefix: str) -> Callable[[str], None]:
+        """A flow's own notes for stderr (a refused file, an unwritten baseline), each physical
+        line under ``prefix`` (§7); a JSON warning object with ``--json``."""
+
+        def notice(text: str) -> None:
+            if self.as_json or not prefix:
+                self.notice(text)
+            else:
+                for part in prefixed_lines(prefix, text):
+                    echo(part, err=True)
+
+        return notice
+
+    async def single(self, target: FlowTarget, *, prefix: str = "") -> int:
+        """One flow: its lines as its progress lines arrive (under a live status line on a
+        terminal), then its summary. With ``prefix`` (``--workers N``, N > 1: INTERFACE.md §7)
+        every line but a blank one starts with it, and the lines are plain on a terminal too."""
         printed_header = False
         refusals: list[RefusedClientFile] = []
         root_flow = target.stem
+        note = self._flow_notice(prefix)
 
-        live = LiveStatus(enabled=False if self.as_json else None)
+        live = LiveStatus(enabled=False if self.as_json or prefix else None)
+
+        def say(line: str) -> None:
+            for part in prefixed_lines(prefix, line):
+                live.line(part)
+
+        def out(line: str) -> None:
+            for part in prefixed_lines(prefix, line) if line else [line]:
+                echo(part)
 
         def progress(step: dict[str, Any]) -> None:
             nonlocal printed_header
             if self.as_json:
                 return
             if not printed_header:
-                live.line(f'Flow "{root_flow}"')
+                say(f'Flow "{root_flow}"')
                 printed_header = True
             report = read_step(step)
             for line in step_lines(report if report is not None else step, root_flow):
-                live.line(line)
+                say(line)
             live.next_step = (report.index if report is not None else 0) + 2
 
         async with self.client() as client, live:
@@ -103,7 +132,7 @@ class _FlowRun:
                     "flow-execute",
                     self._args(target),
                     on_progress=progress,
-                    on_refused=self._refused(refusals),
+                    on_refused=self._refused(refusals, note),
                 )
             except ToolCallError as exc:
                 raise call_failed(exc) from None
@@ -115,62 +144,81 @@ class _FlowRun:
             if notice is not None and notice.notice:
                 raise CommandFailed(notice.notice)
             raise UsageProblem(f'"{target.stem}" did not produce a run report.')
-        unwritten = self._unwritten_baselines(report)
+        unwritten = self._unwritten_baselines(report, note)
         if self.as_json:
             echo(json_text(result))
         else:
             if not printed_header:
-                echo(f'Flow "{report.flow or root_flow}"')
+                out(f'Flow "{report.flow or root_flow}"')
                 for step in report.steps:
                     for line in step_lines(step, root_flow):
-                        echo(line)
+                        out(line)
             else:
                 # The live lines named the tool-server's copies; say where --output put them.
                 for step in exported:
-                    echo(f"  {step.kind} (step {step.index + 1}):")
+                    out(f"  {step.kind} (step {step.index + 1}):")
                     for role, path in (step.artifacts or {}).items():
-                        echo(f"       {role}: {path}")
+                        out(f"       {role}: {path}")
             if report.execution_prerequisite:
-                echo(f"  assumes: {report.execution_prerequisite}")
-            echo("")
-            echo(summary_line(report))
+                out(f"  assumes: {report.execution_prerequisite}")
+            out("")
+            out(summary_line(report))
         return EXIT_OK if report.ok and not unwritten and not refusals else EXIT_FAILED
 
-    def _unwritten_baselines(self, result: Any) -> int:
+    def _unwritten_baselines(self, result: Any, notice: Callable[[str], None] | None = None) -> int:
         """Say why each baseline of the result was not written; how many were not."""
         lines = unwritten_baseline_lines(result)
         for line in lines:
-            self.notice(line)
+            (notice or self.notice)(line)
         return len(lines)
 
     async def batch(self, targets: list[FlowTarget], directory: str) -> int:
+        """The flows of a directory one at a time: each flow's start line, every step line as
+        its progress line arrives (under a live status line on a terminal), then its summary."""
         total = len(targets)
         flows: list[dict[str, Any]] = []
         passed = failed = skipped = 0
         stopped = False
-        async with self.client() as client:
+        live = LiveStatus(enabled=False if self.as_json else None)
+
+        def say(line: str) -> None:
+            if not self.as_json:
+                live.line(line)
+
+        async with self.client() as client, live:
             for i, target in enumerate(targets, start=1):
                 rel = os.path.relpath(target.path, directory)
                 entry: dict[str, Any] = {"path": target.path}
                 flows.append(entry)
-                if not self.as_json:
-                    echo(f"[{i}/{total}] {rel}")
+                say(f"[{i}/{total}] {rel}")
                 if stopped:
                     entry["status"] = "skip"
                     skipped += 1
-                    if not self.as_json:
-                        echo("  · not run (batch stopped)")
+                    say("  · not run (batch stopped)")
                     continue
                 refusals: list[RefusedClientFile] = []
+                shown = 0
+
+                def progress(step: dict[str, Any], stem: str = target.stem) -> None:
+                    nonlocal shown
+                    shown += 1
+                    report = read_step(step)
+                    for line in step_lines(report if report is not None else step, stem):
+                        say(line)
+                    live.next_step = (report.index if report is not None else 0) + 2
+
+                live.next_step = 1
                 try:
                     result = await client.call(
-                        "flow-execute", self._args(target), on_refused=self._refused(refusals)
+                        "flow-execute",
+                        self._args(target),
+                        on_progress=progress,
+                        on_refused=self._refused(refusals),
                     )
                 except ToolCallError as exc:
                     entry.update(status="fail", error=exc.message)
                     failed += 1
-                    if not self.as_json:
-                        echo(f"  ✗ {exc.message}")
+                    say(f"  ✗ {exc.message}")
                     if exc.error_kind != "validation":
                         stopped = True
                     continue
@@ -179,20 +227,14 @@ class _FlowRun:
                     failed += 1
                     stopped = True
                     continue
-                self._export(result, target, directory)
-                report = read_report(result)
-                assert report is not None
+                exported = self._export(result, target, directory)
                 entry["report"] = result
-                ok = report.ok and not self._unwritten_baselines(report) and not refusals
+                ok = bool(result.get("ok")) and not self._unwritten_baselines(result) and not refusals
                 entry["status"] = "pass" if ok else "fail"
                 passed += ok
                 failed += not ok
-                if not self.as_json:
-                    for step in report.steps:
-                        if step.status in ("fail", "error") or step.warning:
-                            for line in step_lines(step, report.flow or target.stem):
-                                echo(line)
-                    echo(f"  {summary_line(report)}")
+                for line in closing_lines(result, target.stem, shown, exported):
+                    say(line)
         ok = failed == 0
         if self.as_json:
             summary = {"ok": ok, "total": total, "passed": passed, "failed": failed, "skipped": skipped}
@@ -218,6 +260,21 @@ class _FlowRun:
             echo(json_text({"warning": text}, indent=None) if self.as_json else text, err=True)
 
         return export_artifacts(result, os.path.realpath(target.path), target.stem, out, warn)
+
+
+def closing_lines(result: Any, root_flow: str, shown: int, exported: Sequence[StepReport]) -> list[str]:
+    """What is left to print when a flow of a directory run ends: the steps whose progress lines
+    never came (a tool-server that does not stream), where ``--output`` put the images the live
+    lines named, then the flow's summary line."""
+    lines: list[str] = []
+    for step in result["steps"][shown:]:
+        lines.extend(step_lines(step, root_flow))
+    if shown:
+        for step in exported:
+            lines.append(f"  {step.kind} (step {step.index + 1}):")
+            lines.extend(f"       {role}: {path}" for role, path in (step.artifacts or {}).items())
+    lines.append(f"  {summary_line(result)}")
+    return lines
 
 
 #: The file that claims an export directory for one flow file (its resolved path and a newline).

@@ -7,7 +7,8 @@
 - ``--workers N`` runs up to N flows at once, each in its own flow-execute call on the one
   tool-server of the command (the embedded one, or the linked one); a run that launches Chromium
   gets its own browser from the tool-server. Every human line of a flow then starts with
-  ``[<flow path relative to the project root>] ``; ``--json`` and the reports keep the input order.
+  ``[<flow path relative to the project root>] `` (also when the run names one flow: the rule is
+  about N); ``--json`` and the reports keep the input order.
 - The reports are written from the calls' results (``argent.reports``) whatever the outcome, and
   leave the exit code alone.
 
@@ -27,11 +28,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from attrs import define, field, frozen
 
+from argent.cli.flow_run import closing_lines
 from argent.cli.targets import FlowTarget, UsageProblem
 from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.limits import MAX_SUITE_WORKERS, RETRY_AFTER_SECONDS, SUITE_BUSY_RETRY_SECONDS
-from argent.link.models import StepReport
 from argent.reports.html import HtmlReport, ReportDirProblem, html_owned, prepare_report_dir
 from argent.reports.junit import ReportPathProblem, prepare_junit_path
 from argent.reports.recorder import SuiteRecorder, relative_name
@@ -40,8 +41,8 @@ from argent.reports.render import (
     is_report,
     json_text,
     line_prefix,
+    prefixed_lines,
     step_lines,
-    summary_line,
     unwritten_baseline_lines,
 )
 
@@ -181,7 +182,8 @@ def run_flows(
         if not selected:
             _say_empty_shard(runner, suite, targets)
         elif isinstance(targets, FlowTarget):
-            code = asyncio.run(runner.single(targets))
+            prefix = line_prefix(relative_name(targets.path, root)) if suite.workers > 1 else ""
+            code = asyncio.run(runner.single(targets, prefix=prefix))
         elif suite.workers > 1:
             workers = _bounded_workers(runner, suite.workers)
             code = asyncio.run(ParallelBatch(runner, selected, os.path.abspath(ref), workers).run())
@@ -287,8 +289,8 @@ class ParallelBatch:
         if self.runner.as_json:
             return
         for line in lines:
-            for part in line.split("\n"):
-                echo(prefix + part.removeprefix("  "), err=err)
+            for part in prefixed_lines(prefix, line):
+                echo(part, err=err)
 
     def _notice(self, prefix: str) -> Callable[[str], None]:
         """A flow's notes for stderr: prefixed like its lines, JSON objects with ``--json``."""
@@ -348,24 +350,7 @@ class ParallelBatch:
             notice(line)
         ok = bool(result.get("ok")) and not unwritten and not refusals
         entry["status"] = "pass" if ok else "fail"
-        self._say(prefix, self._closing_lines(result, target, shown, exported))
-
-    @staticmethod
-    def _closing_lines(
-        result: Any, target: FlowTarget, shown: int, exported: Sequence[StepReport]
-    ) -> list[str]:
-        """What is left to print when a flow ends: the steps whose progress lines never came
-        (a tool-server that does not stream), where ``--output`` put the images the live lines
-        named, then the flow's summary line."""
-        lines: list[str] = []
-        for step in result["steps"][shown:]:
-            lines.extend(step_lines(step, target.stem))
-        if shown:
-            for step in exported:
-                lines.append(f"  {step.kind} (step {step.index + 1}):")
-                lines.extend(f"       {role}: {path}" for role, path in (step.artifacts or {}).items())
-        lines.append(f"  {summary_line(result)}")
-        return lines
+        self._say(prefix, closing_lines(result, target.stem, shown, exported))
 
 
 async def call_flow(

@@ -43,6 +43,15 @@ def line_prefix(rel: str) -> str:
     return f"[{terminal_safe(_PREFIX_UNSAFE.sub(_escape, rel))}] "
 
 
+def prefixed_lines(prefix: str, line: str) -> list[str]:
+    """``line`` as printed under ``prefix`` (``line_prefix``): each physical line of it prefixed,
+    its indent dropped, so a reason holding a newline cannot make a line that looks like another
+    flow's; no prefix leaves it whole."""
+    if not prefix:
+        return [line]
+    return [prefix + part.removeprefix("  ") for part in line.split("\n")]
+
+
 def echo(text: str = "", *, err: bool = False) -> None:
     """Print one line, made terminal-safe: every line the CLI prints goes through here."""
     click.echo(terminal_safe(text), err=err)

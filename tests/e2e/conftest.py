@@ -1,18 +1,25 @@
-"""Real processes: the `argent` CLI and `argent server start`, with a private HOME."""
+"""Real processes: the `argent` CLI and `argent server start`, with a private HOME; and for the
+modules that drive the real Chromium, their marks, a Chromium per module and pages on loopback."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import pytest_asyncio
+from aiohttp import web
 from attrs import define
+
+if TYPE_CHECKING:
+    from argent.devices.chromium import ChromiumDevice, ChromiumDeviceProvider
 
 
 @define
@@ -109,3 +116,70 @@ def read_until(stream: Any, predicate: Any, timeout: float = 30) -> list[str]:
         if predicate(line):
             return lines
     raise AssertionError(f"did not see the expected line; got {lines}")
+
+
+# --------------------------------------------------------------------------------------------
+# Chromium
+
+#: A page with a heading and a button that changes its own text (a flow taps it, then asserts).
+SHOP_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Shop</title>
+<style>body { font-family: sans-serif; margin: 0; padding: 16px; } h1 { color: #123456; }</style></head>
+<body><h1>Shop</h1>
+<button id="add" onclick="this.textContent = 'In the cart'">Add to cart</button>
+</body></html>
+"""
+
+
+def chromium_marks() -> list[pytest.MarkDecorator]:
+    """The ``pytestmark`` of a module that runs the real Chromium: e2e, and skipped, saying why,
+    where none can run here (no binary, a sandbox that forbids it)."""
+    chromium = pytest.importorskip("argent.devices.chromium")
+    reason = chromium.chromium_unavailable_reason()
+    return [pytest.mark.e2e, pytest.mark.skipif(reason is not None, reason=str(reason))]
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def provider() -> AsyncIterator[ChromiumDeviceProvider]:
+    """The module's Chromium provider: every browser it boots closes with the module."""
+    from argent.devices.chromium import ChromiumDeviceProvider
+
+    devices = ChromiumDeviceProvider()
+    try:
+        yield devices
+    finally:
+        await devices.close_all()
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def device(provider: ChromiumDeviceProvider) -> ChromiumDevice:
+    """One Chromium booted for the module, shared by the tests that leave it alive."""
+    return await provider.boot()
+
+
+def pages_app(pages: dict[str, str], *routes: web.RouteDef) -> web.Application:
+    """An app serving each HTML page of ``pages`` at its path (404 for any other), after
+    ``routes`` (registered first, so a page path cannot shadow them)."""
+
+    async def page(request: web.Request) -> web.Response:
+        body = pages.get(request.path)
+        if body is None:
+            raise web.HTTPNotFound()
+        return web.Response(text=body, content_type="text/html")
+
+    app = web.Application()
+    app.add_routes(routes)
+    app.router.add_get("/{name}", page)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def serve(app: web.Application) -> AsyncIterator[str]:
+    """``app`` on a free loopback port while the block runs; its base URL."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()

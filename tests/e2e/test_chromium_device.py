@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from aiohttp import web
 
 from argent.devices.base import Device, DeviceError, UiNode, UiTree
 from argent.devices.chromium import (
@@ -44,6 +43,7 @@ from argent.runner.files import DiskFlowFiles
 from argent.runner.report import FlowRunResult
 from argent.tools.builtin import build_registry
 from argent.tools.invoker import RegistryInvoker
+from tests.e2e.conftest import pages_app, serve
 
 pytestmark = [
     pytest.mark.e2e,
@@ -124,34 +124,8 @@ SECOND_PAGE = "<!doctype html><html><head><title>Second</title></head><body><p i
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def site() -> AsyncIterator[str]:
     pages = {"/form.html": FORM_PAGE, "/scroll.html": SCROLL_PAGE, "/second.html": SECOND_PAGE}
-
-    async def page(request: web.Request) -> web.Response:
-        body = pages.get(request.path)
-        if body is None:
-            raise web.HTTPNotFound()
-        return web.Response(text=body, content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/{name}", page)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    yield f"http://127.0.0.1:{port}"
-    await runner.cleanup()
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def provider() -> AsyncIterator[ChromiumDeviceProvider]:
-    devices = ChromiumDeviceProvider()
-    yield devices
-    await devices.close_all()
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def device(provider: ChromiumDeviceProvider) -> ChromiumDevice:
-    return await provider.boot()
+    async with serve(pages_app(pages)) as url:
+        yield url
 
 
 @pytest.fixture

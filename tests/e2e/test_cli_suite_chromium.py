@@ -15,28 +15,18 @@ from typing import Any
 import numpy as np
 import pytest
 
+from argent.devices.chromium import ChromiumDeviceProvider
 from argent.devices.chromium.launcher import processes_naming
 from argent.runner import pixels as P
-from tests.e2e.conftest import Cli, start_server_process
+from tests.e2e.conftest import SHOP_PAGE, Cli, chromium_marks, start_server_process
 from tests.e2e.test_cli_suite import BARRIER, junit, write
 
-chromium = pytest.importorskip("argent.devices.chromium")
-_UNAVAILABLE = chromium.chromium_unavailable_reason()
-
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(_UNAVAILABLE is not None, reason=str(_UNAVAILABLE))]
-
-PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>Shop</title>
-<style>body { font-family: sans-serif; margin: 0; padding: 16px; } h1 { color: #123456; }</style></head>
-<body><h1>Shop</h1>
-<button id="add" onclick="this.textContent = 'In the cart'">Add to cart</button>
-</body></html>
-"""
+pytestmark = chromium_marks()
 
 
 @pytest.fixture
 def site(project: Path) -> Path:
-    return write(project / "suite" / "site" / "index.html", PAGE).parent
+    return write(project / "suite" / "site" / "index.html", SHOP_PAGE).parent
 
 
 @pytest.fixture
@@ -109,7 +99,7 @@ class Page(HTMLParser):
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Any]:
-    provider = chromium.ChromiumDeviceProvider(viewport=(1200, 1500))
+    provider = ChromiumDeviceProvider(viewport=(1200, 1500))
     try:
         yield await provider.boot()
     finally:

@@ -1,5 +1,6 @@
-"""`argent flow run <dir> --workers N` (N > 1) prints every human line of every flow as it
-arrives, each prefixed with ``[<flow path relative to project_root>] `` (INTERFACE.md §4, §7).
+"""`argent flow run <dir> --workers N` prints every step line of every flow as it arrives
+(INTERFACE.md §4); when N > 1 each human line is prefixed with ``[<flow path relative to
+project_root>] `` (§7), when N = 1 (the default) it is not.
 
 The test process is the conductor: each flow's steps wait for a gate file that the test writes
 only once it has *read* the line of the step before on the CLI's stdout, so the exact order of
@@ -7,6 +8,7 @@ the lines is fixed and a line that were held back until its flow ended would sta
 
 from __future__ import annotations
 
+import json
 import signal
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -106,6 +108,57 @@ def test_every_line_of_every_flow_arrives_prefixed_and_interleaved(cli: Cli, pro
     assert (run.returncode, err) == (1, "")
 
 
+def test_one_worker_prints_every_step_line_as_it_arrives_unprefixed(cli: Cli, project: Path) -> None:
+    """The default ``--workers 1`` streams as one flow and ``--workers N`` do: a passing step's
+    line is printed when its progress line arrives, not held back (or dropped) until the flow ends;
+    the flow's start line, its summary and the suite's stay as they were."""
+    write(project / "gate.sh", GATE)
+    (project / "gates").mkdir()
+    suite = project / "suite"
+    write(
+        suite / "a.yaml", "steps:\n  - echo: A begins\n" + gate_step(project, "a1") + gate_step(project, "a2")
+    )
+    write(suite / "b.yaml", "steps:\n" + gate_step(project, "b1") + "  - run: gone\n  - wait: 1\n")
+    write(suite / "c.yaml", "steps:\n  - bogus: line\n")
+    run = cli.spawn("flow", "run", "suite")
+    assert run.stdout is not None
+    seen: list[str] = []
+
+    def expect(*lines: str) -> None:
+        seen.extend(next_line(run.stdout) for _ in lines)  # type: ignore[arg-type]
+        assert seen[-len(lines) :] == list(lines), seen
+
+    def opens(gate: str) -> None:
+        (project / "gates" / gate).touch()
+
+    try:
+        expect("[1/3] a.yaml", "  › A begins")
+        opens("a1")
+        expect("  ✓  2 script ../gate.sh")
+        opens("a2")
+        expect(
+            "  ✓  3 script ../gate.sh", "  PASS — 2 passed, 0 failed, 0 skipped, 0 errored", "[2/3] b.yaml"
+        )
+        opens("b1")
+        expect("  ✓  1 script ../gate.sh")
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    assert out.splitlines() == [
+        f'  ✗  2 run gone.yaml [gone] — could not load fragment "gone.yaml": ENOENT: no such file '
+        f"or directory, open '{suite / 'gone.yaml'}'",
+        "  ·  3 wait",
+        "  FAIL — 1 passed, 0 failed, 1 skipped, 1 errored",
+        "[3/3] c.yaml",
+        '  ✗ Unrecognized flow entry (unrecognized step kind): {"bogus":"line"} (step 1, line 2)',
+        "",
+        "FAIL — 3 flows: 1 passed, 2 failed, 0 skipped",
+    ], seen
+    assert (run.returncode, err) == (1, "")
+
+
 def test_an_interrupted_flow_keeps_the_lines_that_arrived_in_its_junit_case(cli: Cli, project: Path) -> None:
     """SIGINT mid-suite: the reports are still written (INTERFACE.md §7), and the aborted flow's
     case says how far it got, as the terminal did."""
@@ -127,3 +180,30 @@ def test_an_interrupted_flow_keeps_the_lines_that_arrived_in_its_junit_case(cli:
     assert out is not None and out.text == "  › first\n  ✓  2 wait"
     page = (project / "h" / "index.html").read_text(encoding="utf-8")
     assert '<pre class="lines">  › first\n  ✓  2 wait</pre>' in page
+
+
+@pytest.mark.parametrize(
+    ("target", "rel"), [("checkout", ".argent/flows/checkout.yaml"), ("suite/b.yaml", "suite/b.yaml")]
+)
+def test_one_flow_with_workers_prefixes_its_lines_too(cli: Cli, project: Path, target: str, rel: str) -> None:
+    """§7's prefix is about N, not about how many flows: one flow run with ``--workers 3`` (by name
+    or by path) prints the lines it prints with one worker, each with the flow's prefix (its
+    indent dropped, as in a directory run); a blank line stays blank, and ``--json`` is unchanged."""
+    write(
+        project / ".argent" / "flows" / "checkout.yaml",
+        "executionPrerequisite: signed in\nsteps:\n  - echo: Checking out\n  - wait: 1\n",
+    )
+    write(project / "suite" / "b.yaml", "steps:\n  - wait: 1\n  - run: gone\n")
+    plain = cli.run("flow", "run", target)
+    prefixed = cli.run("flow", "run", target, "--workers", "3")
+    assert (prefixed.returncode, prefixed.stderr) == (plain.returncode, plain.stderr)
+    prefix = f"[{rel}] "
+    assert prefixed.stdout.splitlines() == [
+        prefix + line.removeprefix("  ") if line else "" for line in plain.stdout.splitlines()
+    ]
+    assert prefixed.stdout.splitlines()[-1].startswith(
+        f"{prefix}{'PASS' if target == 'checkout' else 'FAIL'} — "
+    )
+    assert len(prefixed.stdout.splitlines()) == (6 if target == "checkout" else 5)
+    as_json = cli.run("flow", "run", target, "--workers", "3", "--json")
+    assert as_json.stdout.startswith("{") and json.loads(as_json.stdout)["steps"][0]["index"] == 0

@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from argent.devices.chromium import ChromiumDevice, ChromiumDeviceProvider, find_chromium
+from argent.devices.chromium import ChromiumDevice, find_chromium
 from argent.flows.parse import parse_flow
 from argent.limits import SETTLE_MAX_MS
 from argent.runner import pixels as P
@@ -25,6 +25,7 @@ from argent.runner.directives import DeviceDirectives
 from argent.runner.engine import ToolCallContext, ToolOutcome, run_flow
 from argent.runner.files import DiskFlowFiles
 from argent.runner.report import FlowRunResult
+from tests.e2e.conftest import pages_app, serve
 
 pytestmark = [
     pytest.mark.e2e,
@@ -213,34 +214,12 @@ class NoTools:
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def site() -> AsyncIterator[str]:
-    async def page(request: web.Request) -> web.Response:
-        body = PAGES.get(request.path)
-        if body is None:
-            raise web.HTTPNotFound()
-        return web.Response(text=body, content_type="text/html")
-
     async def data(request: web.Request) -> web.Response:
         await asyncio.sleep(FETCH_DELAY_MS / 1000)
         return web.json_response({"value": 42})
 
-    app = web.Application()
-    app.router.add_get("/data", data)
-    app.router.add_get("/{name}", page)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    tcp = web.TCPSite(runner, "127.0.0.1", 0)
-    await tcp.start()
-    yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    await runner.cleanup()
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def device() -> AsyncIterator[ChromiumDevice]:
-    provider = ChromiumDeviceProvider()
-    try:
-        yield await provider.boot()
-    finally:
-        await provider.close_all()
+    async with serve(pages_app(PAGES, web.get("/data", data))) as url:
+        yield url
 
 
 async def run(

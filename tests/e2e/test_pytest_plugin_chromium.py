@@ -15,20 +15,12 @@ from pathlib import Path
 import pytest
 
 from argent.devices.chromium.launcher import processes_naming
+from tests.e2e.conftest import SHOP_PAGE, chromium_marks
 
 pytest_plugins = ["pytester"]
 
-chromium = pytest.importorskip("argent.devices.chromium")
-_UNAVAILABLE = chromium.chromium_unavailable_reason()
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(_UNAVAILABLE is not None, reason=str(_UNAVAILABLE))]
+pytestmark = chromium_marks()
 
-PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>Shop</title>
-<style>body { font-family: sans-serif; margin: 0; padding: 16px; } h1 { color: #123456; }</style></head>
-<body><h1>Shop</h1>
-<button id="add" onclick="this.textContent = 'In the cart'">Add to cart</button>
-</body></html>
-"""
 SHOP = (
     "steps:\n  - launch: { chromium: ../../site }\n  - tap: Add to cart\n"
     "  - assert: { visible: In the cart }\n  - snapshot: cart\n"
@@ -69,7 +61,7 @@ def project(
         "[tool.pytest.ini_options]\nargent_flows = ['.argent/flows']\n"
         "asyncio_default_fixture_loop_scope = 'function'\n"
     )
-    write(pytester.path / "site" / "index.html", PAGE)
+    write(pytester.path / "site" / "index.html", SHOP_PAGE)
     write(pytester.path / ".argent" / "flows" / "shop.yaml", SHOP)
     return pytester
 

@@ -18,6 +18,7 @@ from aiohttp import web
 
 from argent import limits
 from argent.devices.chromium import ChromiumDevice, ChromiumDeviceProvider, find_chromium
+from argent.devices.chromium.cdp import CdpSession
 from argent.errors import InvalidToolInputError, PolicyRefusal, ToolExecutionError
 from argent.runner.execute import FlowRequest, execute_flow
 from argent.runner.files import DiskFlowFiles
@@ -26,6 +27,7 @@ from argent.tools.builtin import build_registry
 from argent.tools.call_policy import CallPolicy
 from argent.tools.invoker import RegistryInvoker
 from argent.tools.registry import ToolContext, ToolRegistry
+from tests.e2e.conftest import pages_app, serve
 
 pytestmark = [
     pytest.mark.e2e,
@@ -76,38 +78,13 @@ const t = setInterval(() => { document.getElementById('c').textContent = String(
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def site() -> AsyncIterator[str]:
-    async def app(request: web.Request) -> web.Response:
-        return web.Response(text=APP, content_type="text/html")
-
-    async def changing(request: web.Request) -> web.Response:
-        return web.Response(text=CHANGING, content_type="text/html")
-
     async def data(request: web.Request) -> web.Response:
         body = json.dumps({"auth": request.headers.get("Authorization", ""), "big": "x" * 3000})
         return web.json_response(text=body, headers={"X-Session-Token": "s3cret", "X-Plain": "plain"})
 
-    server = web.Application()
-    server.router.add_get("/app.html", app)
-    server.router.add_get("/changing.html", changing)
-    server.router.add_route("*", "/api/data", data)
-    runner = web.AppRunner(server, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    await runner.cleanup()
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def provider() -> AsyncIterator[ChromiumDeviceProvider]:
-    devices = ChromiumDeviceProvider()
-    yield devices
-    await devices.close_all()
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def device(provider: ChromiumDeviceProvider) -> ChromiumDevice:
-    return await provider.boot()
+    pages = {"/app.html": APP, "/changing.html": CHANGING}
+    async with serve(pages_app(pages, web.route("*", "/api/data", data))) as url:
+        yield url
 
 
 @pytest.fixture
@@ -589,3 +566,36 @@ async def test_a_window_the_page_opens_is_a_tab(tools: ToolRegistry, app: Chromi
         await call(tools, "chromium-tabs", {"udid": app.id, "action": "close", "tab": popup["targetId"]})
     )["tabs"]
     assert len(after) == 1 and after[0]["active"]
+
+
+async def test_each_page_session_enables_the_network_domain_once(
+    tools: ToolRegistry, provider: ChromiumDeviceProvider, site: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quiet signals and the network recorder both follow a page's ``Network`` events; one
+    ``Network.enable`` per page session serves both (the first device's session and a new tab's)."""
+    sent: list[tuple[CdpSession, str]] = []
+    send = CdpSession.send
+
+    async def counted(
+        self: CdpSession, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        sent.append((self, method))
+        return await send(self, method, params, timeout=timeout)
+
+    monkeypatch.setattr(CdpSession, "send", counted)
+    other = await provider.boot()
+    try:
+        await other.navigate(f"{site}/app.html")
+        await call(tools, "chromium-tabs", {"udid": other.id, "action": "new", "url": f"{site}/app.html"})
+        pages = {id(session) for session, method in sent if method == "Page.enable"}
+        enables = [id(session) for session, method in sent if method == "Network.enable"]
+        assert len(pages) == 2 and sorted(enables) == sorted(pages)
+        # ... and that one serves the recorder of the new tab
+        finished = other.session.expect("Network.loadingFinished")
+        assert await page(other, "fetch('/api/data').then(r => r.status)") == 200
+        await asyncio.wait_for(finished, 5)
+        listed = await call(tools, "view-network-logs", {"device_id": other.id})
+        assert "/api/data" in listed
+    finally:
+        with contextlib.suppress(Exception):
+            await provider.stop(other.id)

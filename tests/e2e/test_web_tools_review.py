@@ -20,9 +20,9 @@ from argent.errors import ArgentError, InvalidToolInputError, PolicyRefusal, Too
 from argent.runner.budget import StepBudget
 from argent.tools.call_policy import CallPolicy
 from argent.tools.registry import ToolContext, ToolRegistry
-from tests.e2e.test_web_tools import app, call, device, page, provider, site, tools
+from tests.e2e.test_web_tools import app, call, page, site, tools
 
-__all__ = ["app", "device", "provider", "site", "tools"]
+__all__ = ["app", "site", "tools"]
 
 pytestmark = [
     pytest.mark.e2e,

@@ -10,9 +10,9 @@ from argent import limits
 from argent.devices.chromium import ChromiumDevice, find_chromium
 from argent.errors import ToolExecutionError
 from argent.tools.registry import ToolRegistry
-from tests.e2e.test_web_tools import app, call, device, provider, site, tools
+from tests.e2e.test_web_tools import app, call, site, tools
 
-__all__ = ["app", "device", "provider", "site", "tools"]
+__all__ = ["app", "site", "tools"]
 
 pytestmark = [
     pytest.mark.e2e,

@@ -96,3 +96,61 @@ def test_a_flows_notes_on_stderr_carry_its_prefix(
     assert all(
         line.split("] ", 1)[1].startswith(f"✗ client file not written: {planted}: ") for line in refusals
     )
+
+
+def test_one_worker_prints_streamed_lines_once_and_terminal_safe(
+    cli: Cli, project: Path, suite: Path, hostile: HostileToolServer
+) -> None:
+    """The default ``--workers 1`` streams too (INTERFACE.md §4): the same lines, unprefixed."""
+    evil = "x\x1b]0;pwned\x07\u202e\nPASS — spoof"
+    hostile.on(
+        "flow-execute",
+        streamed(
+            progress_line(step(0, message="first")),
+            progress_line(step(1, kind="tap", status="fail", target="Go", reason=evil)),
+            progress_line(step(2, message="extra")),
+            result_line(report(step(0, message="first"))),
+        ),
+    )
+    done = cli.run("flow", "run", "suite", **hostile.env())
+    assert not RAW_CONTROLS.search(done.stdout + done.stderr)
+    flow = [
+        "  › first",
+        "  ✗  2 tap Go [main] — x\\u001b]0;pwned\\u0007\\u202e",
+        "       PASS — spoof",
+        "  › extra",
+        "  PASS (started on chromium-cdp-1) — 1 passed, 0 failed, 0 skipped, 0 errored",
+    ]
+    assert done.stdout.splitlines() == [
+        "[1/2] a.yaml",
+        *flow,
+        "[2/2] b.yaml",
+        *flow,
+        "",
+        "PASS — 2 flows: 2 passed, 0 failed, 0 skipped",
+    ]
+
+
+def test_one_flow_with_workers_prefixes_its_notes_on_stderr(
+    cli: Cli, project: Path, suite: Path, hostile: HostileToolServer, tmp_path: Path
+) -> None:
+    """§7's prefix is about N: one flow run with ``--workers 3`` prefixes its notes too."""
+    planted = tmp_path / "elsewhere" / "evil.yaml"
+    hostile.on(
+        "flow-execute",
+        streamed(
+            progress_line(step(0, kind="tap", status="fail", target="Go", reason="one\nPASS — spoof")),
+            result_line(report(step(), savedTo=text_directive(planted))),
+        ),
+    )
+    done = cli.run("flow", "run", "suite/a.yaml", "--workers", "3", **hostile.env())
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert not planted.parent.exists()
+    assert done.stdout.splitlines()[:3] == [
+        '[suite/a.yaml] Flow "a"',
+        "[suite/a.yaml] ✗  1 tap Go [main] — one",
+        "[suite/a.yaml]      PASS — spoof",
+    ]
+    assert all(line.startswith("[suite/a.yaml] ") for line in done.stdout.splitlines() if line)
+    [refusal] = done.stderr.splitlines()
+    assert refusal.startswith(f"[suite/a.yaml] ✗ client file not written: {planted}: ")

@@ -1,8 +1,12 @@
-"""Hostile flow files: every one is a single ``FlowParseError``, quickly — never a crash or a hang."""
+"""Hostile flow files: every one is a single ``FlowParseError``, quickly — never a crash or a hang.
+
+"Quickly" is a bound on the work (``bounded_error``), not on the time: it holds on a loaded machine
+and still fails when an input's cost grows faster than its size."""
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import random
 import time
 from collections.abc import Callable
@@ -28,10 +32,64 @@ def parse_error(text: str) -> FlowParseError:
     return info.value
 
 
-def timed_error(text: str, bound: float = 5.0) -> FlowParseError:
-    started = time.monotonic()
-    err = parse_error(text)
-    assert time.monotonic() - started < bound
+#: A benign flow: the kinds of step a real one has, repeated to the length ``benign_seconds`` reads.
+BENIGN_STEPS = (
+    "  - echo: hello world\n"
+    "  - tool: t\n    args: { x: 1, y: [1, 2, 3], z: { a: b } }\n"
+    "  - when: { platform: ios }\n    steps:\n      - tap: Save\n      - wait: 10\n"
+)
+#: What ends the benign flow: a quote left open, so it is read the costliest way a flow file is
+#: (libyaml, then ruamel's pure-Python reader for the error's words), as a hostile input is.
+BENIGN_END = "  - echo: 'open\n"
+#: The length of the benign flow measured; shorter inputs are compared with it (a parse's fixed
+#: cost), longer ones with it scaled up (a benign flow's cost grows with its length, no faster).
+#: Its ~800 values stay under the 1,000 that ``test_a_file_of_too_many_values...`` allows a file.
+BENIGN_CHARS = 4_000
+#: How much more CPU time a hostile input may cost than a benign flow as long (plus its budget).
+#: The inputs here cost at most 0.4 of it (most under 0.05); one whose cost grew with the square
+#: of its length costs several times it (10k nested brackets scanned quadratically in Python: ~5x).
+WORK_MARGIN = 3
+
+
+def cpu_seconds(text: str) -> tuple[float, FlowParseError | None]:
+    """The CPU time of this process parsing ``text`` (the garbage collector held off), and its
+    parse error. CPU time, not wall time: a process waiting for a busy machine's cores does not
+    count it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    started = time.process_time()
+    try:
+        parse_flow(text)
+    except FlowParseError as exc:
+        return time.process_time() - started, exc
+    finally:
+        if enabled:
+            gc.enable()
+    return time.process_time() - started, None
+
+
+def benign_seconds(chars: int) -> float:
+    """The CPU time of a benign flow of ``chars`` characters (at least ``BENIGN_CHARS``), measured
+    now (the fastest of two reads of one of ``BENIGN_CHARS``, scaled up linearly)."""
+    text = "steps:\n" + BENIGN_STEPS * (BENIGN_CHARS // len(BENIGN_STEPS)) + BENIGN_END
+    runs = [cpu_seconds(text) for _ in range(2)]
+    assert all(err is not None and err.line == text.count("\n") + 1 for _, err in runs)
+    return min(seconds for seconds, _ in runs) * max(chars, len(text)) / len(text)
+
+
+def bounded_error(text: str, *, budget: int = 0) -> FlowParseError:
+    """The single parse error of ``text``, reached within ``WORK_MARGIN`` times the CPU time of a
+    benign flow as long as ``text`` plus ``budget`` characters, measured in the same test.
+    ``budget`` is the limit that stops an alias bomb (the values it may expand to before it is
+    refused), each allowed a character's work. An input whose cost grows faster than its size —
+    quadratic in its length, exponential in its aliases — fails here; a loaded machine slows both
+    reads alike."""
+    seconds, err = cpu_seconds(text)
+    assert err is not None, "parsed without an error"
+    benign = benign_seconds(len(text) + budget)
+    assert seconds <= WORK_MARGIN * benign, (
+        f"{seconds:.3f}s of CPU to refuse {len(text):,} characters; a benign flow as long takes {benign:.3f}s"
+    )
     return err
 
 
@@ -73,7 +131,7 @@ def billion(levels: int, width: int, leaf: str, ref: Callable[[int], str]) -> st
     ],
 )
 def test_deep_nesting_is_one_quick_error(text: str) -> None:
-    err = timed_error(text)
+    err = bounded_error(text)
     assert err.error_code == "FLOW_FILE_INVALID"
     assert err.message == TOO_DEEP
 
@@ -118,7 +176,7 @@ def test_billion_laughs_through_when_steps() -> None:
         for _ in range(10):
             lines.append("      - when: { platform: ios }")
             lines.append(f"        steps: *l{level - 1}")
-    err = timed_error("\n".join(lines) + "\n")
+    err = bounded_error("\n".join(lines) + "\n", budget=limits.MAX_STEPS_PER_FILE)
     assert err.error_code == "FLOW_ENTRY_UNRECOGNIZED"
     assert f"the flow expands to more than {limits.MAX_STEPS_PER_FILE} steps (counting `when:` children)" in (
         err.message
@@ -140,7 +198,9 @@ def test_aliased_steps_below_the_budget_are_expanded() -> None:
 
 def test_billion_laughs_inside_tool_args() -> None:
     args = billion(8, 10, "lol", lambda level: f"*a{level}")
-    err = timed_error(f"steps:\n  - echo: first\n  - tool: t\n    args: {args}\n")
+    err = bounded_error(
+        f"steps:\n  - echo: first\n  - tool: t\n    args: {args}\n", budget=limits.MAX_ARGS_NODES
+    )
     assert err.error_code == "FLOW_ENTRY_UNRECOGNIZED"
     assert err.message.startswith(
         f"Unrecognized flow entry (tool args expand to more than {limits.MAX_ARGS_NODES} values — check for a "
@@ -154,18 +214,18 @@ def test_billion_laughs_inside_tool_args() -> None:
 def test_many_tool_steps_sharing_a_large_alias_hit_the_file_budget() -> None:
     big = billion(3, 10, "x", lambda level: f"*a{level}")  # ~11k nodes per expansion
     text = f"steps:\n  - tool: t\n    args: &big {big}\n" + "  - tool: t\n    args: *big\n" * 200
-    err = timed_error(text)
+    err = bounded_error(text, budget=limits.MAX_ARGS_NODES_PER_FILE)
     assert err.error_code == "FLOW_ENTRY_UNRECOGNIZED"
     assert f"more than {limits.MAX_ARGS_NODES_PER_FILE} values in total" in err.message
 
 
 def test_cyclic_alias_in_tool_args() -> None:
-    err = timed_error("steps:\n  - tool: t\n    args: &a { self: *a }\n")
+    err = bounded_error("steps:\n  - tool: t\n    args: &a { self: *a }\n")
     assert err.message == (
         "Unrecognized flow entry (tool args contain a cyclic YAML alias (an anchor `&a` used as `*a` inside "
         "itself) — tool arguments must be plain JSON data): [cyclic entry] (step 1, line 2)"
     )
-    err = timed_error("steps:\n  - tool: t\n    args: { list: &l [1, *l] }\n")
+    err = bounded_error("steps:\n  - tool: t\n    args: { list: &l [1, *l] }\n")
     assert "cyclic YAML alias" in err.message
 
 
@@ -178,27 +238,27 @@ def test_shared_non_cyclic_alias_in_tool_args_is_fine() -> None:
 
 def test_billion_laughs_in_an_echo() -> None:
     bomb = billion(8, 10, "lol", lambda level: f"*a{level}")
-    err = timed_error(f"steps:\n  - echo: {bomb}\n")
+    err = bounded_error(f"steps:\n  - echo: {bomb}\n")
     assert err.error_code == "FLOW_ENTRY_UNRECOGNIZED"
     assert f"joins to more than {limits.MAX_COERCED_TEXT_CHARS} characters" in err.message
 
 
 def test_billion_laughs_in_a_rejected_entry_is_rendered_briefly() -> None:
     bomb = billion(8, 10, "lol", lambda level: f"*a{level}")
-    err = timed_error(f"steps:\n  - bogus: {bomb}\n")
+    err = bounded_error(f"steps:\n  - bogus: {bomb}\n")
     assert err.message.startswith('Unrecognized flow entry (unrecognized step kind): {"bogus":[["lol",')
     assert err.message.endswith(" chars) (step 1, line 2)")
     assert len(err.message) < 400
 
 
 def test_cyclic_alias_in_a_rejected_entry() -> None:
-    err = timed_error("steps:\n  - &e { bogus: *e }\n")
+    err = bounded_error("steps:\n  - &e { bogus: *e }\n")
     assert err.message == "Unrecognized flow entry (unrecognized step kind): [cyclic entry] (step 1, line 2)"
 
 
 def test_cyclic_when_and_scope_aliases_are_quick() -> None:
-    timed_error("steps: &s\n  - when: { visible: x }\n    steps: *s\n")
-    err = timed_error("steps:\n  - tap: &s { text: x, within: *s, after: *s, next: *s }\n")
+    bounded_error("steps: &s\n  - when: { visible: x }\n    steps: *s\n")
+    err = bounded_error("steps:\n  - tap: &s { text: x, within: *s, after: *s, next: *s }\n")
     assert "more than 6 scopes" in err.message
 
 
@@ -340,7 +400,7 @@ def test_seed_flow_itself_parses() -> None:
 def test_a_mapping_of_100k_keys_is_refused_early() -> None:
     text = "steps: []\n" + "".join(f"k{i:07d}: {i:08d}\n" for i in range(100_000))
     assert len(text) > 1_900_000
-    err = timed_error(text)
+    err = bounded_error(text)
     assert err.error_code == "FLOW_FILE_INVALID"
     assert err.message == (
         f"Invalid flow file: a mapping with more than {limits.MAX_YAML_MAPPING_KEYS} keys at line 1, column 1 — "
@@ -351,7 +411,7 @@ def test_a_mapping_of_100k_keys_is_refused_early() -> None:
 
 def test_a_flow_style_mapping_of_100k_keys_is_refused_early() -> None:
     body = ", ".join(f"k{i}: {i}" for i in range(100_000))
-    err = timed_error(f"steps:\n  - tool: t\n    args: {{{body}}}\n")
+    err = bounded_error(f"steps:\n  - tool: t\n    args: {{{body}}}\n")
     assert err.message == (
         f"Invalid flow file: a mapping with more than {limits.MAX_YAML_MAPPING_KEYS} keys at line 3, column 11 — "
         "far more than any flow needs; check that this is the flow file you meant"
@@ -369,7 +429,7 @@ def test_a_flow_style_mapping_of_100k_keys_is_refused_early() -> None:
     ids=["flow-sequence", "block-sequence", "echo-list"],
 )
 def test_a_list_far_beyond_any_flow_is_refused_early(text: str, line: int, column: int) -> None:
-    err = timed_error(text)
+    err = bounded_error(text)
     assert err.error_code == "FLOW_FILE_INVALID"
     assert err.message == (
         f"Invalid flow file: a list with more than {limits.MAX_YAML_SEQUENCE_ITEMS} items at line {line}, column "
@@ -393,7 +453,7 @@ def test_a_file_of_too_many_values_is_refused_where_the_limit_is_crossed(
 ) -> None:
     monkeypatch.setattr(limits, "MAX_YAML_NODES", 1_000)
     step = "  - tool: t\n    args: { a: 1, b: 2, c: 3, d: 4 }\n"  # 13 values: map, 2 + 1 + map + 8
-    err = timed_error("steps:\n" + step * 100)
+    err = bounded_error("steps:\n" + step * 100)
     assert err.error_code == "FLOW_FILE_INVALID"
     # the root map, `steps` and its list are 3 values: 76 steps make 991, and the 1,001st is `c` of step 77
     assert err.message == (
@@ -430,7 +490,7 @@ HUGE = "1" * 5000
 def test_an_integer_of_more_than_4300_digits_names_its_step(
     text: str, line: int, column: int, step: str
 ) -> None:
-    err = timed_error(text)
+    err = bounded_error(text)
     assert err.error_code == "FLOW_FILE_INVALID"
     assert err.message == (
         f"Invalid flow file: an integer of 5000 digits at line {line}, column {column} (step {step}) — a flow's "
@@ -440,7 +500,7 @@ def test_an_integer_of_more_than_4300_digits_names_its_step(
 
 
 def test_an_integer_of_more_than_4300_digits_outside_the_steps() -> None:
-    err = timed_error(f"executionPrerequisite: {HUGE}\nsteps: []\n")
+    err = bounded_error(f"executionPrerequisite: {HUGE}\nsteps: []\n")
     assert err.message == (
         f"Invalid flow file: an integer of 5000 digits at line 1, column 24 — a flow's numbers have at most "
         f"{limits.MAX_INTEGER_DIGITS} digits; quote the value to keep it as text"

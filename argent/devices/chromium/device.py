@@ -25,6 +25,7 @@ from argent.devices.chromium.launcher import ChromiumProcess
 from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
 from argent.devices.chromium.signals import PageSignals
 from argent.devices.chromium.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
+from argent.limits import CDP_NETWORK_BUFFER_BYTES, CDP_NETWORK_RESOURCE_BUFFER_BYTES
 
 ID_PREFIX = "chromium-cdp-"
 PLATFORM = "chromium"
@@ -36,6 +37,12 @@ SCREENSHOT_TIMEOUT_SECONDS = 20.0
 WALK_TIMEOUT_SECONDS = 15.0
 #: After a socket drop, how long to wait for an owned browser's exit status for the message.
 EXIT_STATUS_WAIT_SECONDS = 1.0
+#: The Network domain as each page session enables it, once: the quiet signals count its requests,
+#: and the network recorder's request details read response bodies from these buffers.
+NETWORK_BUFFERS = {
+    "maxTotalBufferSize": CDP_NETWORK_BUFFER_BYTES,
+    "maxResourceBufferSize": CDP_NETWORK_RESOURCE_BUFFER_BYTES,
+}
 #: Key events whose listeners make ``enter_text`` type key by key instead of inserting.
 KEY_EVENTS = frozenset({"keydown", "keypress", "keyup"})
 #: Characters typed as keys even into a plain text field (Enter submits, Tab moves the focus).
@@ -187,7 +194,9 @@ class ChromiumDevice:
         signals = PageSignals(session)
         await signals.start()
         self._signals = signals
-        await self.network.attach(session)
+        self.network.attach(session)
+        # One Network.enable per page session, once both of its followers are subscribed.
+        await session.send("Network.enable", dict(NETWORK_BUFFERS))
         await self.console.attach(session)
         with contextlib.suppress(DeviceError):
             await session.send("Emulation.setFocusEmulationEnabled", {"enabled": True})

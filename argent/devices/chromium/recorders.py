@@ -20,7 +20,6 @@ from attrs import define, field
 
 from argent import limits
 from argent.devices.chromium.cdp import CdpSession
-from argent.devices.chromium.signals import NETWORK_BUFFERS
 
 Off = Callable[[], None]
 
@@ -117,8 +116,9 @@ class NetworkLog:
         self._dropped: OrderedDict[str, None] = OrderedDict()
         self._off: list[Off] = []
 
-    async def attach(self, session: CdpSession) -> None:
-        """Follow ``session``'s Network events (the device's current page) from now on."""
+    def attach(self, session: CdpSession) -> None:
+        """Follow ``session``'s Network events (the device's current page) from now on; the
+        device enables the domain, once per session (``ChromiumDevice._prime``)."""
         self.detach()
         handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "Network.requestWillBeSent": self._sent,
@@ -129,7 +129,6 @@ class NetworkLog:
             "Network.loadingFailed": self._failed,
         }
         self._off = [session.on(method, handler) for method, handler in handlers.items()]
-        await session.send("Network.enable", dict(NETWORK_BUFFERS))
 
     def detach(self) -> None:
         for off in self._off:

@@ -23,11 +23,7 @@ from typing import Any
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
 from argent.devices.chromium.walker import walker_source
-from argent.limits import (
-    CDP_NETWORK_BUFFER_BYTES,
-    CDP_NETWORK_RESOURCE_BUFFER_BYTES,
-    QUIET_REQUEST_MAX_AGE_MS,
-)
+from argent.limits import QUIET_REQUEST_MAX_AGE_MS
 
 WORLD_NAME = "argent"
 #: Requests of these resource types never hold a page busy: they live as long as the page.
@@ -38,13 +34,6 @@ _FORGET_AFTER_SECONDS = 60.0
 _WAIT_SLACK_SECONDS = 2.0
 #: Frames a wait needs after input: the input's effects (timers, frame callbacks) get their frame.
 FRAMES_AFTER_INPUT = 2
-#: Network buffers Chromium keeps for response bodies nobody here asks for.
-#: The Network domain as every page session enables it (the network recorder of the web tools keeps
-#: response bodies in these buffers; one setting, whichever of the two enables first).
-NETWORK_BUFFERS = {
-    "maxTotalBufferSize": CDP_NETWORK_BUFFER_BYTES,
-    "maxResourceBufferSize": CDP_NETWORK_RESOURCE_BUFFER_BYTES,
-}
 _GONE = (
     "Cannot find context with specified id",
     "Execution context was destroyed",
@@ -104,13 +93,14 @@ class PageSignals:
         self._focus_editable: tuple[int, bool] | None = None
 
     async def start(self) -> None:
-        """Subscribe to the page's requests and navigations (called once, after ``Page.enable``)."""
+        """Subscribe to the page's requests and navigations (called once, after ``Page.enable``).
+        The ``Network`` domain is the device's to enable, once per page session for these
+        signals and its network recorder alike (``ChromiumDevice._prime``)."""
         session = self._session
         session.on("Network.requestWillBeSent", self._on_request)
         session.on("Network.loadingFinished", self._on_request_end)
         session.on("Network.loadingFailed", self._on_request_end)
         session.on("Page.frameNavigated", self._on_navigated)
-        await session.send("Network.enable", dict(NETWORK_BUFFERS))
         tree = await session.send("Page.getFrameTree")
         frame = (tree.get("frameTree") or {}).get("frame") or {}
         if isinstance(frame.get("id"), str):
