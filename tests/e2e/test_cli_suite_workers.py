@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import IO
@@ -48,6 +49,16 @@ def next_line(stream: IO[str]) -> str:
     line = stream.readline()
     assert line, "the CLI closed its stdout early"
     return line.rstrip("\n")
+
+
+def rest_of(run: subprocess.Popen[str]) -> tuple[str, str]:
+    """What the CLI prints after the lines ``next_line`` took, read through the same text streams:
+    their buffers may already hold the next lines, which ``communicate()`` (reading the pipes
+    beneath them) would lose."""
+    assert run.stdout is not None and run.stderr is not None
+    out, err = run.stdout.read(), run.stderr.read()
+    run.wait(timeout=60)
+    return out, err
 
 
 def test_every_line_of_every_flow_arrives_prefixed_and_interleaved(cli: Cli, project: Path) -> None:
@@ -90,7 +101,7 @@ def test_every_line_of_every_flow_arrives_prefixed_and_interleaved(cli: Cli, pro
             '[suite/c.yaml] ✗ Unrecognized flow entry (unrecognized step kind): {"bogus":"line"} (step 1, line 2)',
         )
         opens("b2")
-        out, err = run.communicate(timeout=60)
+        out, err = rest_of(run)
     finally:
         if run.poll() is None:
             run.kill()
@@ -141,7 +152,7 @@ def test_one_worker_prints_every_step_line_as_it_arrives_unprefixed(cli: Cli, pr
         )
         opens("b1")
         expect("  ✓  1 script ../gate.sh")
-        out, err = run.communicate(timeout=60)
+        out, err = rest_of(run)
     finally:
         if run.poll() is None:
             run.kill()
