@@ -359,6 +359,7 @@ class ToolServerClient:
             linked=self.linked,
             uploader=functools.partial(self.upload, affinity=affinity) if self.linked else None,
             collector=collect if self.linked else None,
+            on_untrusted=self._note,
         )
         headers = {"Content-Type": "application/json", AFFINITY_HEADER: affinity}
         if self.linked:
@@ -400,7 +401,7 @@ class ToolServerClient:
         baselines = await asyncio.to_thread(apply_baseline_writes, applied.result, scope)
         if baselines.written and flow_files_log_enabled():
             for path in baselines.written:
-                self._flow_files_log(written_line(path))
+                self._note(written_line(path))
         return baselines.result
 
     def _refused(self, refused: RefusedClientFile, on_refused: RefusalCallback | None) -> None:
@@ -483,7 +484,7 @@ class ToolServerClient:
     # ------------------------------------------------------------------------------------------
     # Members of a flow
 
-    def _flow_files_log(self, line: str) -> None:
+    def _note(self, line: str) -> None:
         if self._notice is not None:
             self._notice(line)
         else:
@@ -492,7 +493,7 @@ class ToolServerClient:
     async def _collect_members(
         self, spec: FileInputSpec, wrapper: FileInput, args: Mapping[str, Any], post: ArchivePoster
     ) -> tuple[FileInput, Collection | None]:
-        log = self._flow_files_log if flow_files_log_enabled() else None
+        log = self._note if flow_files_log_enabled() else None
         if spec.collect == "step":
             return await attach_step_members(wrapper, args, await self.list_tools(), post=post, log=log)
         if spec.collect != "flow":

@@ -146,6 +146,8 @@ class HostileToolServer:
     tools: list[Any] = field(factory=real_listing)
     answers: dict[str, Answer] = field(factory=dict)
     calls: list[tuple[str, Any]] = field(factory=list)
+    #: The bodies POST /upload received, in order (each answered with a fresh uploadId).
+    uploads: list[bytes] = field(factory=list)
     url: str = ""
     _loop: asyncio.AbstractEventLoop = field(factory=asyncio.new_event_loop)
     _thread: threading.Thread | None = None
@@ -169,9 +171,14 @@ class HostileToolServer:
             answer = self.answers.get(name, buffered({"data": report()}))
             return await answer(request, body)
 
+        async def upload(request: web.Request) -> web.StreamResponse:
+            self.uploads.append(await request.read())
+            return web.json_response({"uploadId": f"upload-{len(self.uploads)}"})
+
         app = web.Application()
         app.router.add_get("/tools", tools)
         app.router.add_post("/tools/{name}", call)
+        app.router.add_post("/upload", upload)
         return app
 
     async def _start(self) -> None:
