@@ -12,6 +12,8 @@ recording tool's result, for the call's own flow (``argent.client.client_files``
 The client trusts no tool-server: every answer is read in bounded memory (``argent.client.bounded``:
 a cap on one stream line, on one body and on the JSON values of one answer) and never decompressed
 (``Accept-Encoding: identity``, no automatic decoding), so no answer can take the client's memory.
+No request follows a redirect: a 3xx answer is an error naming its location, so a call's token and
+files go only to the URL the user linked.
 
 Each call and each of its uploads carry the call's ``X-Argent-Affinity`` value
 (``argent.client.affinity``), so a balancer in front of a fleet keeps them on one tool-server.
@@ -126,6 +128,12 @@ ANSWER_REFUSED = (
     "its effect before you run it again, and check the tool-server you are linked to."
 )
 LIST_REFUSED = "GET {url}/tools failed: the answer {what}; is this an argent tool-server?"
+REDIRECTED = (
+    "The tool-server at {url} answered {status} {reason} to {what}, a redirect to {location}. The client follows "
+    "no redirect: a call carries your token and your files, and goes only to the URL you linked. If the "
+    "tool-server moved, link to its new URL (argent link <url>, or set ARGENT_TOOLS_URL)."
+)
+REDIRECT_NO_LOCATION = "no location"
 
 ERROR_KIND_TRANSPORT = "transport"
 
@@ -262,6 +270,18 @@ class ToolServerClient:
     async def _body(self, resp: aiohttp.ClientResponse) -> bytearray:
         return await read_body(resp.content, self.max_result_bytes, resp.content_length)
 
+    def _check_not_redirected(self, resp: aiohttp.ClientResponse, what: str) -> None:
+        """Refuse a 3xx answer: no request follows a redirect, so neither the token nor the files of a
+        call ever reach a host the user did not link (aiohttp resends a 307's body, files and all)."""
+        if 300 <= resp.status < 400:
+            location = resp.headers.get("Location") or REDIRECT_NO_LOCATION
+            raise transport_error(
+                REDIRECTED.format(
+                    url=self.url, status=resp.status, reason=resp.reason or "", what=what, location=location
+                ),
+                TOOL_SERVER_PROTOCOL,
+            )
+
     def _with_token_hint(self, message: str, status: int) -> str:
         if status != 401:
             return message
@@ -301,10 +321,12 @@ class ToolServerClient:
         ):
             async with self._http().get(
                 "tools",
+                allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(
                     total=LIST_TIMEOUT_SECONDS, sock_connect=CONNECT_TIMEOUT_SECONDS
                 ),
             ) as resp:
+                self._check_not_redirected(resp, "GET /tools")
                 body = self._json_or_none(await self._body(resp))
                 if not resp.ok:
                     message = LIST_FAILED.format(url=self.url, status=resp.status, reason=resp.reason or "")
@@ -372,12 +394,15 @@ class ToolServerClient:
             headers["Accept-Encoding"] = "identity"
         body = json.dumps({} if prepared is None else prepared, ensure_ascii=False).encode("utf-8")
         try:
-            resp = await self._http().post(f"tools/{quote(name, safe='')}", data=body, headers=headers)
+            resp = await self._http().post(
+                f"tools/{quote(name, safe='')}", data=body, headers=headers, allow_redirects=False
+            )
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise self._unreachable(exc) from exc
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise connection_closed_error(name, describe_exception(exc)) from exc
         try:
+            self._check_not_redirected(resp, name)
             streamed = (
                 on_progress is not None and resp.ok and NDJSON in resp.headers.get("Content-Type", "").lower()
             )
@@ -560,7 +585,8 @@ class ToolServerClient:
             contextlib.ExitStack() as stack,
         ):
             data = body if isinstance(body, bytes) else stack.enter_context(open(body, "rb"))
-            async with self._http().post("upload", data=data, headers=headers) as resp:
+            async with self._http().post("upload", data=data, headers=headers, allow_redirects=False) as resp:
+                self._check_not_redirected(resp, f"the upload of {path}")
                 raw = await self._body(resp)
                 status, reason = resp.status, resp.reason or ""
         body = self._json_or_none(raw)

@@ -1,0 +1,96 @@
+"""The HTTP exchange with a hostile tool-server (or a broken proxy in front of it).
+
+Each test runs the real CLI against a real aiohttp server on a loopback socket that answers what a
+real tool-server never would: a redirect to another host, a body the client cannot use. The client
+sends nothing past the URL the user linked and says what happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from tests.e2e.conftest import Cli
+from tests.hostile.hostile_server import HostileToolServer, hostile_tool_server
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def flows(project: Path) -> Path:
+    directory = project / ".argent" / "flows"
+    (directory / "main.yaml").write_text("steps:\n  - echo: the flow's own words\n")
+    return directory
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[HostileToolServer]:
+    """Another tool-server, on another port (another origin): where a redirect points."""
+    with hostile_tool_server() as server:
+        yield server
+
+
+def redirect_to(target: HostileToolServer, status: int = 307) -> Any:
+    async def answer(request: web.Request, _: Any) -> web.StreamResponse:
+        return web.Response(status=status, headers={"Location": f"{target.url}{request.path}"})
+
+    return answer
+
+
+def test_a_call_is_never_sent_on_to_where_a_redirect_points(
+    cli: Cli, flows: Path, elsewhere: HostileToolServer
+) -> None:
+    with hostile_tool_server() as linked:
+        linked.on("flow-execute", redirect_to(elsewhere))
+        done = cli.run("flow", "run", "main", **linked.env())
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert elsewhere.calls == []  # the flow's files went nowhere else
+    assert done.stderr.splitlines() == [
+        f"Error: The tool-server at {linked.url} answered 307 Temporary Redirect to flow-execute, a redirect to "
+        f"{elsewhere.url}/tools/flow-execute. The client follows no redirect: a call carries your token and "
+        "your files, and goes only to the URL you linked. If the tool-server moved, link to its new URL "
+        "(argent link <url>, or set ARGENT_TOOLS_URL)."
+    ]
+
+
+def test_a_listing_is_never_read_from_where_a_redirect_points(cli: Cli, elsewhere: HostileToolServer) -> None:
+    elsewhere.tools = [{"name": "planted", "description": "a listing the user never linked"}]
+    with hostile_tool_server() as linked:
+        linked.listing = redirect_to(elsewhere, 301)
+        done = cli.run("tools", "list", **linked.env())
+    assert done.returncode == 1
+    assert "planted" not in done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        f"Error: The tool-server at {linked.url} answered 301 Moved Permanently to GET /tools, a redirect to "
+        f"{elsewhere.url}/tools. The client follows no redirect: a call carries your token and your files, and "
+        "goes only to the URL you linked. If the tool-server moved, link to its new URL (argent link <url>, or "
+        "set ARGENT_TOOLS_URL)."
+    ]
+
+
+def test_an_upload_is_never_sent_on_to_where_a_redirect_points(
+    cli: Cli, project: Path, elsewhere: HostileToolServer
+) -> None:
+    app = project / "app"
+    app.mkdir()
+    (app / "bundle.js").write_text("the user's app")
+    tools = [
+        {
+            "name": "install",
+            "inputSchema": {"type": "object", "properties": {"appPath": {"type": "string"}}},
+            "fileInputs": [{"target": "appPath", "path": "${appPath}", "kind": "tar-upload"}],
+        }
+    ]
+    with hostile_tool_server(tools) as linked:
+        linked.on_upload = redirect_to(elsewhere, 308)
+        done = cli.run("run", "install", "--appPath", str(app), **linked.env())
+    assert done.returncode == 1
+    assert len(linked.uploads) == 1 and elsewhere.uploads == [] and linked.calls == []
+    assert (
+        f"Error: The tool-server at {linked.url} answered 308 Permanent Redirect to the upload of {app}, a "
+        f"redirect to {elsewhere.url}/upload. The client follows no redirect"
+    ) in done.stderr
