@@ -7,6 +7,7 @@ sends nothing past the URL the user linked and says what happened.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,19 @@ import pytest
 from aiohttp import web
 
 from tests.e2e.conftest import Cli
-from tests.hostile.hostile_server import HostileToolServer, hostile_tool_server
+from tests.hostile.hostile_server import (
+    MIB,
+    TOKEN,
+    HostileToolServer,
+    buffered_raw,
+    hostile_tool_server,
+    run_measured,
+)
 
 pytestmark = pytest.mark.e2e
+
+#: The bound on the CLI's memory, whatever the server sends (as in test_hostile_client).
+MAX_CLI_RSS = 512 * MIB
 
 
 @pytest.fixture
@@ -94,3 +105,75 @@ def test_an_upload_is_never_sent_on_to_where_a_redirect_points(
         f"Error: The tool-server at {linked.url} answered 308 Permanent Redirect to the upload of {app}, a "
         f"redirect to {elsewhere.url}/upload. The client follows no redirect"
     ) in done.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# `argent link` asks the tool-server for its listing first: that answer is bounded too
+
+
+def gzip_bomb(expanded: int) -> bytes:
+    """A gzip stream of ``expanded`` zero bytes, about a thousandth of that on the wire: each MiB is
+    flushed in full, so its compressed bytes repeat and are made once (no trailer: nothing checks it
+    before the memory is gone)."""
+    squeezer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = bytes(MIB)
+    head = squeezer.compress(block) + squeezer.flush(zlib.Z_FULL_FLUSH)
+    again = squeezer.compress(block) + squeezer.flush(zlib.Z_FULL_FLUSH)
+    return head + again * (expanded // MIB - 1)
+
+
+def test_link_reads_a_gzip_bomb_listing_in_bounded_memory(cli: Cli) -> None:
+    bomb = gzip_bomb(2048 * MIB)
+
+    async def listing(request: web.Request, _: Any) -> web.StreamResponse:
+        return web.Response(
+            body=bomb, headers={"Content-Type": "application/json", "Content-Encoding": "gzip"}
+        )
+
+    with hostile_tool_server() as linked:
+        linked.listing = listing
+        target = linked.url.replace("http://", f"argent://{TOKEN}@")
+        done = run_measured(cli, "link", target)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert not (cli.home / ".argent" / "link.json").exists()
+    assert done.peak_rss_bytes < MAX_CLI_RSS, f"peak RSS {done.peak_rss_bytes / MIB:.0f} MiB"
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [
+        f"Error: {linked.url} answered GET /tools, but not with a tool list: is it an argent tool-server "
+        "(behind a proxy, is the path right)? Nothing was written."
+    ]
+
+
+def test_link_reads_a_huge_listing_in_bounded_memory(cli: Cli) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"tools": ["'
+        block = b"t" * MIB
+        for _ in range(1024):
+            yield block
+        yield b'"]}'
+
+    with hostile_tool_server() as linked:
+        linked.listing = buffered_raw(chunks)
+        target = linked.url.replace("http://", f"argent://{TOKEN}@")
+        done = run_measured(cli, "link", target)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert not (cli.home / ".argent" / "link.json").exists()
+    assert done.peak_rss_bytes < MAX_CLI_RSS, f"peak RSS {done.peak_rss_bytes / MIB:.0f} MiB"
+    assert done.stderr.splitlines() == [
+        f"Error: The tool-server at {linked.url} answered GET /tools: the answer is over the 64 MiB cap on a "
+        "result; the client stopped reading. Nothing was written."
+    ]
+
+
+def test_link_follows_no_redirect(cli: Cli, elsewhere: HostileToolServer) -> None:
+    with hostile_tool_server() as linked:
+        linked.listing = redirect_to(elsewhere, 302)
+        target = linked.url.replace("http://", f"argent://{TOKEN}@")
+        done = cli.run("link", target)
+    assert done.returncode == 1
+    assert not (cli.home / ".argent" / "link.json").exists()
+    assert done.stderr.splitlines() == [
+        f"Error: The tool-server at {linked.url} answered GET /tools with 302 Found, a redirect to "
+        f"{elsewhere.url}/tools; the client follows no redirect. If the tool-server is there, link to that "
+        "URL. Nothing was written."
+    ]
