@@ -184,6 +184,11 @@ MAX_STREAM_LINE_BYTES = 64 * MIB
 MAX_RESULT_BYTES = 64 * MIB
 MAX_RESULT_JSON_VALUES = 1_000_000
 MAX_RESULT_JSON_DEPTH = 256
+#: All the progress lines of one streamed call, together: their bytes and their JSON values. They are the
+#: steps of the result (INTERFACE.md §2), which the client reads only within the caps above; twice those
+#: leaves room for each line's wrapper, and bounds what a report keeps of a call that never ends.
+MAX_PROGRESS_BYTES = 2 * MAX_RESULT_BYTES
+MAX_PROGRESS_JSON_VALUES = 2 * MAX_RESULT_JSON_VALUES
 
 #: Upstream's pacing arguments of the device tools: keyboard's delayMs between key presses, and
 #: gesture-scroll's durationMs a scroll is spread over (in steps of SCROLL_STEP_MS, at most MAX_SCROLL_STEPS).

@@ -46,6 +46,33 @@ def body_too_large(cap: int) -> AnswerRefused:
     return AnswerRefused(f"is over the {size_text(cap)} cap on a result")
 
 
+class ProgressBudget:
+    """What the progress lines of one call may take together (their bytes and JSON values): they are
+    the steps of the result, so a stream of them that never ends, or whose lines a report keeps,
+    stays bounded too."""
+
+    def __init__(self, max_bytes: int, max_values: int) -> None:
+        self.bytes_left = max_bytes
+        self.values_left = max_values
+        self._max_bytes = max_bytes
+        self._max_values = max_values
+
+    def spend(self, line: bytes | bytearray) -> None:
+        """Count one progress line; ``AnswerRefused`` once the lines together pass a cap."""
+        self.bytes_left -= len(line)
+        self.values_left -= count_values(line)
+        if self.bytes_left < 0:
+            raise AnswerRefused(
+                f"has progress lines over the {size_text(self._max_bytes)} cap on the progress of one call "
+                "(its progress lines are the steps of its result)"
+            )
+        if self.values_left < 0:
+            raise AnswerRefused(
+                f"has progress lines holding more than {self._max_values} JSON values, the cap on the progress "
+                "of one call (its progress lines are the steps of its result)"
+            )
+
+
 async def read_body(content: aiohttp.StreamReader, cap: int, length: int | None) -> bytearray:
     """The whole body, refused as soon as it passes ``cap`` bytes (or announces more)."""
     if length is not None and length > cap:

@@ -10,7 +10,8 @@ only once the result has arrived (``argent.client.baselines``), and a text direc
 recording tool's result, for the call's own flow (``argent.client.client_files``).
 
 The client trusts no tool-server: every answer is read in bounded memory (``argent.client.bounded``:
-a cap on one stream line, on one body and on the JSON values of one answer) and never decompressed
+a cap on one stream line, on one body, on the JSON values of one answer, and on all the progress
+lines of one call together) and never decompressed
 (``Accept-Encoding: identity``, no automatic decoding), so no answer can take the client's memory.
 No request follows a redirect: a 3xx answer is an error naming its location, so a call's token and
 files go only to the URL the user linked.
@@ -47,6 +48,7 @@ from argent.client.bounded import (
     AnswerNotJson,
     AnswerRefused,
     NdjsonReader,
+    ProgressBudget,
     parse_json,
     read_body,
 )
@@ -63,6 +65,8 @@ from argent.client.flow_members import (
 from argent.client.step_members import attach_step_members
 from argent.errors import TOOL_SERVER_CONNECTION_CLOSED, TOOL_SERVER_PROTOCOL, TOOL_SERVER_UNREACHABLE
 from argent.limits import (
+    MAX_PROGRESS_BYTES,
+    MAX_PROGRESS_JSON_VALUES,
     MAX_RESULT_BYTES,
     MAX_RESULT_JSON_DEPTH,
     MAX_RESULT_JSON_VALUES,
@@ -185,8 +189,9 @@ def answer_refused(name: str, refused: AnswerRefused) -> ToolCallError:
 class ToolServerClient:
     """A ``ToolClient`` over HTTP. Use it as an async context manager, or ``close()`` it.
 
-    ``max_line_bytes``, ``max_result_bytes`` and ``max_values`` bound what one answer may take
-    (defaults in ``argent.limits``).
+    ``max_line_bytes``, ``max_result_bytes`` and ``max_values`` bound what one answer may take, and
+    ``max_progress_bytes`` and ``max_progress_values`` what the progress lines of one call take
+    together (defaults in ``argent.limits``).
     """
 
     def __init__(
@@ -200,6 +205,8 @@ class ToolServerClient:
         max_line_bytes: int = MAX_STREAM_LINE_BYTES,
         max_result_bytes: int = MAX_RESULT_BYTES,
         max_values: int = MAX_RESULT_JSON_VALUES,
+        max_progress_bytes: int = MAX_PROGRESS_BYTES,
+        max_progress_values: int = MAX_PROGRESS_JSON_VALUES,
     ) -> None:
         self.url = url.rstrip("/")
         self.token = token or None
@@ -209,6 +216,8 @@ class ToolServerClient:
         self.max_line_bytes = max_line_bytes
         self.max_result_bytes = max_result_bytes
         self.max_values = max_values
+        self.max_progress_bytes = max_progress_bytes
+        self.max_progress_values = max_progress_values
         self._session: aiohttp.ClientSession | None = None
         self._tools: list[ToolEntry] | None = None
 
@@ -469,6 +478,7 @@ class ToolServerClient:
         self, name: str, resp: aiohttp.ClientResponse, on_progress: ProgressCallback
     ) -> Any:
         reader = NdjsonReader(resp.content, self.max_line_bytes)
+        budget = ProgressBudget(self.max_progress_bytes, self.max_progress_values)
         while True:
             try:
                 line = await reader.next_line()
@@ -477,6 +487,8 @@ class ToolServerClient:
             if line is None:
                 raise connection_closed_error(name, STREAM_ENDED_DETAIL)
             event = read_event(self._parse_event(name, line))
+            if isinstance(event, ProgressEvent):
+                budget.spend(line)
             del line  # a line may be tens of megabytes: free it before the next one arrives
             if isinstance(event, ProgressEvent) and isinstance(event.data, dict):
                 outcome = on_progress(event.data)

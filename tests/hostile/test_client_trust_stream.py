@@ -1,0 +1,74 @@
+"""What the client believes of a hostile tool-server's NDJSON stream and result.
+
+The real CLI runs against a real aiohttp server on a loopback socket that streams what a real
+tool-server never would: progress lines that never stop or that together weigh far more than any
+result, numbers JSON has no value for. The client stays within its bounds and prints only what
+JSON and a terminal can hold.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Cli
+from tests.hostile.hostile_server import (
+    MIB,
+    HostileToolServer,
+    hostile_tool_server,
+    report,
+    result_line,
+    run_measured,
+    step,
+    streamed_raw,
+)
+
+pytestmark = pytest.mark.e2e
+
+#: The bound on the CLI's memory, whatever the server sends (as in test_hostile_client).
+MAX_CLI_RSS = 512 * MIB
+
+
+@pytest.fixture
+def hostile() -> Iterator[HostileToolServer]:
+    with hostile_tool_server() as server:
+        yield server
+
+
+@pytest.fixture
+def flows(project: Path) -> Path:
+    directory = project / ".argent" / "flows"
+    (directory / "main.yaml").write_text("steps:\n  - echo: hello\n")
+    return directory
+
+
+def heavy_progress(lines: int, reason_bytes: int) -> Iterator[bytes]:
+    """``lines`` progress lines, each with a reason of ``reason_bytes`` (under the cap on one line)."""
+    reason = b"r" * reason_bytes
+    for index in range(lines):
+        yield b'{"event":"progress","data":{"index":%d,"kind":"echo","status":"pass","reason":"' % index
+        yield reason
+        yield b'"}}\n'
+    yield json.dumps(result_line(report(step()))).encode() + b"\n"
+
+
+def test_progress_lines_that_outweigh_any_result_are_refused_in_bounded_memory(
+    cli: Cli, flows: Path, hostile: HostileToolServer, tmp_path: Path
+) -> None:
+    """A report keeps the progress lines of a call that may be cut off: 120 lines of 4 MiB kept
+    480 MiB; together they may weigh twice what a result may."""
+    hostile.on("flow-execute", streamed_raw(lambda: heavy_progress(120, 4 * MIB)))
+    junit = tmp_path / "junit.xml"
+    done = run_measured(cli, "flow", "run", "main", "--json", "--junit-xml", str(junit), **hostile.env())
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.peak_rss_bytes < MAX_CLI_RSS, f"peak RSS {done.peak_rss_bytes / MIB:.0f} MiB"
+    assert (
+        "Error: The tool-server's answer to flow-execute has progress lines over the 128 MiB cap on the progress "
+        "of one call (its progress lines are the steps of its result); the client stopped reading. The tool "
+        "may have run; check its effect before you run it again, and check the tool-server you are linked to."
+    ) in done.stderr.splitlines()
+    assert "<error message=" in junit.read_text()
