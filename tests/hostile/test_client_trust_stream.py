@@ -72,3 +72,37 @@ def test_progress_lines_that_outweigh_any_result_are_refused_in_bounded_memory(
         "may have run; check its effect before you run it again, and check the tool-server you are linked to."
     ) in done.stderr.splitlines()
     assert "<error message=" in junit.read_text()
+
+
+def strict_json(text: str) -> object:
+    """``text`` read as JSON that has no NaN or Infinity (which a strict reader, jq among them, refuses)."""
+
+    def refuse(constant: str) -> object:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+NON_FINITE_RESULT = (
+    b'{"event":"result","data":{"flow":"main","device":"d","ok":true,"passed":NaN,"failed":-Infinity,'
+    b'"skipped":0,"errored":0,"steps":[{"index":0,"kind":"echo","status":"pass","flow":"main",'
+    b'"message":"hi","durationMs":1e999},{"index":1,"kind":"wait","status":"pass","flow":"main",'
+    b'"durationMs":Infinity}]}}\n'
+)
+
+
+def test_numbers_json_has_no_value_for_read_as_null(
+    cli: Cli, flows: Path, hostile: HostileToolServer, tmp_path: Path
+) -> None:
+    hostile.on("flow-execute", streamed_raw(lambda: [NON_FINITE_RESULT]))
+    done = cli.run("flow", "run", "main", "--json", "--html", str(tmp_path / "html"), **hostile.env())
+    assert done.returncode == 0, done.stderr
+    printed = strict_json(done.stdout)
+    assert isinstance(printed, dict)
+    assert (printed["passed"], printed["failed"]) == (None, None)
+    assert [s["durationMs"] for s in printed["steps"]] == [None, None]
+    page = (tmp_path / "html" / "index.html").read_text()
+    assert "inf" not in page and "nan" not in page.lower().replace("nanoseconds", "")
+    human = cli.run("flow", "run", "main", **hostile.env())
+    assert human.returncode == 0, human.stderr
+    assert "nan" not in human.stdout.lower() and "inf" not in human.stdout
