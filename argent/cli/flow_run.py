@@ -27,8 +27,10 @@ from argent.link.models import PrerequisiteNotice, StepReport
 from argent.reports.html import allowed_image_source, copy_image
 from argent.reports.render import (
     echo,
+    hang,
     is_report,
     json_text,
+    one_line,
     read_report,
     read_step,
     step_lines,
@@ -120,7 +122,7 @@ class _FlowRun:
             echo(json_text(result))
         else:
             if not printed_header:
-                echo(f'Flow "{report.flow or root_flow}"')
+                echo(f'Flow "{one_line(report.flow or root_flow)}"')
                 for step in report.steps:
                     for line in step_lines(step, root_flow):
                         echo(line)
@@ -131,7 +133,7 @@ class _FlowRun:
                     for role, path in (step.artifacts or {}).items():
                         echo(f"       {role}: {path}")
             if report.execution_prerequisite:
-                echo(f"  assumes: {report.execution_prerequisite}")
+                echo(hang(f"  assumes: {report.execution_prerequisite}", "    "))
             echo("")
             echo(summary_line(report))
         return EXIT_OK if report.ok and not unwritten and not refusals else EXIT_FAILED
