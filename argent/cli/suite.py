@@ -40,6 +40,7 @@ from argent.reports.render import (
     is_report,
     json_text,
     line_prefix,
+    read_report,
     step_lines,
     summary_line,
     unwritten_baseline_lines,
@@ -346,7 +347,9 @@ class ParallelBatch:
         unwritten = unwritten_baseline_lines(result)
         for line in unwritten:
             notice(line)
-        ok = bool(result.get("ok")) and not unwritten and not refusals
+        report = read_report(result)
+        # As the one-at-a-time runs read it: ``ok`` is the JSON true, nothing else that is truthy.
+        ok = report is not None and report.ok and not unwritten and not refusals
         entry["status"] = "pass" if ok else "fail"
         self._say(prefix, self._closing_lines(result, target, shown, exported))
 

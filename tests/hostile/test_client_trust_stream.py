@@ -23,6 +23,7 @@ from tests.hostile.hostile_server import (
     result_line,
     run_measured,
     step,
+    streamed,
     streamed_raw,
 )
 
@@ -106,3 +107,17 @@ def test_numbers_json_has_no_value_for_read_as_null(
     human = cli.run("flow", "run", "main", **hostile.env())
     assert human.returncode == 0, human.stderr
     assert "nan" not in human.stdout.lower() and "inf" not in human.stdout
+
+
+@pytest.mark.parametrize("ok", ["yes", 1, {"really": True}], ids=["text", "number", "object"])
+def test_an_ok_that_is_not_true_fails_the_flow_however_many_run_at_once(
+    cli: Cli, flows: Path, hostile: HostileToolServer, ok: object
+) -> None:
+    """``ok`` is the JSON true or the flow failed: --workers read a truthy value as a pass."""
+    (flows / "other.yaml").write_text("steps:\n  - echo: hello\n")
+    failed = step(kind="tap", status="fail", reason="not found")
+    hostile.on("flow-execute", streamed(result_line(report(failed, ok=ok, passed=0, failed=1))))
+    one = cli.run("flow", "run", str(flows), **hostile.env())
+    many = cli.run("flow", "run", str(flows), "--workers", "2", **hostile.env())
+    assert (one.returncode, many.returncode) == (1, 1), many.stdout
+    assert many.stdout.splitlines()[-1] == "FAIL — 2 flows: 0 passed, 2 failed, 0 skipped"
