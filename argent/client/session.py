@@ -138,6 +138,12 @@ REDIRECTED = (
     "tool-server moved, link to its new URL (argent link <url>, or set ARGENT_TOOLS_URL)."
 )
 REDIRECT_NO_LOCATION = "no location"
+ENCODED = (
+    "The tool-server at {url} answered {what} with a body in the {encoding} content encoding, though the client "
+    "asks for none (Accept-Encoding: identity) and decodes none (it could expand past every cap). A proxy in "
+    "front of the tool-server compresses its answers: turn that off for the tool-server (gzip off; in nginx)."
+)
+MAY_HAVE_RUN = "The tool may have run; check its effect before you run it again."
 
 ERROR_KIND_TRANSPORT = "transport"
 
@@ -291,6 +297,16 @@ class ToolServerClient:
                 TOOL_SERVER_PROTOCOL,
             )
 
+    def _check_not_encoded(self, resp: aiohttp.ClientResponse, what: str, *, call: bool = False) -> None:
+        """Refuse an answer in a content encoding: the client never decodes one, so it would read as
+        bytes that are not JSON; say which proxy setting did it."""
+        encoding = resp.headers.get("Content-Encoding", "").strip().lower()
+        if encoding and encoding != "identity":
+            message = ENCODED.format(url=self.url, what=what, encoding=encoding)
+            raise transport_error(
+                f"{message} {MAY_HAVE_RUN}" if call else message, TOOL_SERVER_PROTOCOL, may_have_run=call
+            )
+
     def _with_token_hint(self, message: str, status: int) -> str:
         if status != 401:
             return message
@@ -336,6 +352,7 @@ class ToolServerClient:
                 ),
             ) as resp:
                 self._check_not_redirected(resp, "GET /tools")
+                self._check_not_encoded(resp, "GET /tools")
                 body = self._json_or_none(await self._body(resp))
                 if not resp.ok:
                     message = LIST_FAILED.format(url=self.url, status=resp.status, reason=resp.reason or "")
@@ -412,6 +429,7 @@ class ToolServerClient:
             raise connection_closed_error(name, describe_exception(exc)) from exc
         try:
             self._check_not_redirected(resp, name)
+            self._check_not_encoded(resp, name, call=True)
             streamed = (
                 on_progress is not None and resp.ok and NDJSON in resp.headers.get("Content-Type", "").lower()
             )
@@ -599,6 +617,7 @@ class ToolServerClient:
             data = body if isinstance(body, bytes) else stack.enter_context(open(body, "rb"))
             async with self._http().post("upload", data=data, headers=headers, allow_redirects=False) as resp:
                 self._check_not_redirected(resp, f"the upload of {path}")
+                self._check_not_encoded(resp, f"the upload of {path}")
                 raw = await self._body(resp)
                 status, reason = resp.status, resp.reason or ""
         body = self._json_or_none(raw)

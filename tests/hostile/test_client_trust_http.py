@@ -7,6 +7,8 @@ sends nothing past the URL the user linked and says what happened.
 
 from __future__ import annotations
 
+import gzip
+import json
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,4 +178,23 @@ def test_link_follows_no_redirect(cli: Cli, elsewhere: HostileToolServer) -> Non
         f"Error: The tool-server at {linked.url} answered GET /tools with 302 Found, a redirect to "
         f"{elsewhere.url}/tools; the client follows no redirect. If the tool-server is there, link to that "
         "URL. Nothing was written."
+    ]
+
+
+def test_a_compressed_answer_says_which_proxy_setting_to_turn_off(cli: Cli, flows: Path) -> None:
+    line = json.dumps({"event": "result", "data": {"flow": "main", "ok": True, "steps": []}}).encode() + b"\n"
+
+    async def compressed(request: web.Request, _: Any) -> web.StreamResponse:
+        headers = {"Content-Type": "application/x-ndjson", "Content-Encoding": "gzip"}
+        return web.Response(body=gzip.compress(line), headers=headers)
+
+    with hostile_tool_server() as linked:
+        linked.on("flow-execute", compressed)
+        done = cli.run("flow", "run", "main", **linked.env())
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"Error: The tool-server at {linked.url} answered flow-execute with a body in the gzip content encoding, "
+        "though the client asks for none (Accept-Encoding: identity) and decodes none (it could expand past "
+        "every cap). A proxy in front of the tool-server compresses its answers: turn that off for the "
+        "tool-server (gzip off; in nginx). The tool may have run; check its effect before you run it again."
     ]
