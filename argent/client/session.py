@@ -30,6 +30,7 @@ import functools
 import inspect
 import json
 import os
+import socket
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -65,6 +66,9 @@ from argent.client.flow_members import (
 from argent.client.step_members import attach_step_members
 from argent.errors import TOOL_SERVER_CONNECTION_CLOSED, TOOL_SERVER_PROTOCOL, TOOL_SERVER_UNREACHABLE
 from argent.limits import (
+    CLIENT_TCP_KEEPALIVE_IDLE_SECONDS,
+    CLIENT_TCP_KEEPALIVE_INTERVAL_SECONDS,
+    CLIENT_TCP_KEEPALIVE_PROBES,
     MAX_PROGRESS_BYTES,
     MAX_PROGRESS_JSON_VALUES,
     MAX_RESULT_BYTES,
@@ -252,6 +256,7 @@ class ToolServerClient:
                 headers["Authorization"] = f"Bearer {self.token}"
             self._session = aiohttp.ClientSession(
                 base_url=base,
+                connector=aiohttp.TCPConnector(socket_factory=keepalive_socket),
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT_SECONDS),
                 auto_decompress=False,
@@ -644,6 +649,23 @@ class ToolServerClient:
                 TOOL_SERVER_PROTOCOL,
             )
         return answer.upload_id
+
+
+def keepalive_socket(addr_info: tuple[Any, ...]) -> socket.socket:
+    """A connection's socket with TCP keep-alive on (``CLIENT_TCP_KEEPALIVE_*``): a call has no read
+    timeout (a step may run for minutes in silence), so a tool-server whose machine or network is gone
+    ends the call as closed (the seed's message) once its kernel answers no probe, instead of never."""
+    family, kind, proto = addr_info[0], addr_info[1], addr_info[2]
+    sock = socket.socket(family=family, type=kind, proto=proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (
+        ("TCP_KEEPIDLE", CLIENT_TCP_KEEPALIVE_IDLE_SECONDS),
+        ("TCP_KEEPINTVL", CLIENT_TCP_KEEPALIVE_INTERVAL_SECONDS),
+        ("TCP_KEEPCNT", CLIENT_TCP_KEEPALIVE_PROBES),
+    ):
+        if hasattr(socket, option):  # Linux; elsewhere the system's keep-alive timing applies
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+    return sock
 
 
 def _base_url(url: str) -> URL | None:

@@ -8,17 +8,23 @@ JSON and a terminal can hold.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiohttp import web
 
 from tests.e2e.conftest import Cli
 from tests.hostile.hostile_server import (
     MIB,
     HostileToolServer,
     hostile_tool_server,
+    progress_line,
     report,
     result_line,
     run_measured,
@@ -121,3 +127,80 @@ def test_an_ok_that_is_not_true_fails_the_flow_however_many_run_at_once(
     many = cli.run("flow", "run", str(flows), "--workers", "2", **hostile.env())
     assert (one.returncode, many.returncode) == (1, 1), many.stdout
     assert many.stdout.splitlines()[-1] == "FAIL — 2 flows: 0 passed, 2 failed, 0 skipped"
+
+
+# --------------------------------------------------------------------------------------------
+# A stream that goes silent: no read timeout (a step may run for minutes), TCP keep-alive instead
+
+
+def socket_on_port(port: int) -> socket.socket | None:
+    """A duplicate of this process's TCP socket whose local port is ``port`` (from /proc/self/fd)."""
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                continue
+            sock = socket.socket(fileno=os.dup(int(name)))
+        except OSError:
+            continue
+        try:
+            inet = sock.family in (socket.AF_INET, socket.AF_INET6)
+            if inet and sock.type == socket.SOCK_STREAM and sock.getsockname()[1] == port:
+                return sock
+        except OSError:
+            pass
+        sock.close()
+    return None
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_KEEPIDLE"), reason="Linux keep-alive timing")
+async def test_a_silent_stream_is_watched_by_tcp_keepalive(aiohttp_server: Any) -> None:
+    """While a call's stream is silent, its connection probes the tool-server's machine: one that is
+    gone ends the call as closed (the seed's message) instead of a wait without end."""
+    from argent.client.session import ToolServerClient
+    from argent.limits import (
+        CLIENT_TCP_KEEPALIVE_IDLE_SECONDS,
+        CLIENT_TCP_KEEPALIVE_INTERVAL_SECONDS,
+        CLIENT_TCP_KEEPALIVE_PROBES,
+    )
+
+    silent = asyncio.Event()
+    release = asyncio.Event()
+    peers: list[int] = []
+
+    async def tools(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"tools": []})
+
+    async def call(request: web.Request) -> web.StreamResponse:
+        peers.append(request.transport.get_extra_info("peername")[1])  # type: ignore[union-attr]
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await response.prepare(request)
+        await response.write(json.dumps(progress_line(step())).encode() + b"\n")
+        silent.set()
+        await release.wait()  # a step that runs long, or a machine that is gone: no byte either way
+        await response.write(json.dumps(result_line(report(step()))).encode() + b"\n")
+        return response
+
+    app = web.Application()
+    app.router.add_get("/tools", tools)
+    app.router.add_post("/tools/{name}", call)
+    server = await aiohttp_server(app)
+    async with ToolServerClient(str(server.make_url("")), None, linked=True) as client:
+        running = asyncio.create_task(client.call("flow-execute", {}, on_progress=lambda _: None))
+        await silent.wait()
+        sock = socket_on_port(peers[0])
+        assert sock is not None
+        with sock:
+            options = (
+                sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+                sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+                sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
+            )
+        release.set()
+        assert (await running)["ok"] is True  # a silent step that ends is no error
+    assert options == (
+        1,
+        CLIENT_TCP_KEEPALIVE_IDLE_SECONDS,
+        CLIENT_TCP_KEEPALIVE_INTERVAL_SECONDS,
+        CLIENT_TCP_KEEPALIVE_PROBES,
+    )
