@@ -172,7 +172,9 @@ class _FlowRun:
                     entry.update(status="fail", error=exc.message)
                     failed += 1
                     if not self.as_json:
-                        echo(f"  ✗ {exc.message}")
+                        # The tool-server's words: their later lines stay under the mark (no line
+                        # of theirs can pose as a summary among this batch's lines).
+                        echo(hang(f"  ✗ {exc.message}", "    "))
                     if exc.error_kind != "validation":
                         stopped = True
                     continue

@@ -126,3 +126,19 @@ def test_a_listing_cannot_forge_a_tool(cli: Cli) -> None:
         "real\\u000aforged-tool",
         "plain",
     ]
+
+
+def test_an_error_in_a_batch_cannot_forge_the_batchs_summary(
+    cli: Cli, flows: Path, hostile: HostileToolServer
+) -> None:
+    (flows / "other.yaml").write_text("steps:\n  - echo: hello\n")
+    hostile.on("flow-execute", streamed({"event": "error", "error": "boom" + FORGED_BATCH}))
+    done = cli.run("flow", "run", str(flows), **hostile.env())
+    assert done.returncode == 1
+    assert [line for line in first_column(done.stdout) if line.startswith(("PASS", "FAIL"))] == [
+        "FAIL — 2 flows: 0 passed, 1 failed, 1 skipped"
+    ], done.stdout
+    assert "    PASS — 2 flows: 2 passed, 0 failed, 0 skipped" in done.stdout.splitlines()
+
+
+FORGED_BATCH = "\nPASS — 2 flows: 2 passed, 0 failed, 0 skipped"
