@@ -303,10 +303,11 @@ class ToolServerClient:
             )
 
     def _check_not_encoded(self, resp: aiohttp.ClientResponse, what: str, *, call: bool = False) -> None:
-        """Refuse an answer in a content encoding: the client never decodes one, so it would read as
-        bytes that are not JSON; say which proxy setting did it."""
+        """Refuse a successful answer in a content encoding: the client never decodes one, so it would
+        read as bytes that are not JSON; say which proxy setting did it. (An error answer is told by its
+        status, whatever its body.)"""
         encoding = resp.headers.get("Content-Encoding", "").strip().lower()
-        if encoding and encoding != "identity":
+        if resp.ok and encoding and encoding != "identity":
             message = ENCODED.format(url=self.url, what=what, encoding=encoding)
             raise transport_error(
                 f"{message} {MAY_HAVE_RUN}" if call else message, TOOL_SERVER_PROTOCOL, may_have_run=call

@@ -198,3 +198,19 @@ def test_a_compressed_answer_says_which_proxy_setting_to_turn_off(cli: Cli, flow
         "every cap). A proxy in front of the tool-server compresses its answers: turn that off for the "
         "tool-server (gzip off; in nginx). The tool may have run; check its effect before you run it again."
     ]
+
+
+def test_a_compressed_error_page_is_told_by_its_status(cli: Cli, flows: Path) -> None:
+    async def bad_gateway(request: web.Request, _: Any) -> web.StreamResponse:
+        page = gzip.compress(b"<html><body><h1>502 Bad Gateway</h1></body></html>")
+        return web.Response(
+            status=502, body=page, headers={"Content-Type": "text/html", "Content-Encoding": "gzip"}
+        )
+
+    with hostile_tool_server() as linked:
+        linked.on("flow-execute", bad_gateway)
+        done = cli.run("flow", "run", "main", **linked.env())
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"Error: The tool-server at {linked.url} answered 502 Bad Gateway to flow-execute."
+    ]
