@@ -184,6 +184,18 @@ MAX_STREAM_LINE_BYTES = 64 * MIB
 MAX_RESULT_BYTES = 64 * MIB
 MAX_RESULT_JSON_VALUES = 1_000_000
 MAX_RESULT_JSON_DEPTH = 256
+#: All the progress lines of one streamed call, together: their bytes and their JSON values. They are the
+#: steps of the result (INTERFACE.md §2), which the client reads only within the caps above; twice those
+#: leaves room for each line's wrapper, and bounds what a report keeps of a call that never ends.
+MAX_PROGRESS_BYTES = 2 * MAX_RESULT_BYTES
+MAX_PROGRESS_JSON_VALUES = 2 * MAX_RESULT_JSON_VALUES
+#: TCP keep-alive on the client's connections to a tool-server: a flow's step may run for minutes with no
+#: byte on the wire, so a call has no read timeout; after this much silence the kernel probes the peer, and
+#: a peer that answers none of the probes (its machine or the network is gone) ends the call as closed
+#: within about a minute and a half instead of never. A tool-server that is up answers them while it works.
+CLIENT_TCP_KEEPALIVE_IDLE_SECONDS = 30
+CLIENT_TCP_KEEPALIVE_INTERVAL_SECONDS = 10
+CLIENT_TCP_KEEPALIVE_PROBES = 6
 
 #: Upstream's pacing arguments of the device tools: keyboard's delayMs between key presses, and
 #: gesture-scroll's durationMs a scroll is spread over (in steps of SCROLL_STEP_MS, at most MAX_SCROLL_STEPS).

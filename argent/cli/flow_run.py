@@ -9,7 +9,6 @@ import contextlib
 import hashlib
 import os
 import re
-import shutil
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,10 +24,13 @@ from argent.client.client_files import RefusedClientFile
 from argent.connect import open_client
 from argent.link.codec import read_or_none
 from argent.link.models import PrerequisiteNotice, StepReport
+from argent.reports.html import allowed_image_source, copy_image
 from argent.reports.render import (
     echo,
+    hang,
     is_report,
     json_text,
+    one_line,
     prefixed_lines,
     read_report,
     read_step,
@@ -149,7 +151,7 @@ class _FlowRun:
             echo(json_text(result))
         else:
             if not printed_header:
-                out(f'Flow "{report.flow or root_flow}"')
+                out(f'Flow "{one_line(report.flow or root_flow)}"')
                 for step in report.steps:
                     for line in step_lines(step, root_flow):
                         out(line)
@@ -160,7 +162,7 @@ class _FlowRun:
                     for role, path in (step.artifacts or {}).items():
                         out(f"       {role}: {path}")
             if report.execution_prerequisite:
-                out(f"  assumes: {report.execution_prerequisite}")
+                out(hang(f"  assumes: {report.execution_prerequisite}", "    "))
             out("")
             out(summary_line(report))
         return EXIT_OK if report.ok and not unwritten and not refusals else EXIT_FAILED
@@ -218,7 +220,9 @@ class _FlowRun:
                 except ToolCallError as exc:
                     entry.update(status="fail", error=exc.message)
                     failed += 1
-                    say(f"  ✗ {exc.message}")
+                    # The tool-server's words: their later lines stay under the mark (no line
+                    # of theirs can pose as a summary among this batch's lines).
+                    say(hang(f"  ✗ {exc.message}", "    "))
                     if exc.error_kind != "validation":
                         stopped = True
                     continue
@@ -281,18 +285,25 @@ def closing_lines(result: Any, root_flow: str, shown: int, exported: Sequence[St
 EXPORT_MARKER = ".argent-flow-source"
 EXPORT_ROLES = ("baseline", "current", "diff", "screenshot")
 _SAFE_EXPORT_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
+EXPORT_REFUSED = (
+    "warning: not exporting {src} (the {role} of step {number}): the client copies only a PNG image of a "
+    "__baselines__ or snapshot directory, which it is not."
+)
 
 
 def export_artifacts(
     result: Any, flow_path: str, stem: str, out: Path, warn: Callable[[str], None]
 ) -> list[StepReport]:
-    """Copy each failed step's artifacts to ``<out>/<stem>/<snapshotKey>-<role>.png`` (a failed device
+    """Copy each failed step's images to ``<out>/<stem>/<snapshotKey>-<role>.png`` (a failed device
     step's screenshot to ``<out>/<stem>/step-<n>-screenshot.png``) and point the
-    report at the copies. The directory is claimed with a marker naming the flow file, only once a
-    file is about to be copied; another flow's directory is never written into: the export moves to
+    report at the copies. A result names paths, so only a PNG image of a tool-server's snapshot scratch
+    or a ``__baselines__`` directory is copied (``argent.reports.html.copy_image``, as the HTML report
+    does); another file it names is left where it is, with a warning. The directory is claimed with a
+    marker naming the flow file, only once a file is about to be copied; another flow's directory is
+    never written into: the export moves to
     ``<stem>-<hash of the flow path>`` instead (longer hashes while those are taken too).
     Returns the steps whose artifacts now name the copies."""
-    jobs: list[tuple[dict[str, Any], str, str, str]] = []
+    jobs: list[tuple[dict[str, Any], str, str, str, int]] = []
     steps: list[dict[str, Any]] = []
     for raw in _raw_steps(result):
         step = read_step(raw)
@@ -309,10 +320,14 @@ def export_artifacts(
             continue
         for role in EXPORT_ROLES:
             src = step.artifacts.get(role)
-            if src is not None and os.path.isfile(src):
-                jobs.append((raw["artifacts"], role, src, key))
-                if not steps or steps[-1] is not raw:
-                    steps.append(raw)
+            if src is None or not os.path.isfile(src):
+                continue  # over a link to another machine the images stay there
+            if not allowed_image_source(src):
+                warn(EXPORT_REFUSED.format(src=src, role=role, number=step.index + 1))
+                continue
+            jobs.append((raw["artifacts"], role, src, key, step.index + 1))
+            if not steps or steps[-1] is not raw:
+                steps.append(raw)
     if not jobs:
         return []
     if not _SAFE_EXPORT_NAME.match(stem):
@@ -321,11 +336,20 @@ def export_artifacts(
     dest = _claim_export_dir(out, stem, flow_path, warn)
     if dest is None:
         return []
-    for artifacts, role, src, key in jobs:
+    copied: set[int] = set()
+    for artifacts, role, src, key, number in jobs:
         target = dest / f"{key}-{role}.png"
-        shutil.copyfile(src, target)
+        try:
+            ok = copy_image(src, str(target))
+        except OSError as exc:
+            warn(f"warning: could not export {src} to {target}: {exc.strerror or exc}")
+            continue
+        if not ok:  # not a PNG image, a link, or over the size cap
+            warn(EXPORT_REFUSED.format(src=src, role=role, number=number))
+            continue
         artifacts[role] = str(target)
-    return [step for raw in steps if (step := read_step(raw)) is not None]
+        copied.add(id(artifacts))
+    return [step for raw in steps if id(raw["artifacts"]) in copied and (step := read_step(raw)) is not None]
 
 
 def _raw_steps(result: Any) -> list[dict[str, Any]]:

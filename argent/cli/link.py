@@ -2,13 +2,13 @@
 
 The link lives in ``~/.argent/link.json`` (mode 0600). Before it is written, the tool-server is
 asked for its tool list (3 s), so a wrong address or token shows up now rather than on the first
-flow run; ``--no-verify`` skips that. ``ARGENT_TOOLS_URL`` still wins over a link.
+flow run; ``--no-verify`` skips that. That answer is read as every call's is: not decoded, no
+redirect followed, within the client's caps. ``ARGENT_TOOLS_URL`` still wins over a link.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from typing import Any
 
@@ -29,6 +29,7 @@ from argent.client.link_config import (
     write_link_config,
 )
 from argent.client.routing import TOOLS_URL_ENV
+from argent.limits import MAX_RESULT_BYTES, MAX_RESULT_JSON_DEPTH, MAX_RESULT_JSON_VALUES
 from argent.link.codec import read_or_none
 from argent.link.models import ErrorBody, ToolListing
 
@@ -56,6 +57,14 @@ UNREACHABLE = (
     "address, or pass --no-verify to link anyway. Nothing was written."
 )
 REFUSED = "The tool-server at {url} answered GET /tools with {status} {reason}{error}. Nothing was written."
+ANSWER_REFUSED = (
+    "The tool-server at {url} answered GET /tools: the answer {what}; the client stopped reading. "
+    "Nothing was written."
+)
+REDIRECTED = (
+    "The tool-server at {url} answered GET /tools with {status} {reason}, a redirect to {location}; the client "
+    "follows no redirect. If the tool-server is there, link to that URL. Nothing was written."
+)
 HINT_401 = (
     "The token is missing or wrong: pass the token `argent server start` printed, in the target "
     "(argent://<token>@<host>:<port>) or with --token."
@@ -83,21 +92,38 @@ async def preflight(url: str, token: str | None, *, timeout: float = PREFLIGHT_T
     """Ask ``url`` for its tool list, as every call will."""
     import aiohttp  # only when there is a server to ask
 
+    from argent.client.bounded import AnswerNotJson, AnswerRefused, parse_json, read_body
     from argent.client.session import describe_exception
 
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    # Read as every call reads (``argent.client.bounded``): no decoding, no redirect, within the caps.
+    headers = {"Accept-Encoding": "identity"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     try:
         async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session,
-            session.get(f"{url}/tools", headers=headers) as resp,
+            aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=timeout), auto_decompress=False
+            ) as session,
+            session.get(f"{url}/tools", headers=headers, allow_redirects=False) as resp,
         ):
-            raw = await resp.read()
             status, reason = resp.status, resp.reason or ""
+            if 300 <= status < 400:
+                location = resp.headers.get("Location") or "no location"
+                return Preflight(REDIRECTED.format(url=url, status=status, reason=reason, location=location))
+            raw = await read_body(resp.content, MAX_RESULT_BYTES, resp.content_length)
+    except AnswerRefused as exc:
+        return Preflight(ANSWER_REFUSED.format(url=url, what=exc.what))
     except (aiohttp.ClientError, TimeoutError) as exc:
         return Preflight(UNREACHABLE.format(url=url, detail=describe_exception(exc)))
     try:
-        body: Any = json.loads(raw) if raw.strip() else None
-    except (ValueError, UnicodeDecodeError):
+        body: Any = (
+            parse_json(raw, max_values=MAX_RESULT_JSON_VALUES, max_depth=MAX_RESULT_JSON_DEPTH)
+            if raw.strip()
+            else None
+        )
+    except AnswerRefused as exc:
+        return Preflight(ANSWER_REFUSED.format(url=url, what=exc.what))
+    except AnswerNotJson:
         body = None
     if not 200 <= status < 300:
         answer = read_or_none(body, ErrorBody)

@@ -42,6 +42,7 @@ from argent.reports.render import (
     json_text,
     line_prefix,
     prefixed_lines,
+    read_report,
     step_lines,
     unwritten_baseline_lines,
 )
@@ -348,7 +349,9 @@ class ParallelBatch:
         unwritten = unwritten_baseline_lines(result)
         for line in unwritten:
             notice(line)
-        ok = bool(result.get("ok")) and not unwritten and not refusals
+        report = read_report(result)
+        # As the one-at-a-time runs read it: ``ok`` is the JSON true, nothing else that is truthy.
+        ok = report is not None and report.ok and not unwritten and not refusals
         entry["status"] = "pass" if ok else "fail"
         self._say(prefix, closing_lines(result, target.stem, shown, exported))
 

@@ -20,7 +20,7 @@ from argent.client.routing import resolve_route
 from argent.connect import open_client
 from argent.link.codec import to_wire
 from argent.link.models import ToolEntry
-from argent.reports.render import echo, json_text, unwritten_baseline_lines
+from argent.reports.render import echo, json_text, one_line, unwritten_baseline_lines
 
 EMBEDDED_RECORDING_NOTE = (
     "note: no tool-server is linked, so {tool} runs on an embedded tool-server that stops when this "
@@ -84,15 +84,17 @@ def _summary(tool: ToolEntry) -> str:
     line = f"{tool.name}  {first}"
     if tool.disabled is not None:
         line += f"  [disabled: {tool.disabled.reason}]"
-    return line
+    return one_line(line)
 
 
 def _print_tool_brief(tool: ToolEntry) -> None:
+    """One tool in a listing: each of its lines is one line (a name holding a newline cannot pose
+    as another tool)."""
     echo(_summary(tool))
     required = _schema(tool).get("required", [])
     if required:
-        echo(f"    required: {', '.join(required)}")
-    echo(f"    example: {example(tool)}")
+        echo(one_line(f"    required: {', '.join(required)}"))
+    echo(one_line(f"    example: {example(tool)}"))
 
 
 @click.group()
@@ -132,9 +134,9 @@ def show_tool(name: str) -> None:
     tool = entries.get(name)
     if tool is None:
         raise UsageProblem(f'Tool "{name}" not found. Run `argent tools list` to see the tools.')
-    echo(tool.name)
+    echo(one_line(tool.name))
     if tool.disabled is not None:
-        echo(f"  [disabled: {tool.disabled.reason}]")
+        echo(one_line(f"  [disabled: {tool.disabled.reason}]"))
     echo("")
     echo(tool.description or "")
     schema = _schema(tool)
@@ -148,14 +150,14 @@ def show_tool(name: str) -> None:
                 kind = "|".join(str(v) for v in prop["enum"])
             flag = f"{_flag(arg_name)} <value>" if prop.get("type") != "boolean" else _flag(arg_name)
             tag = " (required)" if arg_name in required else ""
-            echo(f"  {flag:<34} {kind}{tag}  {prop.get('description', '')}".rstrip())
+            echo(one_line(f"  {flag:<34} {kind}{tag}  {prop.get('description', '')}".rstrip()))
     if tool.file_inputs:
         echo("\nFile inputs:")
         for spec in tool.file_inputs:
-            echo(f"  {spec.target}: {spec.kind} {spec.path}")
+            echo(one_line(f"  {spec.target}: {spec.kind} {spec.path}"))
     if tool.long_running:
         echo("\nLong running: progress streams while it works.")
-    echo(f"\nExample:\n  {example(tool)}")
+    echo(f"\nExample:\n  {one_line(example(tool))}")
 
 
 def _is_recorder_tool(name: str) -> bool:

@@ -7,7 +7,9 @@ larger part of the buffer. Before a line or a body is parsed, its JSON values ar
 raw bytes (an upper bound: every value but the first of a container follows a ``,``, every object
 member a ``:``, and every container opens with ``[`` or ``{``), because a Python object costs up to ~100 bytes for a two-byte
 ``{}``; after parsing, its nesting is checked without recursion, so no later walk of it can
-overflow the stack.
+overflow the stack. A number JSON has no value for (``NaN``, ``Infinity``, or a literal such as
+``1e999`` beyond a double) reads as null, as JavaScript's ``JSON.stringify`` writes one: nothing
+the client prints (``--json``, a report) can then hold text that is not JSON.
 
 Over a cap, ``AnswerRefused`` says what the answer did, in words that follow "the answer".
 """
@@ -15,6 +17,7 @@ Over a cap, ``AnswerRefused`` says what the answer did, in words that follow "th
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import aiohttp
@@ -44,6 +47,33 @@ def line_too_long(cap: int) -> AnswerRefused:
 
 def body_too_large(cap: int) -> AnswerRefused:
     return AnswerRefused(f"is over the {size_text(cap)} cap on a result")
+
+
+class ProgressBudget:
+    """What the progress lines of one call may take together (their bytes and JSON values): they are
+    the steps of the result, so a stream of them that never ends, or whose lines a report keeps,
+    stays bounded too."""
+
+    def __init__(self, max_bytes: int, max_values: int) -> None:
+        self.bytes_left = max_bytes
+        self.values_left = max_values
+        self._max_bytes = max_bytes
+        self._max_values = max_values
+
+    def spend(self, line: bytes | bytearray) -> None:
+        """Count one progress line; ``AnswerRefused`` once the lines together pass a cap."""
+        self.bytes_left -= len(line)
+        self.values_left -= count_values(line)
+        if self.bytes_left < 0:
+            raise AnswerRefused(
+                f"has progress lines over the {size_text(self._max_bytes)} cap on the progress of one call "
+                "(its progress lines are the steps of its result)"
+            )
+        if self.values_left < 0:
+            raise AnswerRefused(
+                f"has progress lines holding more than {self._max_values} JSON values, the cap on the progress "
+                "of one call (its progress lines are the steps of its result)"
+            )
 
 
 async def read_body(content: aiohttp.StreamReader, cap: int, length: int | None) -> bytearray:
@@ -118,7 +148,7 @@ def parse_json(raw: bytes | bytearray, *, max_values: int, max_depth: int) -> An
     if count_values(raw) > max_values:
         raise AnswerRefused(f"holds more than {max_values} JSON values, the cap on one answer")
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_float=_finite_or_none, parse_constant=_none)
     except RecursionError:
         raise AnswerRefused(f"nests JSON deeper than {max_depth} levels, the cap on one answer") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -126,6 +156,16 @@ def parse_json(raw: bytes | bytearray, *, max_values: int, max_depth: int) -> An
     if too_deep(value, max_depth):
         raise AnswerRefused(f"nests JSON deeper than {max_depth} levels, the cap on one answer")
     return value
+
+
+def _finite_or_none(text: str) -> float | None:
+    number = float(text)
+    return number if math.isfinite(number) else None
+
+
+def _none(text: str) -> None:
+    """``NaN``, ``Infinity`` and ``-Infinity``: Python's reader takes them; JSON has no such value."""
+    return None
 
 
 def too_deep(value: Any, max_depth: int) -> bool:

@@ -13,6 +13,11 @@ Specs are processed in declaration order; for each one:
 4. The target holds a string other than the derived path: an explicit override, keep it.
 5. Build the wrapper for the spec's kind and put it in the target.
 
+The listing is the tool-server's, so the client does not trust it with its files: the bytes of a
+``file`` or ``tar-upload`` input go only when its path is its own argument or the flow file of a
+saved flow (``argent.link.rules.sends_bytes``); any other such input goes as its path alone, and
+``on_untrusted`` hears why.
+
 Over a link, an input with ``collect`` gets its members after its wrapper is built: the
 ``collector`` (``argent.client.flow_members``) adds ``canonical``, ``spelling`` and ``members``.
 The arguments leave as JSON: each wrapper written by ``argent.link.codec``.
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import re
 import stat
@@ -33,6 +39,7 @@ from attrs import evolve
 from argent.limits import MAX_FILE_BYTES
 from argent.link.codec import read_or_none, read_specs, to_wire
 from argent.link.models import CONTENT_OMITTED_SIZE_LIMIT, FileInput, FileInputSpec
+from argent.link.rules import sends_bytes
 
 _TEMPLATE_REF = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
@@ -40,6 +47,14 @@ _TEMPLATE_REF = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 Uploader = Callable[[str], Awaitable[tuple[str, str]]]
 #: The wrapper of a ``collect`` input with its members added: ``(spec, wrapper, args) -> wrapper``.
 Collector = Callable[[FileInputSpec, FileInput, Mapping[str, Any]], Awaitable[FileInput]]
+#: Hears the line that says why a file input of the listing went as its path alone.
+UntrustedCallback = Callable[[str], None]
+
+UNTRUSTED_INPUT = (
+    "Not sending {path} to the tool-server: its listing declares {target} a {kind} input built as {template}, "
+    "and the client sends the bytes of a file only when the argument itself names it (or the flow file of "
+    "a saved flow), so it sent the path alone. Check the tool-server you are linked to."
+)
 
 
 def interpolate_path(template: str, args: Mapping[str, Any]) -> str | None:
@@ -65,6 +80,7 @@ async def prepare_file_inputs(
     linked: bool,
     uploader: Uploader | None = None,
     collector: Collector | None = None,
+    on_untrusted: UntrustedCallback | None = None,
 ) -> Any:
     """``args`` with the file inputs of ``specs`` wrapped for the wire.
 
@@ -86,6 +102,18 @@ async def prepare_file_inputs(
         if path is None:
             continue
         if isinstance(current, str) and current != path:
+            continue
+        if linked and not sends_bytes(spec):
+            if on_untrusted is not None:
+                on_untrusted(
+                    UNTRUSTED_INPUT.format(
+                        path=json.dumps(path),
+                        target=json.dumps(spec.target),
+                        kind=spec.kind,
+                        template=json.dumps(spec.path),
+                    )
+                )
+            out[spec.target] = to_wire(FileInput(path))
             continue
         wrapper = await _build_wrapper(spec, path, linked=linked, uploader=uploader)
         if linked and collector is not None and spec.collect is not None:

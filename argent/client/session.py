@@ -10,8 +10,11 @@ only once the result has arrived (``argent.client.baselines``), and a text direc
 recording tool's result, for the call's own flow (``argent.client.client_files``).
 
 The client trusts no tool-server: every answer is read in bounded memory (``argent.client.bounded``:
-a cap on one stream line, on one body and on the JSON values of one answer) and never decompressed
+a cap on one stream line, on one body, on the JSON values of one answer, and on all the progress
+lines of one call together) and never decompressed
 (``Accept-Encoding: identity``, no automatic decoding), so no answer can take the client's memory.
+No request follows a redirect: a 3xx answer is an error naming its location, so a call's token and
+files go only to the URL the user linked.
 
 Each call and each of its uploads carry the call's ``X-Argent-Affinity`` value
 (``argent.client.affinity``), so a balancer in front of a fleet keeps them on one tool-server.
@@ -27,6 +30,7 @@ import functools
 import inspect
 import json
 import os
+import socket
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -45,6 +49,7 @@ from argent.client.bounded import (
     AnswerNotJson,
     AnswerRefused,
     NdjsonReader,
+    ProgressBudget,
     parse_json,
     read_body,
 )
@@ -61,6 +66,11 @@ from argent.client.flow_members import (
 from argent.client.step_members import attach_step_members
 from argent.errors import TOOL_SERVER_CONNECTION_CLOSED, TOOL_SERVER_PROTOCOL, TOOL_SERVER_UNREACHABLE
 from argent.limits import (
+    CLIENT_TCP_KEEPALIVE_IDLE_SECONDS,
+    CLIENT_TCP_KEEPALIVE_INTERVAL_SECONDS,
+    CLIENT_TCP_KEEPALIVE_PROBES,
+    MAX_PROGRESS_BYTES,
+    MAX_PROGRESS_JSON_VALUES,
     MAX_RESULT_BYTES,
     MAX_RESULT_JSON_DEPTH,
     MAX_RESULT_JSON_VALUES,
@@ -126,6 +136,18 @@ ANSWER_REFUSED = (
     "its effect before you run it again, and check the tool-server you are linked to."
 )
 LIST_REFUSED = "GET {url}/tools failed: the answer {what}; is this an argent tool-server?"
+REDIRECTED = (
+    "The tool-server at {url} answered {status} {reason} to {what}, a redirect to {location}. The client follows "
+    "no redirect: a call carries your token and your files, and goes only to the URL you linked. If the "
+    "tool-server moved, link to its new URL (argent link <url>, or set ARGENT_TOOLS_URL)."
+)
+REDIRECT_NO_LOCATION = "no location"
+ENCODED = (
+    "The tool-server at {url} answered {what} with a body in the {encoding} content encoding, though the client "
+    "asks for none (Accept-Encoding: identity) and decodes none (it could expand past every cap). A proxy in "
+    "front of the tool-server compresses its answers: turn that off for the tool-server (gzip off; in nginx)."
+)
+MAY_HAVE_RUN = "The tool may have run; check its effect before you run it again."
 
 ERROR_KIND_TRANSPORT = "transport"
 
@@ -177,8 +199,9 @@ def answer_refused(name: str, refused: AnswerRefused) -> ToolCallError:
 class ToolServerClient:
     """A ``ToolClient`` over HTTP. Use it as an async context manager, or ``close()`` it.
 
-    ``max_line_bytes``, ``max_result_bytes`` and ``max_values`` bound what one answer may take
-    (defaults in ``argent.limits``).
+    ``max_line_bytes``, ``max_result_bytes`` and ``max_values`` bound what one answer may take, and
+    ``max_progress_bytes`` and ``max_progress_values`` what the progress lines of one call take
+    together (defaults in ``argent.limits``).
     """
 
     def __init__(
@@ -192,6 +215,8 @@ class ToolServerClient:
         max_line_bytes: int = MAX_STREAM_LINE_BYTES,
         max_result_bytes: int = MAX_RESULT_BYTES,
         max_values: int = MAX_RESULT_JSON_VALUES,
+        max_progress_bytes: int = MAX_PROGRESS_BYTES,
+        max_progress_values: int = MAX_PROGRESS_JSON_VALUES,
     ) -> None:
         self.url = url.rstrip("/")
         self.token = token or None
@@ -201,6 +226,8 @@ class ToolServerClient:
         self.max_line_bytes = max_line_bytes
         self.max_result_bytes = max_result_bytes
         self.max_values = max_values
+        self.max_progress_bytes = max_progress_bytes
+        self.max_progress_values = max_progress_values
         self._session: aiohttp.ClientSession | None = None
         self._tools: list[ToolEntry] | None = None
 
@@ -229,6 +256,7 @@ class ToolServerClient:
                 headers["Authorization"] = f"Bearer {self.token}"
             self._session = aiohttp.ClientSession(
                 base_url=base,
+                connector=aiohttp.TCPConnector(socket_factory=keepalive_socket),
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT_SECONDS),
                 auto_decompress=False,
@@ -261,6 +289,29 @@ class ToolServerClient:
 
     async def _body(self, resp: aiohttp.ClientResponse) -> bytearray:
         return await read_body(resp.content, self.max_result_bytes, resp.content_length)
+
+    def _check_not_redirected(self, resp: aiohttp.ClientResponse, what: str) -> None:
+        """Refuse a 3xx answer: no request follows a redirect, so neither the token nor the files of a
+        call ever reach a host the user did not link (aiohttp resends a 307's body, files and all)."""
+        if 300 <= resp.status < 400:
+            location = resp.headers.get("Location") or REDIRECT_NO_LOCATION
+            raise transport_error(
+                REDIRECTED.format(
+                    url=self.url, status=resp.status, reason=resp.reason or "", what=what, location=location
+                ),
+                TOOL_SERVER_PROTOCOL,
+            )
+
+    def _check_not_encoded(self, resp: aiohttp.ClientResponse, what: str, *, call: bool = False) -> None:
+        """Refuse a successful answer in a content encoding: the client never decodes one, so it would
+        read as bytes that are not JSON; say which proxy setting did it. (An error answer is told by its
+        status, whatever its body.)"""
+        encoding = resp.headers.get("Content-Encoding", "").strip().lower()
+        if resp.ok and encoding and encoding != "identity":
+            message = ENCODED.format(url=self.url, what=what, encoding=encoding)
+            raise transport_error(
+                f"{message} {MAY_HAVE_RUN}" if call else message, TOOL_SERVER_PROTOCOL, may_have_run=call
+            )
 
     def _with_token_hint(self, message: str, status: int) -> str:
         if status != 401:
@@ -301,10 +352,13 @@ class ToolServerClient:
         ):
             async with self._http().get(
                 "tools",
+                allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(
                     total=LIST_TIMEOUT_SECONDS, sock_connect=CONNECT_TIMEOUT_SECONDS
                 ),
             ) as resp:
+                self._check_not_redirected(resp, "GET /tools")
+                self._check_not_encoded(resp, "GET /tools")
                 body = self._json_or_none(await self._body(resp))
                 if not resp.ok:
                     message = LIST_FAILED.format(url=self.url, status=resp.status, reason=resp.reason or "")
@@ -359,6 +413,7 @@ class ToolServerClient:
             linked=self.linked,
             uploader=functools.partial(self.upload, affinity=affinity) if self.linked else None,
             collector=collect if self.linked else None,
+            on_untrusted=self._note,
         )
         headers = {"Content-Type": "application/json", AFFINITY_HEADER: affinity}
         if self.linked:
@@ -371,12 +426,16 @@ class ToolServerClient:
             headers["Accept-Encoding"] = "identity"
         body = json.dumps({} if prepared is None else prepared, ensure_ascii=False).encode("utf-8")
         try:
-            resp = await self._http().post(f"tools/{quote(name, safe='')}", data=body, headers=headers)
+            resp = await self._http().post(
+                f"tools/{quote(name, safe='')}", data=body, headers=headers, allow_redirects=False
+            )
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise self._unreachable(exc) from exc
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise connection_closed_error(name, describe_exception(exc)) from exc
         try:
+            self._check_not_redirected(resp, name)
+            self._check_not_encoded(resp, name, call=True)
             streamed = (
                 on_progress is not None and resp.ok and NDJSON in resp.headers.get("Content-Type", "").lower()
             )
@@ -400,7 +459,7 @@ class ToolServerClient:
         baselines = await asyncio.to_thread(apply_baseline_writes, applied.result, scope)
         if baselines.written and flow_files_log_enabled():
             for path in baselines.written:
-                self._flow_files_log(written_line(path))
+                self._note(written_line(path))
         return baselines.result
 
     def _refused(self, refused: RefusedClientFile, on_refused: RefusalCallback | None) -> None:
@@ -443,6 +502,7 @@ class ToolServerClient:
         self, name: str, resp: aiohttp.ClientResponse, on_progress: ProgressCallback
     ) -> Any:
         reader = NdjsonReader(resp.content, self.max_line_bytes)
+        budget = ProgressBudget(self.max_progress_bytes, self.max_progress_values)
         while True:
             try:
                 line = await reader.next_line()
@@ -451,6 +511,8 @@ class ToolServerClient:
             if line is None:
                 raise connection_closed_error(name, STREAM_ENDED_DETAIL)
             event = read_event(self._parse_event(name, line))
+            if isinstance(event, ProgressEvent):
+                budget.spend(line)
             del line  # a line may be tens of megabytes: free it before the next one arrives
             if isinstance(event, ProgressEvent) and isinstance(event.data, dict):
                 outcome = on_progress(event.data)
@@ -483,7 +545,7 @@ class ToolServerClient:
     # ------------------------------------------------------------------------------------------
     # Members of a flow
 
-    def _flow_files_log(self, line: str) -> None:
+    def _note(self, line: str) -> None:
         if self._notice is not None:
             self._notice(line)
         else:
@@ -492,7 +554,7 @@ class ToolServerClient:
     async def _collect_members(
         self, spec: FileInputSpec, wrapper: FileInput, args: Mapping[str, Any], post: ArchivePoster
     ) -> tuple[FileInput, Collection | None]:
-        log = self._flow_files_log if flow_files_log_enabled() else None
+        log = self._note if flow_files_log_enabled() else None
         if spec.collect == "step":
             return await attach_step_members(wrapper, args, await self.list_tools(), post=post, log=log)
         if spec.collect != "flow":
@@ -559,7 +621,9 @@ class ToolServerClient:
             contextlib.ExitStack() as stack,
         ):
             data = body if isinstance(body, bytes) else stack.enter_context(open(body, "rb"))
-            async with self._http().post("upload", data=data, headers=headers) as resp:
+            async with self._http().post("upload", data=data, headers=headers, allow_redirects=False) as resp:
+                self._check_not_redirected(resp, f"the upload of {path}")
+                self._check_not_encoded(resp, f"the upload of {path}")
                 raw = await self._body(resp)
                 status, reason = resp.status, resp.reason or ""
         body = self._json_or_none(raw)
@@ -586,6 +650,23 @@ class ToolServerClient:
                 TOOL_SERVER_PROTOCOL,
             )
         return answer.upload_id
+
+
+def keepalive_socket(addr_info: tuple[Any, ...]) -> socket.socket:
+    """A connection's socket with TCP keep-alive on (``CLIENT_TCP_KEEPALIVE_*``): a call has no read
+    timeout (a step may run for minutes in silence), so a tool-server whose machine or network is gone
+    ends the call as closed (the seed's message) once its kernel answers no probe, instead of never."""
+    family, kind, proto = addr_info[0], addr_info[1], addr_info[2]
+    sock = socket.socket(family=family, type=kind, proto=proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (
+        ("TCP_KEEPIDLE", CLIENT_TCP_KEEPALIVE_IDLE_SECONDS),
+        ("TCP_KEEPINTVL", CLIENT_TCP_KEEPALIVE_INTERVAL_SECONDS),
+        ("TCP_KEEPCNT", CLIENT_TCP_KEEPALIVE_PROBES),
+    ):
+        if hasattr(socket, option):  # Linux; elsewhere the system's keep-alive timing applies
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+    return sock
 
 
 def _base_url(url: str) -> URL | None:

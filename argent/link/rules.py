@@ -35,6 +35,12 @@ RECORDING_TOOLS = frozenset(
     }
 )
 FLOW_EXECUTE = "flow-execute"
+#: The one derived path of a file input the protocol knows: the flow file of a saved flow (flow-execute's
+#: and flow-read-prerequisite's ``flow_file``). A client sends the bytes of a derived path only for this
+#: template; any other template a listing declares could name a file the user never named.
+FLOW_FILE_TEMPLATE = "${project_root}/.argent/flows/${name}.yaml"
+#: An argument that is only a key over a link (INTERFACE.md §9): never a file or a tree the client sends.
+PROJECT_ROOT_ARG = "project_root"
 
 _TEMPLATE_REF = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 _SEGMENTS = re.compile(r"[\\/]+")
@@ -72,6 +78,22 @@ def _applies(spec: FileInputSpec, args: Mapping[str, Any]) -> bool:
     if spec.unwrap_when_set is not None and spec.unwrap_when_set in args:
         return False
     return not (spec.skip_when_set is not None and spec.skip_when_set in args)
+
+
+def sends_bytes(spec: FileInputSpec) -> bool:
+    """Whether a client sends the bytes (content, or an upload) of a ``file`` or ``tar-upload`` input.
+
+    A listing comes from the tool-server, and the client trusts it only as far as the user's own
+    arguments go: an input whose path is its own argument (``${<target>}``, a file the argument
+    names), or the flow file of a saved flow (``FLOW_FILE_TEMPLATE``). A constant path, a path
+    built from other text (``${project_root}/.env``, ``${project_root}/../x``) or the project root
+    itself would let a tool-server take files nobody named; such an input goes as its path alone.
+    """
+    if spec.kind not in ("file", "tar-upload"):
+        return True  # directory, probe: the path alone anyway
+    if spec.path == "${" + spec.target + "}":
+        return spec.target != PROJECT_ROOT_ARG
+    return spec.kind == "file" and spec.path == FLOW_FILE_TEMPLATE
 
 
 def is_posix_absolute(path: str) -> bool:

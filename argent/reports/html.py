@@ -100,7 +100,9 @@ def html_owned(path: str, directory: str) -> None:
         )
 
 
-def _allowed_source(path: str) -> bool:
+def allowed_image_source(path: str) -> bool:
+    """Whether ``path`` is where a report may copy an image from: a tool-server's snapshot scratch
+    directory or a ``__baselines__`` directory (a result names paths; no other file of this machine)."""
     parts = os.path.normpath(path).split(os.sep)
     return os.path.isabs(path) and (
         BASELINES_DIR in parts or any(p.startswith(_SCRATCH_PREFIX) for p in parts)
@@ -109,7 +111,7 @@ def _allowed_source(path: str) -> bool:
 
 def copy_image(source: str, dest: str) -> bool:
     """Copy one PNG (a regular file, at most ``MAX_REPORT_IMAGE_BYTES``); False when it is not one."""
-    if not _allowed_source(source):
+    if not allowed_image_source(source):
         return False
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))

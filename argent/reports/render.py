@@ -19,8 +19,11 @@ from argent.link.codec import read_answer, read_or_none
 from argent.link.models import BaselineNotWritten, FlowRunResult, StepReport
 
 #: Characters a terminal acts on or cannot print: C0 controls but newline and tab, DEL, C1 controls,
-#: lone surrogates, and the bidirectional marks and overrides.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: lone surrogates, the bidirectional marks and overrides, and the line and paragraph separators (an
+#: editor or a CI log page breaks the line there).
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -50,6 +53,12 @@ def prefixed_lines(prefix: str, line: str) -> list[str]:
     if not prefix:
         return [line]
     return [prefix + part.removeprefix("  ") for part in line.split("\n")]
+
+
+def one_line(text: str) -> str:
+    """``text`` with each newline shown as ``\\u000a``: a name or an id a tool-server sends (a device,
+    a flow, a tool, an argument) stays inside the line that shows it, and cannot start one of its own."""
+    return text.replace("\n", "\\u000a")
 
 
 def echo(text: str = "", *, err: bool = False) -> None:
@@ -106,7 +115,7 @@ def _indent(step: StepReport) -> str:
     return "  " * min(step.depth, MAX_INDENT_DEPTH) if step.depth > 0 else ""
 
 
-def _hang(text: str, under: str) -> str:
+def hang(text: str, under: str) -> str:
     """``text`` with each line after its first indented by ``under``: a reason or message that
     spans lines (a script's stderr tail) stays under its step, and cannot pose as a summary line
     or another step."""
@@ -126,8 +135,8 @@ def step_lines(step: Any, root_flow: str) -> list[str]:
             return []
         if report.status == "skip":
             text = f"  · {indent}› {report.message}" + (f" — {reason}" if reason else "")
-            return [_hang(text, "    " + indent)]
-        return [_hang(f"  {indent}› {report.message}", "    " + indent)]
+            return [hang(text, "    " + indent)]
+        return [hang(f"  {indent}› {report.message}", "    " + indent)]
     number = report.index + 1
     glyph = "⚠" if report.status == "pass" and report.warning else GLYPHS.get(report.status, "?")
     label = report.tool or report.target
@@ -139,11 +148,11 @@ def step_lines(step: Any, root_flow: str) -> list[str]:
     if reason:
         line += f" — {reason}"
     under = " " * (5 + max(2, len(str(number)))) + indent
-    lines = [_hang(line, under)]
+    lines = [hang(line, under)]
     if report.warning:
-        lines.append(_hang(f"{under}⚠ {report.warning}", under))
+        lines.append(hang(f"{under}⚠ {report.warning}", under))
     for role, path in (report.artifacts or {}).items():
-        lines.append(f"{under}{role}: {path}")
+        lines.append(f"{under}{one_line(str(role))}: {one_line(str(path))}")
     return lines
 
 
@@ -152,7 +161,7 @@ def summary_line(result: Any, *, with_device: bool = True) -> str:
     counts = [report.passed, report.failed, report.skipped, report.errored]
     head = "PASS" if report.ok else "FAIL"
     if with_device and report.device:
-        head += f" (started on {report.device})"
+        head += f" (started on {one_line(report.device)})"
     warnings = sum(1 for s in report.steps if s.status == "pass" and s.warning)
     text = f"{head} — {counts[0]} passed, {counts[1]} failed, {counts[2]} skipped, {counts[3]} errored"
     if warnings:

@@ -82,7 +82,7 @@ class FlowItem(pytest.Item):
     def repr_failure(self, excinfo: ExceptionInfo[BaseException], style: object = None) -> str | TerminalRepr:
         if not isinstance(excinfo.value, FlowNotPassed):
             return super().repr_failure(excinfo)
-        from argent.reports.render import terminal_safe
+        from argent.reports.render import one_line, terminal_safe
 
         outcome = excinfo.value.outcome
         if outcome.status == "error":
@@ -91,7 +91,7 @@ class FlowItem(pytest.Item):
             headline = f"Error: {message.splitlines()[0] if message else ''}"
         else:
             flow = outcome.result.get("flow") if outcome.result is not None else None
-            lines = [f'Flow "{flow if isinstance(flow, str) else self.name}"', *outcome.lines]
+            lines = [f'Flow "{one_line(flow) if isinstance(flow, str) else self.name}"', *outcome.lines]
             lines.insert(-1, "")  # a blank line before the summary, as `argent flow run` prints it
             headline = (outcome.problem or lines[-1]).strip()
         # A tool-server's words reach the terminal only as the CLI prints them: made terminal-safe.

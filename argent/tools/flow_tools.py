@@ -16,6 +16,7 @@ from argent.errors import FlowError, InvalidToolInputError, PolicyRefusal
 from argent.flows.names import is_safe_flow_name
 from argent.flows.values import Platform
 from argent.link.models import FileInputSpec
+from argent.link.rules import FLOW_FILE_TEMPLATE
 from argent.runner.directives import DeviceDirectives
 from argent.runner.execute import (
     EXACTLY_ONE_SOURCE,
@@ -48,7 +49,7 @@ FLOW_PATH_INPUT = FileInputSpec(
 )
 FLOW_FILE_INPUT = FileInputSpec(
     target="flow_file",
-    path="${project_root}/.argent/flows/${name}.yaml",
+    path=FLOW_FILE_TEMPLATE,
     kind="file",
     skip_when_set="flow_path",
     collect="flow",

@@ -146,6 +146,11 @@ class HostileToolServer:
     tools: list[Any] = field(factory=real_listing)
     answers: dict[str, Answer] = field(factory=dict)
     calls: list[tuple[str, Any]] = field(factory=list)
+    #: Answers GET /tools instead of the JSON of ``tools`` (its body argument is None).
+    listing: Answer | None = None
+    #: The bodies POST /upload received, in order (each answered with a fresh uploadId, or ``on_upload``).
+    uploads: list[bytes] = field(factory=list)
+    on_upload: Answer | None = None
     url: str = ""
     _loop: asyncio.AbstractEventLoop = field(factory=asyncio.new_event_loop)
     _thread: threading.Thread | None = None
@@ -160,6 +165,8 @@ class HostileToolServer:
 
     def _app(self) -> web.Application:
         async def tools(request: web.Request) -> web.StreamResponse:
+            if self.listing is not None:
+                return await self.listing(request, None)
             return web.json_response({"tools": self.tools})
 
         async def call(request: web.Request) -> web.StreamResponse:
@@ -169,9 +176,16 @@ class HostileToolServer:
             answer = self.answers.get(name, buffered({"data": report()}))
             return await answer(request, body)
 
+        async def upload(request: web.Request) -> web.StreamResponse:
+            self.uploads.append(await request.read())
+            if self.on_upload is not None:
+                return await self.on_upload(request, None)
+            return web.json_response({"uploadId": f"upload-{len(self.uploads)}"})
+
         app = web.Application()
         app.router.add_get("/tools", tools)
         app.router.add_post("/tools/{name}", call)
+        app.router.add_post("/upload", upload)
         return app
 
     async def _start(self) -> None:

@@ -1006,12 +1006,17 @@ async def test_disk_baselines_are_atomic_and_report_existence(tmp_path: Path) ->
 # argent flow run --output
 
 
+#: What a PNG file starts with: the export copies only PNG images.
+PNG_HEAD = b"\x89PNG\r\n\x1a\n"
+
+
 def failed_snapshot(tmp_path: Path, key: str = "home__chromium-100x80", **extra: Any) -> dict[str, Any]:
-    src = tmp_path / f"src-{key.replace('/', '_').replace('.', '_')}"
+    """A failed snapshot step whose images are in a tool-server's snapshot scratch directory."""
+    src = tmp_path / f"argent-flow-diff-{key.replace('/', '_').replace('.', '_')}"
     src.mkdir(exist_ok=True)
     artifacts = {}
     for role in ("baseline", "current", "diff"):
-        (src / f"{role}.png").write_bytes(role.encode())
+        (src / f"{role}.png").write_bytes(PNG_HEAD + role.encode())
         artifacts[role] = str(src / f"{role}.png")
     return {
         "index": 0,
@@ -1035,7 +1040,7 @@ def test_output_export_copies_failed_snapshots_and_claims_the_dir(tmp_path: Path
     assert step["artifacts"] == {
         r: str(out / "home" / f"home__chromium-100x80-{r}.png") for r in ("baseline", "current", "diff")
     }
-    assert (out / "home" / "home__chromium-100x80-diff.png").read_bytes() == b"diff"
+    assert (out / "home" / "home__chromium-100x80-diff.png").read_bytes() == PNG_HEAD + b"diff"
     assert (out / "home" / EXPORT_MARKER).read_text() == "/p/.argent/flows/home.yaml\n"
     assert passing["artifacts"] == {"baseline": "/x.png"} and warnings == []
     # a re-run of the same file overwrites in place
@@ -1086,6 +1091,6 @@ def test_output_export_skips_unsafe_names_and_leaves_output_alone_when_nothing_t
     step["artifacts"]["baseline"] = str(
         Path(step["artifacts"]["baseline"]).with_name("home__chromium-9x9.png")
     )
-    Path(step["artifacts"]["baseline"]).write_bytes(b"b")
+    Path(step["artifacts"]["baseline"]).write_bytes(PNG_HEAD + b"b")
     export_artifacts({"steps": [step]}, "/a/x.yaml", "x", out, warnings.append)
     assert step["artifacts"]["baseline"] == str(out / "x" / "home__chromium-9x9-baseline.png")
