@@ -491,7 +491,11 @@ async def test_when_guard_with_trusted_false_reads_and_failing_final_polls_is_a_
     dev = FakeDevice(view=lambda: page(node("p", 0, 0, 1, 0.1, value="Home")))
     loop = asyncio.get_running_loop()
     start = loop.time()
-    window = 1.0 * ROOMY.scale
+    # a window ten polls long, on 0.2 of real time (0.6 s): the last answered read comes within a
+    # poll of the failing ones even when a loaded machine runs each poll 100 ms late (a window
+    # three polls long at 0.1 of real time was judged unreadable at load 12)
+    timings = Timings().scaled(0.2)
+    window = 3.0 * timings.scale
 
     def late_failure(n: int) -> Exception | None:
         # the first read always answers (a loaded machine may reach it late): the reads that fail are
@@ -500,7 +504,7 @@ async def test_when_guard_with_trusted_false_reads_and_failing_final_polls_is_a_
 
     dev.tree_error = late_failure
     ctx = make_ctx(tmp_path, dev)
-    out = await DeviceDirectives(timings=ROOMY).check(visible(Selector(text="What's new")), dev, 1000, ctx)
+    out = await DeviceDirectives(timings=timings).check(visible(Selector(text="What's new")), dev, 3000, ctx)
     assert (out.state, out.reason) == ("unmet", 'no element matched selector text="What\'s new"')
 
 
