@@ -40,6 +40,7 @@ WORKSPACE_UNSAFE = "WORKSPACE_UNSAFE"
 ORIGIN_REFUSED = "ORIGIN_REFUSED"
 BODY_NOT_JSON = "BODY_NOT_JSON"
 TOO_MANY_CALLS = "TOO_MANY_CALLS"
+TOO_MANY_DEVICES = "TOO_MANY_DEVICES"
 # What the client reports when the tool-server's answer never came or made no sense.
 TOOL_SERVER_CONNECTION_CLOSED = "TOOL_SERVER_CONNECTION_CLOSED"
 TOOL_SERVER_UNREACHABLE = "TOOL_SERVER_UNREACHABLE"
@@ -141,6 +142,14 @@ class FileInputError(ArgentError):
 class DeviceResolutionError(ArgentError):
     default_code = FLOW_DEVICE_RESOLUTION
     default_kind = "not_found"
+
+
+class TooManyDevicesError(ArgentError):
+    """A boot over the devices a caller (or the whole tool-server) may hold at once (HTTP 429)."""
+
+    status = 429
+    default_code = TOO_MANY_DEVICES
+    default_kind = "unavailable"
 
 
 class ToolExecutionError(ArgentError):

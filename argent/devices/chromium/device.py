@@ -135,6 +135,9 @@ class ChromiumDevice:
         self._http = http
         self._process = process
         self._session: CdpSession | None = None
+        #: A browser-level session held open for the device's life (an owned one): Chromium keeps a
+        #: download behaviour only while the session that set it stays attached.
+        self._browser: CdpSession | None = None
         self._ws_url: str | None = None
         self._viewport: tuple[float, float] = (0.0, 0.0)
         self._input = asyncio.Lock()
@@ -171,6 +174,8 @@ class ChromiumDevice:
             device._session = await connect_session(
                 http, device._ws_url, label=device.id, describe_death=device._death_message
             )
+            if process is not None:
+                await device._deny_downloads()
             await device._prime(viewport)
         except BaseException:
             await device._disconnect()
@@ -178,6 +183,20 @@ class ChromiumDevice:
                 await process.terminate()
             raise
         return device
+
+    async def _deny_downloads(self) -> None:
+        """No page of a browser the tool-server launched saves a download (a link, a script, a popup's):
+        nothing a page serves lands on the server's disk (``$HOME/Downloads`` otherwise)."""
+        version = await fetch_json(
+            self._http, f"http://127.0.0.1:{self.port}/json/version", TARGET_TIMEOUT_SECONDS
+        )
+        ws_url = version.get("webSocketDebuggerUrl") if isinstance(version, dict) else None
+        if not isinstance(ws_url, str):
+            raise DeviceError(f"Chromium on port {self.port} names no browser endpoint in /json/version.")
+        self._browser = await connect_session(
+            self._http, ws_url, label=f"{self.id}-browser", describe_death=self._death_message
+        )
+        await self._browser.send("Browser.setDownloadBehavior", {"behavior": "deny"})
 
     async def _prime(self, viewport: tuple[int, int] | None) -> None:
         session = self.session
@@ -625,6 +644,8 @@ class ChromiumDevice:
             await self._process.terminate()
 
     async def _disconnect(self) -> None:
+        if self._browser is not None:
+            await self._browser.close()
         if self._session is not None:
             await self._session.close()
         await self._http.close()
