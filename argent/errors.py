@@ -41,6 +41,7 @@ ORIGIN_REFUSED = "ORIGIN_REFUSED"
 BODY_NOT_JSON = "BODY_NOT_JSON"
 TOO_MANY_CALLS = "TOO_MANY_CALLS"
 TOO_MANY_DEVICES = "TOO_MANY_DEVICES"
+SELECTOR_TOO_COSTLY = "SELECTOR_TOO_COSTLY"
 # What the client reports when the tool-server's answer never came or made no sense.
 TOOL_SERVER_CONNECTION_CLOSED = "TOOL_SERVER_CONNECTION_CLOSED"
 TOOL_SERVER_UNREACHABLE = "TOOL_SERVER_UNREACHABLE"
@@ -150,6 +151,13 @@ class TooManyDevicesError(ArgentError):
     status = 429
     default_code = TOO_MANY_DEVICES
     default_kind = "unavailable"
+
+
+class SelectorTooCostlyError(ArgentError):
+    """A selector or text pattern whose matching on one screen went past its work or time bound."""
+
+    default_code = SELECTOR_TOO_COSTLY
+    default_kind = "validation"
 
 
 class ToolExecutionError(ArgentError):

@@ -153,6 +153,12 @@ IDLE_POLL_MS = 200
 #: The event-driven settle: a request in flight longer than this no longer holds a page busy (a long
 #: poll, a stream, a slow beacon), so such a page settles on its DOM alone.
 QUIET_REQUEST_MAX_AGE_MS = 2000
+#: What resolving one selector on one screen may cost (12,000 elements): element checks, counting each pair a
+#: scope compares (`within`/`after`/`next` over every element compares 144M pairs, minutes of Python), and
+#: the seconds all its text patterns (`text: { matches }`) may take, a pattern that backtracks (`(a|aa)+$`)
+#: included. Past either the step fails naming it; the matching runs on the CPU pool, off the event loop.
+MAX_SELECTOR_WORK = 2_000_000
+PATTERN_MATCH_SECONDS = 1.0
 #: Scroll increments of `scroll-to` before it gives up, and the smallest increment (fraction of the screen).
 SCROLL_TO_MAX_ATTEMPTS = 25
 SCROLL_TO_MIN_STEP = 0.05
