@@ -83,6 +83,12 @@ MAX_SCRIPT_STDERR_TAIL = 2000
 
 #: Largest JSON body of one tool call (inline file inputs and members ride in it).
 MAX_BODY_BYTES = 48 * MIB
+#: JSON values one tool call's body may hold (counted from its separators, before it is parsed: parsing a
+#: million keys holds the GIL for seconds). A real call has tens to a few thousand (its members' entries);
+#: file bytes ride in base64 strings, which count as one.
+MAX_BODY_JSON_VALUES = 100_000
+#: Bytes of such a refused body parsed to tell one nested too deep (answered as such) from one merely too large.
+JSON_BODY_HEAD_BYTES = 64 * KIB
 #: Largest body of one POST /upload (the tar of one member or one tar-upload input).
 MAX_UPLOAD_BYTES = 2 * GIB
 #: Bytes of stored uploads not yet consumed plus bytes of uploads still arriving.

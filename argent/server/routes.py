@@ -11,7 +11,7 @@ from aiohttp import web
 
 from argent import __version__
 from argent.errors import ArgentError, InvalidToolInputError, PolicyRefusal
-from argent.limits import ABORTED_CALL_GRACE_SECONDS
+from argent.limits import ABORTED_CALL_GRACE_SECONDS, JSON_BODY_HEAD_BYTES, MAX_BODY_JSON_VALUES
 from argent.link import issues
 from argent.link.codec import event_to_wire, to_wire
 from argent.link.models import (
@@ -26,6 +26,7 @@ from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
 from argent.server.policy_guard import call_policy, listing_body
 from argent.server.stream import NdjsonStream, ReportLines, encode_result, result_body, wants_stream
 from argent.tools.registry import ToolContext
+from argent.utils.json_values import count_json_values
 
 routes = web.RouteTableDef()
 
@@ -61,6 +62,15 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
+        if count_json_values(raw) > MAX_BODY_JSON_VALUES:
+            # Parsing it would hold the GIL for seconds; its head still tells a body nested too deep.
+            with contextlib.suppress(ValueError):
+                json.loads(raw[:JSON_BODY_HEAD_BYTES])
+            raise _plain(
+                400,
+                f"Request body holds more than {MAX_BODY_JSON_VALUES:,} JSON values, the most one tool call "
+                "takes. Send fewer arguments; a large file goes as a file input or through POST /upload.",
+            )
         body = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
