@@ -43,6 +43,11 @@ UPLOAD_EXPIRY_SECONDS = 15 * 60
 #: Lines (steps run or skipped, across all `run:` fragments and nested runs) one call may report;
 #: bounds the time, memory and stream of a call however its fragments fan out.
 MAX_STEPS_PER_CALL = 100_000
+#: Longest one tool call runs on a tool-server whose config sets no limit (``limits.seconds_per_call``): past
+#: it the call is aborted (its steps report `run aborted`, its device stops) and answers an error naming the
+#: limit. A `wait:` of a year, or a fragment of 100,000 long awaits, otherwise holds its slot, connection and
+#: browser for as long as its client stays.
+DEFAULT_SECONDS_PER_CALL = 3600
 #: How long a cancelled call (its client hung up, or the server shutting down past its grace) may
 #: take to unwind on its abort event before its task is cancelled outright.
 ABORTED_CALL_GRACE_SECONDS = 2.0

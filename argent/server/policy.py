@@ -13,6 +13,7 @@ The file (YAML, every part optional)::
       concurrent_calls_per_token: 4  # over it: 429 with Retry-After
       steps_per_call: 20000          # lines one call may report (see runner/budget.py)
       devices_per_token: 4           # Chromium devices one token may hold at once (over it: 429)
+      seconds_per_call: 900          # longest one call runs (then it is aborted, naming the limit)
 
 A file that does not fit is a usage error naming the file, the key and what is allowed. Without
 ``--config`` the server runs with ``ServerPolicy()``: one token, every tool, the unsafe
@@ -37,6 +38,7 @@ from argent.errors import PolicyRefusal
 from argent.limits import (
     DEFAULT_CONCURRENT_CALLS_PER_TOKEN,
     DEFAULT_DEVICES_PER_TOKEN,
+    DEFAULT_SECONDS_PER_CALL,
     MAX_CHROMIUM_DEVICES,
     MAX_STEPS_PER_CALL,
     MIN_TOKEN_CHARS,
@@ -68,6 +70,7 @@ class LimitsEntry:
     concurrent_calls_per_token: int = DEFAULT_CONCURRENT_CALLS_PER_TOKEN
     steps_per_call: int = MAX_STEPS_PER_CALL
     devices_per_token: int = DEFAULT_DEVICES_PER_TOKEN
+    seconds_per_call: int = DEFAULT_SECONDS_PER_CALL
 
 
 @frozen
@@ -214,6 +217,8 @@ class ServerPolicy:
     steps_per_call: int = MAX_STEPS_PER_CALL
     #: Chromium devices one token may hold at once.
     devices_per_token: int = DEFAULT_DEVICES_PER_TOKEN
+    #: Longest one call runs before it is aborted.
+    seconds_per_call: int = DEFAULT_SECONDS_PER_CALL
     #: The unsafe directories, fixed when the server starts (``$HOME`` as it was then).
     unsafe: Mapping[str, str] = field(factory=unsafe_directories, repr=False)
 
@@ -332,7 +337,7 @@ def load_policy(path: str, environ: Mapping[str, str] | None = None) -> ServerPo
     except Exception as exc:
         problems = list(_problems(exc, []))
         raise PolicyFileError(f"{path}: " + f"\n{path}: ".join(problems)) from None
-    for key in ("concurrent_calls_per_token", "steps_per_call", "devices_per_token"):
+    for key in ("concurrent_calls_per_token", "steps_per_call", "devices_per_token", "seconds_per_call"):
         value = getattr(parsed.limits, key)
         if value < 1:
             raise PolicyFileError(f"{path}: limits.{key}: must be at least 1, got {value}")
@@ -350,5 +355,6 @@ def load_policy(path: str, environ: Mapping[str, str] | None = None) -> ServerPo
         concurrent_calls_per_token=parsed.limits.concurrent_calls_per_token,
         steps_per_call=parsed.limits.steps_per_call,
         devices_per_token=parsed.limits.devices_per_token,
+        seconds_per_call=parsed.limits.seconds_per_call,
         unsafe=unsafe,
     )

@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from argent import __version__
-from argent.errors import ArgentError, InvalidToolInputError, PolicyRefusal
+from argent.errors import CALL_TOO_LONG, ArgentError, InvalidToolInputError, PolicyRefusal
 from argent.limits import ABORTED_CALL_GRACE_SECONDS, JSON_BODY_HEAD_BYTES, MAX_BODY_JSON_VALUES
 from argent.link import issues
 from argent.link.codec import event_to_wire, to_wire
@@ -171,8 +171,15 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     inflight = request.app[INFLIGHT]
     inflight.add(abort)
     task = asyncio.create_task(registry.run(spec, args, ctx, checked=True))
+    seconds = request.app[CONFIG].policy.seconds_per_call
     try:
-        result = await asyncio.shield(task)
+        async with asyncio.timeout(seconds):
+            result = await asyncio.shield(task)
+    except TimeoutError:
+        # Past the call's wall-clock bound: it unwinds as an aborted call would, and says why.
+        abort.set()
+        await _stop(task)
+        return await _failure(request, stream, _too_long(spec.name, seconds).body(), 500)
     except ArgentError as exc:
         return await _failure(request, stream, exc.body(), exc.status)
     except asyncio.CancelledError:
@@ -192,6 +199,15 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     await stream.send_line(await encode_result(lines.result_line, result))
     await stream.close()
     return stream.response
+
+
+def _too_long(tool: str, seconds: int) -> ArgentError:
+    return ArgentError(
+        f"{tool} ran for {seconds:,}s, the longest one call may run on this tool-server (limits.seconds_per_call), "
+        "and was stopped: its remaining steps did not run. Split the flow, or shorten its waits.",
+        error_code=CALL_TOO_LONG,
+        error_kind="unavailable",
+    )
 
 
 async def _stop(task: asyncio.Task[Any]) -> None:
