@@ -98,6 +98,9 @@ JSON_BODY_HEAD_BYTES = 64 * KIB
 MAX_UPLOAD_BYTES = 2 * GIB
 #: Bytes of stored uploads not yet consumed plus bytes of uploads still arriving.
 MAX_PENDING_UPLOAD_BYTES = 8 * GIB
+#: ... of which one named token may hold (a shared server: one token filling the store would refuse every
+#: other token's uploads, with 507, until its own expire). A server without named tokens has only the total.
+MAX_PENDING_UPLOAD_BYTES_PER_TOKEN = 2 * GIB
 #: How often the upload sweeper deletes expired uploads.
 UPLOAD_SWEEP_INTERVAL_SECONDS = 60
 #: Bytes of an upload handed to its worker threads at a time (one hashes, one writes), and how many

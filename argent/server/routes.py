@@ -44,7 +44,8 @@ async def list_tools(request: web.Request) -> web.Response:
 @routes.post("/upload")
 async def upload(request: web.Request) -> web.Response:
     try:
-        stored = await request.app[UPLOADS].receive(request.content, request.content_length)
+        owner = call_policy(request).guard  # a named token's uploads count against its own cap too
+        stored = await request.app[UPLOADS].receive(request.content, request.content_length, owner)
     except ArgentError as exc:
         # Answer now and drop the connection instead of reading the refused body to its end.
         response = web.json_response(to_wire(ErrorBody(exc.message)), status=exc.status)
