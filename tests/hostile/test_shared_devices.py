@@ -158,3 +158,58 @@ def test_the_browsers_of_one_token_are_capped_with_a_clear_error(
     finally:
         probe.server.stop()
     assert not [p for p in os.listdir(probe.tmp_dir) if p.startswith("argent-chromium-")]
+
+
+#: Run in a page of the DevTools origin: speak raw CDP on the browser's own WebSocket, allow downloads into
+#: a directory of the attacker's choice, and download a file there (a shell, written as ~/.bashrc).
+RAW_CDP_WRITE = """
+new Promise((done) => {
+  let version;
+  try { version = JSON.parse(document.body.innerText); } catch (e) { return done('no DevTools page: ' + location.href); }
+  const ws = new WebSocket(version.webSocketDebuggerUrl);
+  ws.onopen = () => ws.send(JSON.stringify({id: 1, method: 'Browser.setDownloadBehavior',
+    params: {behavior: 'allow', downloadPath: %(target)s}}));
+  ws.onmessage = () => {
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob(['planted by a page']));
+    a.download = 'planted';
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(() => done('raw CDP'), 1500);
+  };
+  ws.onerror = () => done('refused');
+  setTimeout(() => done('timeout'), 5000);
+})
+"""
+
+
+def test_a_page_never_reaches_its_browsers_devtools_port(hostile_server: Probe, tmp_path: Path) -> None:
+    """A page of the DevTools origin may open the browser's DevTools WebSocket: a token holder who points a
+    device there and evaluates a script gets raw CDP, past every rule of the call (a file written anywhere)."""
+    target = tmp_path / "victim"
+    target.mkdir()
+    status, body = hostile_server.call("boot-device", {"platform": "chromium"})
+    assert status == 200, body
+    device, port = body["data"]["id"], body["data"]["port"]
+    try:
+        for host in ("127.0.0.1", "localhost"):
+            status, body = hostile_server.call(
+                "open-url", {"udid": device, "url": f"http://{host}:{port}/json/version"}
+            )
+            expression = RAW_CDP_WRITE % {"target": json.dumps(str(target))}
+            status, body = hostile_server.call(
+                "debugger-evaluate", {"device_id": device, "expression": expression}
+            )
+            assert status != 200 or body["data"]["result"] != "raw CDP", body
+        status, body = hostile_server.call(
+            "debugger-evaluate",
+            {
+                "device_id": device,
+                "expression": f"fetch('http://127.0.0.1:{port}/json/version').then(r => 'read').catch(e => 'denied')",
+            },
+        )
+        assert status == 200 and body["data"]["result"] == "denied", body
+        assert planted(target) == []
+    finally:
+        hostile_server.call("stop-device", {"udid": device})
+    hostile_server.assert_still_fine()

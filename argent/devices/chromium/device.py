@@ -14,6 +14,7 @@ import contextlib
 import json
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -136,7 +137,7 @@ class ChromiumDevice:
         self._process = process
         self._session: CdpSession | None = None
         #: A browser-level session held open for the device's life (an owned one): Chromium keeps a
-        #: download behaviour only while the session that set it stays attached.
+        #: download behaviour and a request interception only while the session that set it is attached.
         self._browser: CdpSession | None = None
         self._ws_url: str | None = None
         self._viewport: tuple[float, float] = (0.0, 0.0)
@@ -175,7 +176,7 @@ class ChromiumDevice:
                 http, device._ws_url, label=device.id, describe_death=device._death_message
             )
             if process is not None:
-                await device._deny_downloads()
+                await device._guard_browser()
             await device._prime(viewport)
         except BaseException:
             await device._disconnect()
@@ -184,19 +185,47 @@ class ChromiumDevice:
             raise
         return device
 
-    async def _deny_downloads(self) -> None:
-        """No page of a browser the tool-server launched saves a download (a link, a script, a popup's):
-        nothing a page serves lands on the server's disk (``$HOME/Downloads`` otherwise)."""
+    async def _guard_browser(self) -> None:
+        """What no page of a browser the tool-server launched may do, held on a browser-level session:
+
+        - save a download (a link, a script, a popup's): nothing a page serves lands on the server's disk
+          (``$HOME/Downloads`` otherwise);
+        - load anything from the browser's own DevTools port: a page of that origin may open its
+          DevTools WebSocket (Chromium lets its own origin in) and, speaking raw CDP, allow downloads
+          into any directory or read any file, past every rule of the call. Every request to that port
+          (documents, frames, fetches, in every tab) fails as ``AccessDenied``.
+        """
         version = await fetch_json(
             self._http, f"http://127.0.0.1:{self.port}/json/version", TARGET_TIMEOUT_SECONDS
         )
         ws_url = version.get("webSocketDebuggerUrl") if isinstance(version, dict) else None
         if not isinstance(ws_url, str):
             raise DeviceError(f"Chromium on port {self.port} names no browser endpoint in /json/version.")
-        self._browser = await connect_session(
+        browser = await connect_session(
             self._http, ws_url, label=f"{self.id}-browser", describe_death=self._death_message
         )
-        await self._browser.send("Browser.setDownloadBehavior", {"behavior": "deny"})
+        self._browser = browser
+        await browser.send("Browser.setDownloadBehavior", {"behavior": "deny"})
+        browser.on("Fetch.requestPaused", lambda params: self._devtools_request(browser, params))
+        await browser.send("Fetch.enable", {"patterns": [{"urlPattern": f"*:{self.port}/*"}]})
+
+    def _devtools_request(self, browser: CdpSession, params: dict[str, Any]) -> None:
+        """A request the browser paused: to the DevTools port it fails, anything else goes on."""
+        request_id = params.get("requestId")
+        url = params.get("request", {}).get("url", "") if isinstance(params.get("request"), dict) else ""
+        try:
+            port = urlsplit(str(url)).port
+        except ValueError:
+            port = None
+        if port == self.port:
+            answer = browser.send(
+                "Fetch.failRequest", {"requestId": request_id, "errorReason": "AccessDenied"}
+            )
+        else:
+            answer = browser.send("Fetch.continueRequest", {"requestId": request_id})
+        task = asyncio.ensure_future(answer)
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
 
     async def _prime(self, viewport: tuple[int, int] | None) -> None:
         session = self.session
