@@ -213,3 +213,25 @@ def test_a_page_never_reaches_its_browsers_devtools_port(hostile_server: Probe, 
     finally:
         hostile_server.call("stop-device", {"udid": device})
     hostile_server.assert_still_fine()
+
+
+def test_a_page_never_reaches_another_tokens_browser(shared_server: Probe, tmp_path: Path) -> None:
+    """Bob's page pointed at the DevTools port of alice's browser would drive it (and write files) with raw CDP."""
+    target = tmp_path / "victim"
+    target.mkdir()
+    alices = boot(shared_server, ALICE, "data:text/html,<h1>alice's secret</h1>")
+    bobs = boot(shared_server, BOB)
+    port = int(alices.removeprefix("chromium-cdp-"))
+    try:
+        call_as(
+            shared_server, BOB, "open-url", {"udid": bobs, "url": f"http://127.0.0.1:{port}/json/version"}
+        )
+        expression = RAW_CDP_WRITE % {"target": json.dumps(str(target))}
+        status, body = call_as(
+            shared_server, BOB, "debugger-evaluate", {"device_id": bobs, "expression": expression}
+        )
+        assert status != 200 or body["data"]["result"] != "raw CDP", body
+        assert planted(target) == []
+    finally:
+        call_as(shared_server, BOB, "stop-device", {"udid": bobs})
+        call_as(shared_server, ALICE, "stop-device", {"udid": alices})

@@ -13,6 +13,7 @@ import base64
 import contextlib
 import json
 import time
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -139,6 +140,8 @@ class ChromiumDevice:
         #: A browser-level session held open for the device's life (an owned one): Chromium keeps a
         #: download behaviour and a request interception only while the session that set it is attached.
         self._browser: CdpSession | None = None
+        #: The DevTools ports no page of it may reach (its own, and the tool-server's other browsers').
+        self._blocked_ports: frozenset[int] = frozenset()
         self._ws_url: str | None = None
         self._viewport: tuple[float, float] = (0.0, 0.0)
         self._input = asyncio.Lock()
@@ -190,10 +193,11 @@ class ChromiumDevice:
 
         - save a download (a link, a script, a popup's): nothing a page serves lands on the server's disk
           (``$HOME/Downloads`` otherwise);
-        - load anything from the browser's own DevTools port: a page of that origin may open its
-          DevTools WebSocket (Chromium lets its own origin in) and, speaking raw CDP, allow downloads
-          into any directory or read any file, past every rule of the call. Every request to that port
-          (documents, frames, fetches, in every tab) fails as ``AccessDenied``.
+        - load anything from a DevTools port (its own, and those ``guard_ports`` adds: the other
+          browsers of the tool-server): a page of that origin may open that DevTools WebSocket (Chromium
+          lets its own origin in) and, speaking raw CDP, allow downloads into any directory, read any
+          file or drive another token's browser, past every rule of the call. Every request to such a
+          port (documents, frames, fetches, in every tab) fails as ``AccessDenied``.
         """
         version = await fetch_json(
             self._http, f"http://127.0.0.1:{self.port}/json/version", TARGET_TIMEOUT_SECONDS
@@ -207,7 +211,18 @@ class ChromiumDevice:
         self._browser = browser
         await browser.send("Browser.setDownloadBehavior", {"behavior": "deny"})
         browser.on("Fetch.requestPaused", lambda params: self._devtools_request(browser, params))
-        await browser.send("Fetch.enable", {"patterns": [{"urlPattern": f"*:{self.port}/*"}]})
+        await self.guard_ports([self.port])
+
+    async def guard_ports(self, ports: Iterable[int]) -> None:
+        """No page of this (owned) browser loads anything from ``ports`` or its own DevTools port."""
+        if self._browser is None:
+            return
+        blocked = frozenset([self.port, *ports])
+        if blocked == self._blocked_ports:
+            return
+        self._blocked_ports = blocked
+        patterns = [{"urlPattern": f"*:{port}/*"} for port in sorted(blocked)]
+        await self._browser.send("Fetch.enable", {"patterns": patterns})
 
     def _devtools_request(self, browser: CdpSession, params: dict[str, Any]) -> None:
         """A request the browser paused: to the DevTools port it fails, anything else goes on."""
@@ -217,7 +232,7 @@ class ChromiumDevice:
             port = urlsplit(str(url)).port
         except ValueError:
             port = None
-        if port == self.port:
+        if port in self._blocked_ports:
             answer = browser.send(
                 "Fetch.failRequest", {"requestId": request_id, "errorReason": "AccessDenied"}
             )

@@ -87,6 +87,7 @@ class ChromiumDeviceProvider:
         self._owned[device.id] = device
         self._owner[device.id] = caller.owner
         try:
+            await self._guard_devtools_ports()
             await device.use_file_access(FILE_ACCESS.get())
             if url is not None:
                 await device.navigate(url)
@@ -94,6 +95,14 @@ class ChromiumDeviceProvider:
             await self.stop(device.id)
             raise
         return device
+
+    async def _guard_devtools_ports(self) -> None:
+        """No page of a browser it launched reaches the DevTools port of any browser it knows (raw CDP to
+        another token's browser, or to its own past the call's rules)."""
+        ports = [device.port for device in await self.live_devices()]
+        for device in list(self._owned.values()):
+            with contextlib.suppress(DeviceError):
+                await device.guard_ports(ports)
 
     async def _check_room(self, caller: DeviceCaller) -> None:
         """Refuse a boot over the caller's devices or the server's (dead ones first forgotten)."""
@@ -158,6 +167,7 @@ class ChromiumDeviceProvider:
                 raise DeviceResolutionError(f'Cannot attach to device "{device_id}": {exc}') from None
             self._attached[device.id] = device
             self._owner[device.id] = caller.owner
+            await self._guard_devtools_ports()
             return device
 
     def _visible(self, device_id: str, caller: DeviceCaller) -> bool:
