@@ -71,3 +71,35 @@ def test_another_tokens_recordings_never_evict_one(shared_server: Probe) -> None
         assert status == 200, body
     status, body = rec(shared_server, ALICE, "flow-add-echo", message="still mine")
     assert status == 200, body
+
+
+@pytest.mark.parametrize("linked", [".argent/flows", ".argent"])
+def test_a_recording_never_writes_through_a_link_out_of_the_project_roots(
+    cli: Cli, project: Path, tmp_path: Path, linked: str
+) -> None:
+    """A checkout under project_roots whose `.argent` (or `.argent/flows`) links elsewhere: the recorder
+    would write `<name>.yaml` there, outside every project root (another project's flows, a dot-dir)."""
+    roots, outside = tmp_path / "roots", tmp_path / "outside"
+    checkout = roots / "checkout"
+    outside.mkdir()
+    link = checkout / linked
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside / "flows" if linked == ".argent" else outside, target_is_directory=True)
+    if linked == ".argent":
+        (outside / "flows").mkdir()
+    config = tmp_path / "server.yaml"
+    config.write_text(
+        f"tokens:\n  - name: alice\n    token_env: TOKEN_ALICE\n    tools: ['*']\nproject_roots: [{roots}]\n"
+    )
+    probe = start_probe(cli, project, tmp_path, "--config", str(config), TOKEN_ALICE=ALICE)
+    probe.server.token = ALICE
+    try:
+        status, body = probe.call("flow-start-recording", {"name": "planted", "project_root": str(checkout)})
+        assert status == 403 and body["error_code"] == "WORKSPACE_UNSAFE", body
+        assert list(outside.rglob("*.yaml")) == []
+        (roots / "fine" / ".argent" / "flows").mkdir(parents=True)
+        status, body = probe.call("flow-start-recording", {"name": "ok", "project_root": str(roots / "fine")})
+        assert status == 200, body
+        assert (roots / "fine" / ".argent" / "flows" / "ok.yaml").is_file()
+    finally:
+        probe.server.stop()
