@@ -40,6 +40,9 @@ MAX_SUITE_WORKERS = 64
 MIN_TOKEN_CHARS = 16
 #: Lifetime of an unused upload.
 UPLOAD_EXPIRY_SECONDS = 15 * 60
+#: Live recordings a tool-server keeps for one caller (a named token, or the one user) before it evicts that
+#: caller's least recently used.
+MAX_LIVE_RECORDINGS = 32
 #: Lines (steps run or skipped, across all `run:` fragments and nested runs) one call may report;
 #: bounds the time, memory and stream of a call however its fragments fan out.
 MAX_STEPS_PER_CALL = 100_000

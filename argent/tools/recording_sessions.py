@@ -36,15 +36,11 @@ from argent.errors import (
 )
 from argent.flows.names import js_json_string
 from argent.flows.write import FlowDocument
-from argent.limits import MAX_FILE_BYTES
+from argent.limits import MAX_FILE_BYTES, MAX_LIVE_RECORDINGS
 from argent.link.codec import to_wire
 from argent.link.models import ClientFileDirective
 from argent.utils.atomic import write_atomically
 from argent.utils.oserrors import errno_code
-
-#: Live recordings a tool-server keeps for one caller before it evicts that caller's least recently used.
-MAX_LIVE_RECORDINGS = 32
-
 
 NO_ACTIVE_RECORDING = (
     'No active recording for flow "{name}" in {root}. If you have not started it yet, call '
