@@ -40,6 +40,9 @@ WORKSPACE_UNSAFE = "WORKSPACE_UNSAFE"
 ORIGIN_REFUSED = "ORIGIN_REFUSED"
 BODY_NOT_JSON = "BODY_NOT_JSON"
 TOO_MANY_CALLS = "TOO_MANY_CALLS"
+TOO_MANY_DEVICES = "TOO_MANY_DEVICES"
+CALL_TOO_LONG = "CALL_TOO_LONG"
+SELECTOR_TOO_COSTLY = "SELECTOR_TOO_COSTLY"
 # What the client reports when the tool-server's answer never came or made no sense.
 TOOL_SERVER_CONNECTION_CLOSED = "TOOL_SERVER_CONNECTION_CLOSED"
 TOOL_SERVER_UNREACHABLE = "TOOL_SERVER_UNREACHABLE"
@@ -141,6 +144,21 @@ class FileInputError(ArgentError):
 class DeviceResolutionError(ArgentError):
     default_code = FLOW_DEVICE_RESOLUTION
     default_kind = "not_found"
+
+
+class TooManyDevicesError(ArgentError):
+    """A boot over the devices a caller (or the whole tool-server) may hold at once (HTTP 429)."""
+
+    status = 429
+    default_code = TOO_MANY_DEVICES
+    default_kind = "unavailable"
+
+
+class SelectorTooCostlyError(ArgentError):
+    """A selector or text pattern whose matching on one screen went past its work or time bound."""
+
+    default_code = SELECTOR_TOO_COSTLY
+    default_kind = "validation"
 
 
 class ToolExecutionError(ArgentError):

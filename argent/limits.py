@@ -40,9 +40,17 @@ MAX_SUITE_WORKERS = 64
 MIN_TOKEN_CHARS = 16
 #: Lifetime of an unused upload.
 UPLOAD_EXPIRY_SECONDS = 15 * 60
+#: Live recordings a tool-server keeps for one caller (a named token, or the one user) before it evicts that
+#: caller's least recently used.
+MAX_LIVE_RECORDINGS = 32
 #: Lines (steps run or skipped, across all `run:` fragments and nested runs) one call may report;
 #: bounds the time, memory and stream of a call however its fragments fan out.
 MAX_STEPS_PER_CALL = 100_000
+#: Longest one tool call runs on a tool-server whose config sets no limit (``limits.seconds_per_call``): past
+#: it the call is aborted (its steps report `run aborted`, its device stops) and answers an error naming the
+#: limit. A `wait:` of a year, or a fragment of 100,000 long awaits, otherwise holds its slot, connection and
+#: browser for as long as its client stays.
+DEFAULT_SECONDS_PER_CALL = 3600
 #: How long a cancelled call (its client hung up, or the server shutting down past its grace) may
 #: take to unwind on its abort event before its task is cancelled outright.
 ABORTED_CALL_GRACE_SECONDS = 2.0
@@ -83,10 +91,19 @@ MAX_SCRIPT_STDERR_TAIL = 2000
 
 #: Largest JSON body of one tool call (inline file inputs and members ride in it).
 MAX_BODY_BYTES = 48 * MIB
+#: JSON values one tool call's body may hold (counted from its separators, before it is parsed: parsing a
+#: million keys holds the GIL for seconds). A real call has tens to a few thousand (its members' entries);
+#: file bytes ride in base64 strings, which count as one.
+MAX_BODY_JSON_VALUES = 100_000
+#: Bytes of such a refused body parsed to tell one nested too deep (answered as such) from one merely too large.
+JSON_BODY_HEAD_BYTES = 64 * KIB
 #: Largest body of one POST /upload (the tar of one member or one tar-upload input).
 MAX_UPLOAD_BYTES = 2 * GIB
 #: Bytes of stored uploads not yet consumed plus bytes of uploads still arriving.
 MAX_PENDING_UPLOAD_BYTES = 8 * GIB
+#: ... of which one named token may hold (a shared server: one token filling the store would refuse every
+#: other token's uploads, with 507, until its own expire). A server without named tokens has only the total.
+MAX_PENDING_UPLOAD_BYTES_PER_TOKEN = 2 * GIB
 #: How often the upload sweeper deletes expired uploads.
 UPLOAD_SWEEP_INTERVAL_SECONDS = 60
 #: Bytes of an upload handed to its writing thread at a time (one buffer, reused), and how many
@@ -153,6 +170,12 @@ IDLE_POLL_MS = 200
 #: The event-driven settle: a request in flight longer than this no longer holds a page busy (a long
 #: poll, a stream, a slow beacon), so such a page settles on its DOM alone.
 QUIET_REQUEST_MAX_AGE_MS = 2000
+#: What resolving one selector on one screen may cost (12,000 elements): element checks, counting each pair a
+#: scope compares (`within`/`after`/`next` over every element compares 144M pairs, minutes of Python), and
+#: the seconds all its text patterns (`text: { matches }`) may take, a pattern that backtracks (`(a|aa)+$`)
+#: included. Past either the step fails naming it; the matching runs on the CPU pool, off the event loop.
+MAX_SELECTOR_WORK = 2_000_000
+PATTERN_MATCH_SECONDS = 1.0
 #: Scroll increments of `scroll-to` before it gives up, and the smallest increment (fraction of the screen).
 SCROLL_TO_MAX_ATTEMPTS = 25
 SCROLL_TO_MIN_STEP = 0.05
@@ -238,6 +261,11 @@ MAX_NETWORK_INITIATOR_FRAMES = 20
 MAX_SEQUENCE_DELAY_MS = 60_000
 #: Tabs (page targets) a Chromium device may have open; chromium-tabs `new` past it is refused.
 MAX_CHROMIUM_TABS = 50
+#: Chromium devices one tool-server runs at once (booted by boot-device or a flow's launch:), and those one token
+#: may hold (a shared server's ``limits.devices_per_token``): each is a browser of ~100-200 MB, and a booted one
+#: stays until stop-device. Over either: 429 TOO_MANY_DEVICES, nothing booted.
+MAX_CHROMIUM_DEVICES = 32
+DEFAULT_DEVICES_PER_TOKEN = 16
 #: debugger-evaluate: the JSON of a result the page sends back, at most (measured in the page, so a 500 MB
 #: string or a huge object never crosses the CDP socket), and the nesting depth of that JSON.
 MAX_EVALUATE_RESULT_CHARS = 1 * MIB

@@ -23,6 +23,7 @@ from typing import Any
 import aiohttp
 
 from argent.limits import MIB
+from argent.utils.json_values import count_json_values as count_values
 
 
 class AnswerRefused(Exception):
@@ -136,11 +137,6 @@ class NdjsonReader:
             line = buffer
         self._scanned = 0
         return line
-
-
-def count_values(raw: bytes | bytearray) -> int:
-    """An upper bound on the JSON values of ``raw`` (separators inside strings count too)."""
-    return raw.count(b",") + raw.count(b":") + raw.count(b"[") + raw.count(b"{") + 1
 
 
 def parse_json(raw: bytes | bytearray, *, max_values: int, max_depth: int) -> Any:

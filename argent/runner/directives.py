@@ -91,6 +91,7 @@ from argent.runner.selectors import (
     Screen,
     alternatives,
     best_match,
+    bounded,
     evaluate,
     exact_hits,
     flatten,
@@ -381,7 +382,7 @@ class DeviceDirectives:
         deadline = self._now() + t.action_timeout
         while True:
             screen = await waiter.settle(deadline - self._now())
-            leaf = best_match(sel, screen)
+            leaf = await run_cpu(best_match, sel, screen)
             if leaf is not None:
                 return leaf
             if self._now() + t.action_poll > deadline:
@@ -501,7 +502,7 @@ class DeviceDirectives:
         before: str | None = None
         for attempt in range(SCROLL_TO_MAX_ATTEMPTS + 1):
             screen = await self._settle(device, ctx)
-            leaf = best_match(step.target, screen)
+            leaf = await run_cpu(best_match, step.target, screen)
             if leaf is not None and _centre_inside(leaf.frame, clip):
                 return DirectiveOutcome("pass")
             if before is not None and screen.fingerprint == before:
@@ -525,16 +526,16 @@ class DeviceDirectives:
         budget = self.t.settle_max
         try:
             screen = flatten(await self._race(ctx, signals.kept_tree(), budget))
-            if _in_view(step, screen, clip):
+            if await run_cpu(_in_view, step, screen, clip):
                 return True
-            candidate = _beyond_match(step, screen, clip)
+            candidate = await run_cpu(_beyond_match, step, screen, clip)
             if candidate is None:
                 return False
             self._live(ctx)
             tree = await self._race(ctx, signals.reveal(candidate.ref), budget)
         except (DeviceError, _ReadTimeout):
             return False
-        return tree is not None and _in_view(step, flatten(tree), clip)
+        return tree is not None and await run_cpu(_in_view, step, flatten(tree), clip)
 
     # -- conditions ---------------------------------------------------------------------------
 
@@ -562,7 +563,7 @@ class DeviceDirectives:
                 if screen.empty:
                     last_empty = True
                 else:
-                    verdict = evaluate(cond, screen)
+                    verdict = await run_cpu(evaluate, cond, screen)
                     if verdict.ok:
                         return _Poll("met")
                     last_reason, last_empty, last_good = verdict.reason, False, at
@@ -1011,6 +1012,7 @@ def _focus_taken(leaf: Leaf, x: float, y: float) -> bool:
     return leaf.role.lower() in _TEXT_ROLES or (f.x <= x <= f.x + f.width and f.y <= y <= f.y + f.height)
 
 
+@bounded
 def _in_view(step: ScrollToStep, screen: Screen, clip: Frame) -> bool:
     """The target's centre lies in the scroll area (``within`` read again on this screen: a
     reveal may have moved the container itself)."""
@@ -1035,6 +1037,7 @@ def _beyond(frame: Frame, clip: Frame, direction: str) -> bool:
     return frame.x + frame.width <= clip.x + tol
 
 
+@bounded
 def _beyond_match(step: ScrollToStep, screen: Screen, clip: Frame) -> Leaf | None:
     """The element a scroll in the step's direction would bring into view first: from the first
     alternative with such matches, the most exact one, then the nearest in document order."""

@@ -10,7 +10,8 @@ Matching rules (all given fields must hold):
 
 * ``text`` — case-insensitive substring of the element's label or of its value;
 * ``text: {matches}`` — the regular expression found (unanchored, case-sensitive) in
-  the non-empty label or value;
+  the non-empty label or value (by the ``regex`` engine: it can stop a pattern that backtracks
+  catastrophically, which ``re`` cannot, and releases the GIL while it matches);
 * ``id`` — case-insensitive equality, or the unqualified Android resource id
   (``pkg:id/name`` matches ``name``);
 * ``role`` — case-insensitive substring;
@@ -20,6 +21,11 @@ A *loose* selector (a bare YAML string) means "the element with this identifier,
 the element with this text": it expands into alternatives, identifier first, through
 every loose scope too. Scopes narrow the candidates in the order within, after, next;
 each is resolved on the same screen and a node is never its own anchor.
+
+What one resolution may cost is bounded (``limits.MAX_SELECTOR_WORK`` element checks and scope
+pairs, ``limits.PATTERN_MATCH_SECONDS`` of pattern matching): past it ``SelectorTooCostlyError``
+names the selector or pattern, so a few bytes of selector never hold a worker for minutes. The
+runner calls the entry points on the CPU pool (``argent.cpu``), off the event loop.
 """
 
 from __future__ import annotations
@@ -27,13 +33,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
+from typing import ParamSpec, TypeVar
 
-from attrs import evolve, field, frozen
+import regex
+from attrs import define, evolve, field, frozen
 
 from argent.devices.base import Frame, UiNode, UiTree
+from argent.errors import SelectorTooCostlyError
 from argent.flows.model import Condition, Selector
 from argent.flows.names import describe_selector
+from argent.limits import MAX_SELECTOR_WORK, PATTERN_MATCH_SECONDS
 
 #: Slack of the geometric scopes, as a fraction of the screen.
 SCOPE_TOLERANCE = 0.005
@@ -161,20 +173,87 @@ def fingerprint(leaves: Iterable[Leaf], scroll: str = "") -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# What one resolution may cost
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@define
+class _Cost:
+    """The work and pattern time left to the resolution under way."""
+
+    work_left: int = MAX_SELECTOR_WORK
+    patterns_until: float = field(factory=lambda: time.monotonic() + PATTERN_MATCH_SECONDS)
+
+
+_COST: ContextVar[_Cost | None] = ContextVar("argent_selector_cost", default=None)
+
+
+def bounded(fn: Callable[P, R]) -> Callable[P, R]:
+    """An entry point: it (and every resolution it makes) shares one cost bound; nested calls join it."""
+
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        if _COST.get() is not None:
+            return fn(*args, **kwargs)
+        token = _COST.set(_Cost())
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _COST.reset(token)
+
+    return run
+
+
+def _spend(units: int, sel: Selector) -> None:
+    cost = _COST.get()
+    if cost is None:
+        return
+    cost.work_left -= units
+    if cost.work_left < 0:
+        raise SelectorTooCostlyError(
+            f"selector {describe_selector(sel)} is too costly on this screen: resolving it takes more than "
+            f"{MAX_SELECTOR_WORK:,} element checks (a scope over every element compares each with each) — "
+            "narrow it and its scopes with text, id or role"
+        )
+
+
+# --------------------------------------------------------------------------------------------
 # Matching one element
 
 
 @functools.lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern[str] | None:
+def _regex(pattern: str) -> regex.Pattern[str] | None:
     try:
-        return re.compile(pattern)
-    except re.error:
+        return regex.compile(pattern)
+    except (regex.error, OverflowError, RecursionError, ValueError):
         return None
 
 
-def regex_search(pattern: str, text: str) -> bool:
+def _pattern_hit(pattern: str, text: str, *, whole: bool = False) -> bool:
+    """Whether ``pattern`` is found in (or, ``whole``, matches all of) ``text``, within the time the
+    resolution has left for patterns."""
     rx = _regex(pattern)
-    return rx is not None and rx.search(text) is not None
+    if rx is None:
+        return False
+    cost = _COST.get()
+    left = cost.patterns_until - time.monotonic() if cost is not None else PATTERN_MATCH_SECONDS
+    try:
+        if left <= 0:
+            raise TimeoutError
+        found = rx.fullmatch(text, timeout=left) if whole else rx.search(text, timeout=left)
+    except TimeoutError:
+        raise SelectorTooCostlyError(
+            f"the text pattern /{pattern}/ took more than {PATTERN_MATCH_SECONDS:g}s to match this screen: it "
+            "backtracks catastrophically (a repetition inside a repetition, like (a+)+ or (a|aa)*) — write it "
+            "without nested repetition"
+        ) from None
+    return found is not None
+
+
+def regex_search(pattern: str, text: str) -> bool:
+    return _pattern_hit(pattern, text)
 
 
 def identifier_matches(actual: str, wanted: str) -> bool:
@@ -204,8 +283,8 @@ def exact_hits(leaf: Leaf, sel: Selector) -> int:
         t = sel.text.lower()
         hits += leaf.label.lower() == t or leaf.value.lower() == t
     if sel.text_matches is not None:
-        rx = _regex(sel.text_matches)
-        hits += rx is not None and any(s and rx.fullmatch(s) for s in (leaf.label, leaf.value))
+        pattern = sel.text_matches
+        hits += any(s and _pattern_hit(pattern, s, whole=True) for s in (leaf.label, leaf.value))
     if sel.identifier is not None:
         hits += leaf.identifier.lower() == sel.identifier.lower()
     if sel.role is not None:
@@ -256,17 +335,22 @@ def _nearest_follower(anchor: Leaf, candidates: Sequence[Leaf]) -> Leaf | None:
 # Resolving selectors
 
 
+@bounded
 def resolve_strict(sel: Selector, leaves: Sequence[Leaf]) -> list[Leaf]:
     """Every element a strict selector (no loose expansion) names, in document order."""
+    _spend(len(leaves), sel)
     found = [leaf for leaf in leaves if sel.any or own_match(leaf, sel)]
     if sel.within is not None and found:
         containers = [a for a in resolve_strict(sel.within, leaves) if a.visible]
+        _spend(len(found) * len(containers), sel)
         found = [c for c in found if any(a is not c and inside(c.frame, a.frame) for a in containers)]
     if sel.after is not None and found:
         anchors = [a for a in resolve_strict(sel.after, leaves) if a.visible]
+        _spend(len(found) * len(anchors), sel)
         found = [c for c in found if any(a is not c and follows(c.frame, a.frame) for a in anchors)]
     if sel.next is not None and found:
         anchors = [a for a in resolve_strict(sel.next, leaves) if a.visible]
+        _spend(len(found) * len(anchors), sel)
         picked: dict[int, Leaf] = {}
         for anchor in anchors:
             nearest = _nearest_follower(anchor, found)
@@ -298,6 +382,7 @@ def alternatives(sel: Selector) -> list[Selector]:
     ]
 
 
+@bounded
 def matches_for_condition(sel: Selector, screen: Screen) -> tuple[Selector, list[Leaf]]:
     """The matches a condition judges: the first alternative with a visible match, else the
     first alternative with any match (with the alternative that produced them)."""
@@ -311,6 +396,7 @@ def matches_for_condition(sel: Selector, screen: Screen) -> tuple[Selector, list
     return fallback if fallback is not None else (sel, [])
 
 
+@bounded
 def best_match(sel: Selector, screen: Screen) -> Leaf | None:
     """The element an action acts on: from the first alternative that has a visible match, the
     one with the most exact field hits, then the smallest, then the top-most, left-most one
@@ -347,6 +433,7 @@ def text_satisfies(mode: str, expected: str, text: str) -> bool:
     return regex_search(expected, text)
 
 
+@bounded
 def evaluate(cond: Condition, screen: Screen) -> Verdict:
     """Whether ``cond`` holds on this screen, with the reason when it does not."""
     sel = cond.selector

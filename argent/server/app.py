@@ -82,6 +82,7 @@ async def _uploads_ctx(app: web.Application) -> AsyncIterator[None]:
         config.tmp_dir,
         max_upload_bytes=config.max_upload_bytes,
         max_pending_bytes=config.max_pending_upload_bytes,
+        max_pending_bytes_per_token=config.max_pending_upload_bytes_per_token,
         expiry_seconds=config.upload_expiry_seconds,
         files=app[SERVER_FILES],
         body_idle_seconds=config.body_idle_timeout_seconds,

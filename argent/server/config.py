@@ -13,6 +13,7 @@ from argent.limits import (
     MAX_BODY_BYTES,
     MAX_OPEN_CONNECTIONS,
     MAX_PENDING_UPLOAD_BYTES,
+    MAX_PENDING_UPLOAD_BYTES_PER_TOKEN,
     MAX_UPLOAD_BYTES,
     UPLOAD_EXPIRY_SECONDS,
     UPLOAD_SWEEP_INTERVAL_SECONDS,
@@ -35,6 +36,7 @@ class ServerConfig:
     max_body_bytes: int = MAX_BODY_BYTES
     max_upload_bytes: int = MAX_UPLOAD_BYTES
     max_pending_upload_bytes: int = MAX_PENDING_UPLOAD_BYTES
+    max_pending_upload_bytes_per_token: int = MAX_PENDING_UPLOAD_BYTES_PER_TOKEN
     upload_expiry_seconds: float = UPLOAD_EXPIRY_SECONDS
     sweep_interval_seconds: float = UPLOAD_SWEEP_INTERVAL_SECONDS
     #: Connection limits (argent.limits has the reasons); tests shorten them.

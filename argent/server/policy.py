@@ -12,6 +12,8 @@ The file (YAML, every part optional)::
     limits:
       concurrent_calls_per_token: 4  # over it: 429 with Retry-After
       steps_per_call: 20000          # lines one call may report (see runner/budget.py)
+      devices_per_token: 4           # Chromium devices one token may hold at once (over it: 429)
+      seconds_per_call: 900          # longest one call runs (then it is aborted, naming the limit)
 
 A file that does not fit is a usage error naming the file, the key and what is allowed. Without
 ``--config`` the server runs with ``ServerPolicy()``: one token, every tool, the unsafe
@@ -33,7 +35,14 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, Iterabl
 from cattrs.gen import make_dict_structure_fn
 
 from argent.errors import PolicyRefusal
-from argent.limits import DEFAULT_CONCURRENT_CALLS_PER_TOKEN, MAX_STEPS_PER_CALL, MIN_TOKEN_CHARS
+from argent.limits import (
+    DEFAULT_CONCURRENT_CALLS_PER_TOKEN,
+    DEFAULT_DEVICES_PER_TOKEN,
+    DEFAULT_SECONDS_PER_CALL,
+    MAX_CHROMIUM_DEVICES,
+    MAX_STEPS_PER_CALL,
+    MIN_TOKEN_CHARS,
+)
 from argent.tools.call_policy import CallPolicy
 from argent.tools.workspace import check_workspace, unsafe_directories
 
@@ -60,6 +69,8 @@ class TokenEntry:
 class LimitsEntry:
     concurrent_calls_per_token: int = DEFAULT_CONCURRENT_CALLS_PER_TOKEN
     steps_per_call: int = MAX_STEPS_PER_CALL
+    devices_per_token: int = DEFAULT_DEVICES_PER_TOKEN
+    seconds_per_call: int = DEFAULT_SECONDS_PER_CALL
 
 
 @frozen
@@ -204,6 +215,10 @@ class ServerPolicy:
     concurrent_calls_per_token: int = DEFAULT_CONCURRENT_CALLS_PER_TOKEN
     #: Lines one flow-execute call may report, its fragments and nested runs included.
     steps_per_call: int = MAX_STEPS_PER_CALL
+    #: Chromium devices one token may hold at once.
+    devices_per_token: int = DEFAULT_DEVICES_PER_TOKEN
+    #: Longest one call runs before it is aborted.
+    seconds_per_call: int = DEFAULT_SECONDS_PER_CALL
     #: The unsafe directories, fixed when the server starts (``$HOME`` as it was then).
     unsafe: Mapping[str, str] = field(factory=unsafe_directories, repr=False)
 
@@ -225,6 +240,7 @@ class ServerPolicy:
             scripts=self.scripts,
             guard=rule.guard if rule is not None else None,
             tools=rule.tools if rule is not None else None,
+            devices_per_token=self.devices_per_token,
         )
 
 
@@ -321,10 +337,15 @@ def load_policy(path: str, environ: Mapping[str, str] | None = None) -> ServerPo
     except Exception as exc:
         problems = list(_problems(exc, []))
         raise PolicyFileError(f"{path}: " + f"\n{path}: ".join(problems)) from None
-    for key in ("concurrent_calls_per_token", "steps_per_call"):
+    for key in ("concurrent_calls_per_token", "steps_per_call", "devices_per_token", "seconds_per_call"):
         value = getattr(parsed.limits, key)
         if value < 1:
             raise PolicyFileError(f"{path}: limits.{key}: must be at least 1, got {value}")
+    if parsed.limits.devices_per_token > MAX_CHROMIUM_DEVICES:
+        raise PolicyFileError(
+            f"{path}: limits.devices_per_token: at most {MAX_CHROMIUM_DEVICES} (the devices the tool-server "
+            f"runs at once), got {parsed.limits.devices_per_token}"
+        )
     unsafe = unsafe_directories()
     return ServerPolicy(
         tokens=_tokens(path, parsed.tokens, env) if parsed.tokens is not None else (),
@@ -333,5 +354,7 @@ def load_policy(path: str, environ: Mapping[str, str] | None = None) -> ServerPo
         scripts=parsed.scripts,
         concurrent_calls_per_token=parsed.limits.concurrent_calls_per_token,
         steps_per_call=parsed.limits.steps_per_call,
+        devices_per_token=parsed.limits.devices_per_token,
+        seconds_per_call=parsed.limits.seconds_per_call,
         unsafe=unsafe,
     )

@@ -10,8 +10,8 @@ from typing import Any
 from aiohttp import web
 
 from argent import __version__
-from argent.errors import ArgentError, InvalidToolInputError, PolicyRefusal
-from argent.limits import ABORTED_CALL_GRACE_SECONDS
+from argent.errors import CALL_TOO_LONG, ArgentError, InvalidToolInputError, PolicyRefusal
+from argent.limits import ABORTED_CALL_GRACE_SECONDS, JSON_BODY_HEAD_BYTES, MAX_BODY_JSON_VALUES
 from argent.link import issues
 from argent.link.codec import event_to_wire, to_wire
 from argent.link.models import (
@@ -26,6 +26,7 @@ from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
 from argent.server.policy_guard import call_policy, listing_body
 from argent.server.stream import NdjsonStream, ReportLines, encode_result, result_body, wants_stream
 from argent.tools.registry import ToolContext
+from argent.utils.json_values import count_json_values
 
 routes = web.RouteTableDef()
 
@@ -43,7 +44,8 @@ async def list_tools(request: web.Request) -> web.Response:
 @routes.post("/upload")
 async def upload(request: web.Request) -> web.Response:
     try:
-        stored = await request.app[UPLOADS].receive(request.content, request.content_length)
+        owner = call_policy(request).guard  # a named token's uploads count against its own cap too
+        stored = await request.app[UPLOADS].receive(request.content, request.content_length, owner)
     except ArgentError as exc:
         # Answer now and drop the connection instead of reading the refused body to its end.
         response = web.json_response(to_wire(ErrorBody(exc.message)), status=exc.status)
@@ -61,6 +63,15 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
+        if count_json_values(raw) > MAX_BODY_JSON_VALUES:
+            # Parsing it would hold the GIL for seconds; its head still tells a body nested too deep.
+            with contextlib.suppress(ValueError):
+                json.loads(raw[:JSON_BODY_HEAD_BYTES])
+            raise _plain(
+                400,
+                f"Request body holds more than {MAX_BODY_JSON_VALUES:,} JSON values, the most one tool call "
+                "takes. Send fewer arguments; a large file goes as a file input or through POST /upload.",
+            )
         body = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
@@ -161,8 +172,15 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     inflight = request.app[INFLIGHT]
     inflight.add(abort)
     task = asyncio.create_task(registry.run(spec, args, ctx, checked=True))
+    seconds = request.app[CONFIG].policy.seconds_per_call
     try:
-        result = await asyncio.shield(task)
+        async with asyncio.timeout(seconds):
+            result = await asyncio.shield(task)
+    except TimeoutError:
+        # Past the call's wall-clock bound: it unwinds as an aborted call would, and says why.
+        abort.set()
+        await _stop(task)
+        return await _failure(request, stream, _too_long(spec.name, seconds).body(), 500)
     except ArgentError as exc:
         return await _failure(request, stream, exc.body(), exc.status)
     except asyncio.CancelledError:
@@ -182,6 +200,15 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
     await stream.send_line(await encode_result(lines.result_line, result))
     await stream.close()
     return stream.response
+
+
+def _too_long(tool: str, seconds: int) -> ArgentError:
+    return ArgentError(
+        f"{tool} ran for {seconds:,}s, the longest one call may run on this tool-server (limits.seconds_per_call), "
+        "and was stopped: its remaining steps did not run. Split the flow, or shorten its waits.",
+        error_code=CALL_TOO_LONG,
+        error_kind="unavailable",
+    )
 
 
 async def _stop(task: asyncio.Task[Any]) -> None:

@@ -48,6 +48,7 @@ from argent.limits import (
     MAX_ARCHIVE_MEMBERS,
     MAX_FILE_BYTES,
     MAX_PENDING_UPLOAD_BYTES,
+    MAX_PENDING_UPLOAD_BYTES_PER_TOKEN,
     MAX_UPLOAD_BYTES,
     MEMBER_ARCHIVE_OVERHEAD_BYTES,
     UPLOAD_BATCH_BYTES,
@@ -75,6 +76,10 @@ UPLOAD_TOO_LARGE = "Upload exceeds the {limit}-byte limit on one upload."
 PENDING_FULL = (
     "Pending uploads exceed the {limit}-byte storage limit; retry once earlier uploads are consumed."
 )
+PENDING_FULL_FOR_TOKEN = (
+    "Uploads of your token not yet used by a call would exceed the {limit}-byte limit one token may hold; a "
+    "call uses its uploads, and unused ones expire after {minutes:g} minutes. Retry once they are consumed."
+)
 STORE_CLOSED = "The tool-server is shutting down; the upload was discarded. Retry once it is back."
 UPLOAD_NOT_FOUND = (
     'Upload "{id}" was not found on the tool-server — it may have expired. '
@@ -101,6 +106,8 @@ class Upload:
     tar_path: str
     size: int
     expire_at: float
+    #: The named token that sent it (its guard); None on a server without named tokens.
+    owner: str | None = None
 
 
 def upload_not_found_message(upload_id: str) -> str:
@@ -242,6 +249,7 @@ class UploadStore:
         *,
         max_upload_bytes: int = MAX_UPLOAD_BYTES,
         max_pending_bytes: int = MAX_PENDING_UPLOAD_BYTES,
+        max_pending_bytes_per_token: int = MAX_PENDING_UPLOAD_BYTES_PER_TOKEN,
         expiry_seconds: float = UPLOAD_EXPIRY_SECONDS,
         body_idle_seconds: float = BODY_IDLE_TIMEOUT_SECONDS,
         clock: Callable[[], float] = time.monotonic,
@@ -252,12 +260,15 @@ class UploadStore:
         self.files = files if files is not None else ServerFiles(tmp_dir)
         self.max_upload_bytes = max_upload_bytes
         self.max_pending_bytes = max_pending_bytes
+        self.max_pending_bytes_per_token = max_pending_bytes_per_token
         self.expiry_seconds = expiry_seconds
         self.body_idle_seconds = body_idle_seconds
         self._clock = clock
         self._uploads: dict[str, Upload] = {}
         self._in_flight: set[str] = set()
         self._pending = 0
+        #: Pending bytes by named token (a server without named tokens counts only the total).
+        self._pending_of: dict[str, int] = {}
         self._closed = False
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -275,15 +286,36 @@ class UploadStore:
     def _full(self) -> UploadStorageFullError:
         return UploadStorageFullError(PENDING_FULL.format(limit=self.max_pending_bytes))
 
+    def _full_for_token(self) -> UploadStorageFullError:
+        minutes = self.expiry_seconds / 60
+        return UploadStorageFullError(
+            PENDING_FULL_FOR_TOKEN.format(limit=self.max_pending_bytes_per_token, minutes=minutes)
+        )
+
+    def _count(self, owner: str | None, delta: int) -> None:
+        self._pending += delta
+        if owner is not None:
+            left = self._pending_of.get(owner, 0) + delta
+            if left:
+                self._pending_of[owner] = left
+            else:
+                self._pending_of.pop(owner, None)
+
+    def _over_for_token(self, owner: str | None, more: int = 0) -> bool:
+        return owner is not None and self._pending_of.get(owner, 0) + more > self.max_pending_bytes_per_token
+
     def _closed_error(self) -> ArgentError:
         return ArgentError(STORE_CLOSED, error_code=UPLOAD_STORE_CLOSED, error_kind="unavailable")
 
-    async def receive(self, stream: StreamReader, content_length: int | None) -> Upload:
+    async def receive(
+        self, stream: StreamReader, content_length: int | None, owner: str | None = None
+    ) -> Upload:
         """Stream a request body to a new upload file (its digest is checked where it is used).
 
         A declared length over the per-upload cap is refused before a byte is read (413), and so is
-        a body that grows past it. Pending bytes over the storage cap give 507. On any failure,
-        a dropped connection included, the partial file is deleted and no bytes stay reserved.
+        a body that grows past it. Pending bytes over the storage cap, or over the cap of the named
+        token ``owner``, give 507. On any failure, a dropped connection included, the partial file
+        is deleted and no bytes stay reserved.
         """
         if self._closed:
             raise self._closed_error()
@@ -295,6 +327,8 @@ class UploadStore:
             content_length is not None and self._pending + content_length > self.max_pending_bytes
         ):
             raise self._full()
+        if self._over_for_token(owner, 1 if content_length is None else content_length):
+            raise self._full_for_token()
 
         upload_id = str(uuid.uuid4())
         path = self.files.upload_path(upload_id)
@@ -313,22 +347,24 @@ class UploadStore:
                 if size > self.max_upload_bytes:
                     raise UploadTooLargeError(UPLOAD_TOO_LARGE.format(limit=self.max_upload_bytes))
                 reserved += len(chunk)
-                self._pending += len(chunk)
+                self._count(owner, len(chunk))
                 if self._pending > self.max_pending_bytes:
                     raise self._full()
+                if self._over_for_token(owner):
+                    raise self._full_for_token()
                 await writer.write(chunk)
             await writer.finish()
             if self._closed:
                 raise self._closed_error()
         except BaseException:
             # Synchronous on purpose: this must finish even while the task is being cancelled.
-            self._pending -= reserved
+            self._count(owner, -reserved)
             self._in_flight.discard(path)
             _remove_quietly(path)
             writer.abort()
             raise
         self._in_flight.discard(path)
-        upload = Upload(upload_id, path, size, self._clock() + self.expiry_seconds)
+        upload = Upload(upload_id, path, size, self._clock() + self.expiry_seconds, owner)
         self._uploads[upload_id] = upload
         return upload
 
@@ -340,7 +376,7 @@ class UploadStore:
         upload = self._uploads.pop(upload_id, None)
         if upload is None:
             return None
-        self._pending -= upload.size
+        self._count(upload.owner, -upload.size)
         if upload.expire_at <= self._clock():
             _remove_quietly(upload.tar_path)
             return None
@@ -352,7 +388,7 @@ class UploadStore:
         expired = [upload for upload in self._uploads.values() if upload.expire_at <= now]
         for upload in expired:
             del self._uploads[upload.upload_id]
-            self._pending -= upload.size
+            self._count(upload.owner, -upload.size)
         for upload in expired:
             await _remove(upload.tar_path)
         return len(expired)
@@ -382,7 +418,7 @@ class UploadStore:
         uploads = list(self._uploads.values())
         self._uploads.clear()
         for upload in uploads:
-            self._pending -= upload.size
+            self._count(upload.owner, -upload.size)
             await _remove(upload.tar_path)
         for path in list(self._in_flight):
             await _remove(path)

@@ -21,9 +21,10 @@ from urllib.parse import unquote
 
 from attrs import field, frozen
 
+from argent.devices.caller import DeviceCaller
 from argent.errors import LOCAL_FLOWS_DISABLED, SCRIPTS_DISABLED, TOOL_NOT_ALLOWED, PolicyRefusal
 from argent.flows.model import Flow, RunStep, ScriptStep, ToolStep, walk_steps
-from argent.limits import MAX_RUN_DEPTH
+from argent.limits import DEFAULT_DEVICES_PER_TOKEN, MAX_RUN_DEPTH
 from argent.link.rules import FLOW_EXECUTE, nested_flow_ref
 from argent.runner.files import DiskFlowFiles, FlowFileError, FlowRef
 from argent.runner.load import read_flow_or_none
@@ -65,7 +66,15 @@ class CallPolicy:
     #: The guard of the caller's token (``token:<name>``) and the tool names or globs it allows.
     guard: str | None = None
     tools: tuple[str, ...] | None = None
+    #: Chromium devices the caller may hold at once (``limits.devices_per_token``).
+    devices_per_token: int = DEFAULT_DEVICES_PER_TOKEN
     _disk_files: list[PolicyDiskFlowFiles] = field(factory=list, init=False, repr=False, eq=False)
+
+    # -- devices ------------------------------------------------------------------------------
+
+    def device_caller(self) -> DeviceCaller:
+        """The caller as the devices see it: a named token owns the devices it boots."""
+        return DeviceCaller(owner=self.guard, max_devices=self.devices_per_token)
 
     # -- tools --------------------------------------------------------------------------------
 

@@ -433,6 +433,9 @@ class Recorder:
         await policy.check_workspace(args.project_root)
         if await _present_on_host(args.project_root, ctx):
             policy.check_local_flows(START_RECORDING)
+            # The file it writes, by real path: a `.argent` or `.argent/flows` that links out of the
+            # project (a checkout's symlink) would have it write outside the project roots.
+            await policy.check_read(recording_path(args.project_root, args.name))
 
     @staticmethod
     async def _precheck_step(args: AddStepArgs, ctx: ToolContext) -> None:

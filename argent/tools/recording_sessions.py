@@ -2,8 +2,10 @@
 
 A recording is addressed by ``name`` + ``project_root`` (``<project_root>/.argent/flows/<name>.yaml``)
 and keyed by the real path of that file, so a symlinked spelling of the same file finds the same
-recording. At most ``MAX_LIVE_RECORDINGS`` are live; starting one more evicts the least recently
-used. Each file has one ``asyncio.Lock`` that every mutation of it takes; each recording also
+recording. Recordings belong to their caller: on a shared tool-server (named tokens) each token
+has its own, so another token that names the same file neither sees, extends, finishes nor restarts
+it (``argent.devices.caller``: the caller of the current tool call). At most ``MAX_LIVE_RECORDINGS``
+are live per caller; starting one more evicts that caller's least recently used. Each file has one ``asyncio.Lock`` that every mutation of it takes; each recording also
 orders its own steps (``RecordingSession.order``) so concurrent calls land in arrival order.
 
 A *host* recording lives in its file: every append re-reads it (hand edits survive) and writes
@@ -25,6 +27,7 @@ from typing import Any
 
 from attrs import define, field
 
+from argent.devices.caller import current_caller
 from argent.errors import (
     FLOW_RECORDING_FAILED,
     FLOW_RECORDING_NOT_ACTIVE,
@@ -33,15 +36,11 @@ from argent.errors import (
 )
 from argent.flows.names import js_json_string
 from argent.flows.write import FlowDocument
-from argent.limits import MAX_FILE_BYTES
+from argent.limits import MAX_FILE_BYTES, MAX_LIVE_RECORDINGS
 from argent.link.codec import to_wire
 from argent.link.models import ClientFileDirective
 from argent.utils.atomic import write_atomically
 from argent.utils.oserrors import errno_code
-
-#: Live recordings a tool-server keeps before it evicts the least recently used.
-MAX_LIVE_RECORDINGS = 32
-
 
 NO_ACTIVE_RECORDING = (
     'No active recording for flow "{name}" in {root}. If you have not started it yet, call '
@@ -103,6 +102,8 @@ class RecordingSession:
     project_root: str
     flow_file: str
     client_kept: bool
+    #: The caller that started it (a named token's guard; None: the server's one user).
+    owner: str | None = field(factory=lambda: current_caller().owner)
     #: The flow text of a client-kept recording (unused for a host recording).
     text: str = ""
     #: The recording kept in memory: appending parses only the new step. A host recording's file is
@@ -113,11 +114,11 @@ class RecordingSession:
 
 
 class RecordingSessions:
-    """The live recordings of one tool-server, least recently used first."""
+    """The live recordings of one tool-server, least recently used first, by caller and file."""
 
     def __init__(self, limit: int = MAX_LIVE_RECORDINGS) -> None:
         self.limit = limit
-        self._sessions: OrderedDict[str, RecordingSession] = OrderedDict()
+        self._sessions: OrderedDict[tuple[str | None, str], RecordingSession] = OrderedDict()
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     def __len__(self) -> int:
@@ -132,33 +133,38 @@ class RecordingSessions:
         return lock
 
     def get(self, key: str) -> RecordingSession | None:
-        session = self._sessions.get(key)
+        """The current caller's live recording of ``key``."""
+        slot = (current_caller().owner, key)
+        session = self._sessions.get(slot)
         if session is not None:
-            self._sessions.move_to_end(key)
+            self._sessions.move_to_end(slot)
         return session
 
     def put(self, session: RecordingSession) -> RecordingSession | None:
-        """Make ``session`` the live recording of its file; the one it replaces, if any.
+        """Make ``session`` the live recording of its file for its caller; the one it replaces, if any.
 
-        Beyond the limit the least recently used other recording is dropped."""
-        previous = self._sessions.pop(session.key, None)
-        self._sessions[session.key] = session
-        while len(self._sessions) > self.limit:
-            self._sessions.popitem(last=False)
+        Beyond the limit that caller's least recently used other recording is dropped."""
+        previous = self._sessions.pop((session.owner, session.key), None)
+        self._sessions[(session.owner, session.key)] = session
+        mine = [slot for slot in self._sessions if slot[0] == session.owner]
+        for slot in mine[: max(0, len(mine) - self.limit)]:
+            del self._sessions[slot]
         return previous
 
     def is_current(self, session: RecordingSession) -> bool:
-        return self._sessions.get(session.key) is session
+        return self._sessions.get((session.owner, session.key)) is session
 
     def end(self, session: RecordingSession) -> None:
         if self.is_current(session):
-            del self._sessions[session.key]
+            del self._sessions[(session.owner, session.key)]
 
     def active_listing(self, key: str) -> str:
-        """The recordings beside ``key``'s file by name, and how many are elsewhere."""
+        """The current caller's recordings beside ``key``'s file by name, and how many are elsewhere."""
         directory = os.path.dirname(key)
-        here = sorted(s.name for s in self._sessions.values() if os.path.dirname(s.key) == directory)
-        others = len(self._sessions) - len(here)
+        owner = current_caller().owner
+        own = [s for s in self._sessions.values() if s.owner == owner]
+        here = sorted(s.name for s in own if os.path.dirname(s.key) == directory)
+        others = len(own) - len(here)
         text = ", ".join(js_json_string(name) for name in here) if here else "none in this project"
         if others:
             text += f" (plus {others} in other projects)"

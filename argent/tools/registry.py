@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import attrs
 from attrs import field, frozen
 
+from argent.devices.caller import DEVICE_CALLER
 from argent.devices.chromium.file_access import FILE_ACCESS
 from argent.errors import ArgentError, ToolExecutionError, ToolNotFoundError
 from argent.link.models import Disabled, FileInputSpec, ToolEntry
@@ -182,6 +183,10 @@ class ToolRegistry:
             raise ToolExecutionError(f"Tool {spec.name} cannot run on this tool-server: {reason}")
         # The devices this call uses let their pages load only the local files the call may read.
         rules = FILE_ACCESS.set(ctx.policy.may_load_sync if ctx.policy is not None else None)
+        # ... and are the caller's own: on a shared server another token's devices are not found.
+        caller = DEVICE_CALLER.set(
+            ctx.policy.device_caller() if ctx.policy is not None else DEVICE_CALLER.get()
+        )
         try:
             return await spec.execute(args, ctx)
         except ArgentError:
@@ -189,4 +194,5 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug: say which tool, keep the cause
             raise ToolExecutionError(f"[Tool:{spec.name}] {exc}") from exc
         finally:
+            DEVICE_CALLER.reset(caller)
             FILE_ACCESS.reset(rules)

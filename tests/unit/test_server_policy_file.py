@@ -90,11 +90,13 @@ def test_an_empty_file_is_the_default_policy(tmp_path: Path) -> None:
         ("project_roots: [3]\n", "project_roots[0]: must be text, got a number"),
         (
             "limits: 3\n",
-            "limits: must be a mapping of concurrent_calls_per_token, steps_per_call; got a number",
+            "limits: must be a mapping of concurrent_calls_per_token, steps_per_call, devices_per_token, "
+            "seconds_per_call; got a number",
         ),
         (
             "limits:\n  concurrent_calls: 3\n",
-            "limits: unknown key concurrent_calls (allowed: concurrent_calls_per_token, steps_per_call)",
+            "limits: unknown key concurrent_calls (allowed: concurrent_calls_per_token, steps_per_call, devices_per_token, "
+            "seconds_per_call)",
         ),
         (
             "limits:\n  concurrent_calls_per_token: 0\n",

@@ -13,7 +13,9 @@ import base64
 import contextlib
 import json
 import time
+from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -142,6 +144,11 @@ class ChromiumDevice:
         self._http = http
         self._process = process
         self._session: CdpSession | None = None
+        #: A browser-level session held open for the device's life (an owned one): Chromium keeps a
+        #: download behaviour and a request interception only while the session that set it is attached.
+        self._browser: CdpSession | None = None
+        #: The DevTools ports no page of it may reach (its own, and the tool-server's other browsers').
+        self._blocked_ports: frozenset[int] = frozenset()
         self._ws_url: str | None = None
         self._viewport: tuple[float, float] = (0.0, 0.0)
         self._input = asyncio.Lock()
@@ -178,6 +185,8 @@ class ChromiumDevice:
             device._session = await connect_session(
                 http, device._ws_url, label=device.id, describe_death=device._death_message
             )
+            if process is not None:
+                await device._guard_browser()
             await device._prime(viewport)
         except BaseException:
             await device._disconnect()
@@ -185,6 +194,60 @@ class ChromiumDevice:
                 await process.terminate()
             raise
         return device
+
+    async def _guard_browser(self) -> None:
+        """What no page of a browser the tool-server launched may do, held on a browser-level session:
+
+        - save a download (a link, a script, a popup's): nothing a page serves lands on the server's disk
+          (``$HOME/Downloads`` otherwise);
+        - load anything from a DevTools port (its own, and those ``guard_ports`` adds: the other
+          browsers of the tool-server): a page of that origin may open that DevTools WebSocket (Chromium
+          lets its own origin in) and, speaking raw CDP, allow downloads into any directory, read any
+          file or drive another token's browser, past every rule of the call. Every request to such a
+          port (documents, frames, fetches, in every tab) fails as ``AccessDenied``.
+        """
+        version = await fetch_json(
+            self._http, f"http://127.0.0.1:{self.port}/json/version", TARGET_TIMEOUT_SECONDS
+        )
+        ws_url = version.get("webSocketDebuggerUrl") if isinstance(version, dict) else None
+        if not isinstance(ws_url, str):
+            raise DeviceError(f"Chromium on port {self.port} names no browser endpoint in /json/version.")
+        browser = await connect_session(
+            self._http, ws_url, label=f"{self.id}-browser", describe_death=self._death_message
+        )
+        self._browser = browser
+        await browser.send("Browser.setDownloadBehavior", {"behavior": "deny"})
+        browser.on("Fetch.requestPaused", lambda params: self._devtools_request(browser, params))
+        await self.guard_ports([self.port])
+
+    async def guard_ports(self, ports: Iterable[int]) -> None:
+        """No page of this (owned) browser loads anything from ``ports`` or its own DevTools port."""
+        if self._browser is None:
+            return
+        blocked = frozenset([self.port, *ports])
+        if blocked == self._blocked_ports:
+            return
+        self._blocked_ports = blocked
+        patterns = [{"urlPattern": f"*:{port}/*"} for port in sorted(blocked)]
+        await self._browser.send("Fetch.enable", {"patterns": patterns})
+
+    def _devtools_request(self, browser: CdpSession, params: dict[str, Any]) -> None:
+        """A request the browser paused: to the DevTools port it fails, anything else goes on."""
+        request_id = params.get("requestId")
+        url = params.get("request", {}).get("url", "") if isinstance(params.get("request"), dict) else ""
+        try:
+            port = urlsplit(str(url)).port
+        except ValueError:
+            port = None
+        if port in self._blocked_ports:
+            answer = browser.send(
+                "Fetch.failRequest", {"requestId": request_id, "errorReason": "AccessDenied"}
+            )
+        else:
+            answer = browser.send("Fetch.continueRequest", {"requestId": request_id})
+        task = asyncio.ensure_future(answer)
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
 
     async def _prime(self, viewport: tuple[int, int] | None) -> None:
         session = self.session
@@ -634,6 +697,8 @@ class ChromiumDevice:
             await self._process.terminate()
 
     async def _disconnect(self) -> None:
+        if self._browser is not None:
+            await self._browser.close()
         if self._session is not None:
             await self._session.close()
         await self._http.close()
