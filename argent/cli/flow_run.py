@@ -233,14 +233,8 @@ class _FlowRun:
                     continue
                 exported = self._export(result, target, directory)
                 entry["report"] = result
-                report = read_report(result)
-                # ``ok`` is the JSON true, nothing else that is truthy (as every other run reads it).
-                ok = (
-                    report is not None
-                    and report.ok
-                    and not self._unwritten_baselines(result)
-                    and not refusals
-                )
+                report = read_report(result)  # its ``ok`` is the JSON true, nothing else truthy
+                ok = bool(report and report.ok) and not self._unwritten_baselines(result) and not refusals
                 entry["status"] = "pass" if ok else "fail"
                 passed += ok
                 failed += not ok

@@ -17,6 +17,7 @@ import base64
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -230,16 +231,34 @@ class Measured:
     peak_rss_bytes: int
 
 
+#: Runs its arguments but the first as a child and writes the child's ``ru_maxrss`` (KiB) to the fd
+#: the first names. A process keeps the peak of the memory it was forked with across ``exec``, so
+#: the CLI is forked from this small launcher, not from the test process (which earlier tests may
+#: have grown past any cap the tests set).
+_LAUNCHER = (
+    "import os, subprocess, sys\n"
+    "child = subprocess.Popen(sys.argv[2:])\n"
+    "_, status, usage = os.wait4(child.pid, 0)\n"
+    "os.write(int(sys.argv[1]), str(usage.ru_maxrss).encode())\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
+
+
 def run_measured(cli: Cli, *args: str, timeout: float = 120, **env: str) -> Measured:
-    """Run the real CLI; its peak RSS is ``ru_maxrss`` of exactly this child (``os.wait4``)."""
+    """Run the real CLI; its peak RSS is ``ru_maxrss`` of exactly that process (``os.wait4`` in a
+    small launcher process)."""
+    peak_r, peak_w = os.pipe()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "argent", *args],
+        [sys.executable, "-c", _LAUNCHER, str(peak_w), sys.executable, "-m", "argent", *args],
         cwd=cli.cwd,
         env=cli.env(**env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
+        pass_fds=(peak_w,),
+        start_new_session=True,  # a timeout kills the launcher and the CLI together
     )
+    os.close(peak_w)
     out: dict[str, bytes] = {}
 
     def drain(name: str, stream: Any) -> None:
@@ -254,12 +273,13 @@ def run_measured(cli: Cli, *args: str, timeout: float = 120, **env: str) -> Meas
     for reader in readers:
         reader.join(timeout)
     if any(reader.is_alive() for reader in readers):
-        proc.kill()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with os.fdopen(peak_r, "rb") as peak:
+        peak_kib = int(peak.read() or b"0")
     return Measured(
         returncode=proc.returncode,
         stdout=out.get("stdout", b"").decode("utf-8", "replace"),
         stderr=out.get("stderr", b"").decode("utf-8", "replace"),
-        peak_rss_bytes=usage.ru_maxrss * 1024,  # KiB on Linux
+        peak_rss_bytes=peak_kib * 1024,  # KiB on Linux
     )
