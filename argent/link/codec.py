@@ -313,14 +313,19 @@ def _list_hook(conv: cattrs.Converter) -> Callable[[Any], Any]:
 # Writing
 
 
-def _model_unstructure(conv: cattrs.Converter) -> Callable[[Any], Callable[[Any], dict[str, Any]]]:
+def _model_unstructure(
+    conv: cattrs.Converter, replaced: Mapping[str, Callable[[Any], Any]] | None = None
+) -> Callable[[Any], Callable[[Any], dict[str, Any]]]:
+    """The writer of a model; ``replaced`` writes the fields it names with its own hooks."""
+    replaced = replaced or {}
+
     def factory(cls: type) -> Callable[[Any], dict[str, Any]]:
         overrides = {
             f.name: override(
                 rename=wire_name(cls, f),
                 omit_if_default=False if (cls, f.name) in ALWAYS else None,
                 # JSON data of any shape (a tool's result, a step's args): by its runtime type
-                unstruct_hook=conv.unstructure if tp is Any else None,
+                unstruct_hook=replaced.get(f.name, conv.unstructure if tp is Any else None),
             )
             for f, _, tp in _fields(cast(Hashable, cls))
         }
@@ -452,6 +457,26 @@ _EVENT_HOOK: Callable[[Event], dict[str, Any]] = converter.get_unstructure_hook(
 def event_to_wire(event: Event) -> dict[str, Any]:
     """One NDJSON line's object, ``event`` first."""
     return _EVENT_HOOK(event)
+
+
+_STEP_HOOK: Callable[[StepReport], dict[str, Any]] = converter.get_unstructure_hook(StepReport)
+
+
+def step_to_wire(report: StepReport) -> dict[str, Any]:
+    """``to_wire(report)`` of a ``StepReport`` (its hook looked up once: a run writes many)."""
+    return _STEP_HOOK(report)
+
+
+#: A ``FlowRunResult`` as ``to_wire`` writes it, but for its ``steps``: an empty list in their place.
+_RESULT_HEAD: Callable[[FlowRunResult], dict[str, Any]] = _model_unstructure(
+    converter, {"steps": lambda _: []}
+)(FlowRunResult)
+
+
+def result_head_to_wire(result: FlowRunResult) -> dict[str, Any]:
+    """``to_wire`` of ``result`` with no steps (``"steps": []``), in its place among the keys: for a
+    writer that splices in the steps it has already encoded."""
+    return _RESULT_HEAD(result)
 
 
 def structure(raw: Any, cls: type[T]) -> T:

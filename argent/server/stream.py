@@ -16,7 +16,6 @@ a 20-step echo flow is now one write. A client that reads slowly holds the call 
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +24,7 @@ from aiohttp import web
 
 from argent.cpu import run_cpu
 from argent.limits import RESULT_STEPS_ENCODED_IN_PLACE, STREAM_COALESCE_BYTES, STREAM_FLUSH_DELAY_SECONDS
-from argent.link.codec import event_to_wire, to_wire
+from argent.link.codec import event_to_wire, result_head_to_wire, step_to_wire, to_wire
 from argent.link.models import EVENT_TAGS, FlowRunResult, ProgressEvent, ResultBody, ResultEvent, StepReport
 
 NDJSON = "application/x-ndjson"
@@ -112,7 +111,7 @@ class ReportLines:
         """``encode_line(event_to_wire(ProgressEvent(event)))``."""
         if type(event) is not StepReport:
             return encode_line(event_to_wire(ProgressEvent(event)))
-        text = _encode(to_wire(event))
+        text = _encode(step_to_wire(event))
         if len(self._texts) <= RESULT_STEPS_ENCODED_IN_PLACE:
             self._texts[id(event)] = (event, text)
         return (_PROGRESS_HEAD + text + "}\n").encode()
@@ -121,9 +120,7 @@ class ReportLines:
         """``result_line(result)``, with the text of each report already sent."""
         if type(result) is not FlowRunResult or len(result.steps) > RESULT_STEPS_ENCODED_IN_PLACE:
             return result_line(result)
-        view = copy.copy(result)
-        view.steps = []
-        data = to_wire(view)
+        data = result_head_to_wire(result)
         steps = "[" + ",".join(self._text(step) for step in result.steps) + "]"
         body = ",".join(
             _encode(key) + ":" + (steps if key == "steps" else dumps_in_parts(value, compact=True))

@@ -9,6 +9,7 @@ runner's ``tool:`` steps) all call ``ToolRegistry.invoke``.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -112,6 +113,12 @@ class ToolSpec(Generic[A]):
         )
 
 
+@functools.cache
+def _attribute_names(args_type: type) -> Mapping[str, str]:
+    """The attribute of each wire name of an args class (a class's fields never change)."""
+    return {wire_name(f): f.name for f in attrs.fields(args_type)}
+
+
 class ToolRegistry:
     """Tools by name, in registration order."""
 
@@ -159,7 +166,7 @@ class ToolRegistry:
         policy.check_tool(spec.name)
         if spec.precheck is not None:
             await spec.precheck(args, ctx)
-        attr_of = {wire_name(f): f.name for f in attrs.fields(spec.args_type)}
+        attr_of = _attribute_names(spec.args_type)
         for file_input in spec.file_inputs:
             meta = ctx.file_inputs.get(file_input.target)
             if file_input.kind == "probe" or (meta is not None and meta.via_upload):
