@@ -9,7 +9,6 @@ runner's ``tool:`` steps) all call ``ToolRegistry.invoke``.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -113,10 +112,15 @@ class ToolSpec(Generic[A]):
         )
 
 
-@functools.cache
+#: The attribute of each wire name, by args class (a class's fields never change).
+_ATTRIBUTE_NAMES: dict[type, Mapping[str, str]] = {}
+
+
 def _attribute_names(args_type: type) -> Mapping[str, str]:
-    """The attribute of each wire name of an args class (a class's fields never change)."""
-    return {wire_name(f): f.name for f in attrs.fields(args_type)}
+    names = _ATTRIBUTE_NAMES.get(args_type)
+    if names is None:
+        names = _ATTRIBUTE_NAMES[args_type] = {wire_name(f): f.name for f in attrs.fields(args_type)}
+    return names
 
 
 class ToolRegistry:
