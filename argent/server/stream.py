@@ -91,6 +91,8 @@ def _event_head(event: type) -> str:
     return "{" + _encode("event") + ":" + _encode(EVENT_TAGS[event]) + "," + _encode("data") + ":"
 
 
+_STEPS_KEY = "," + _encode("steps") + ":"
+_EMPTY_STEPS = _STEPS_KEY + "[]"
 _PROGRESS_HEAD = _event_head(ProgressEvent)
 _RESULT_HEAD = _event_head(ResultEvent)
 
@@ -122,6 +124,13 @@ class ReportLines:
             return result_line(result)
         data = result_head_to_wire(result)
         steps = "[" + ",".join(self._text(step) for step in result.steps) + "]"
+        if not is_large(data):
+            # One encoding of the head, the steps spliced in for its empty list: the keys before
+            # ``steps`` hold scalars, and no encoded string holds an unescaped `"`, so the first
+            # ``,"steps":[]`` is the key's own.
+            before, mark, after = _encode(data).partition(_EMPTY_STEPS)
+            if mark:
+                return (_RESULT_HEAD + before + _STEPS_KEY + steps + after + "}\n").encode()
         body = ",".join(
             _encode(key) + ":" + (steps if key == "steps" else dumps_in_parts(value, compact=True))
             for key, value in data.items()
