@@ -34,6 +34,7 @@ import attrs
 import cattrs
 from attrs import frozen
 from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationError
+from cattrs.fns import identity
 from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
@@ -325,7 +326,7 @@ def _model_unstructure(
                 rename=wire_name(cls, f),
                 omit_if_default=False if (cls, f.name) in ALWAYS else None,
                 # JSON data of any shape (a tool's result, a step's args): by its runtime type
-                unstruct_hook=replaced.get(f.name, conv.unstructure if tp is Any else None),
+                unstruct_hook=replaced.get(f.name, conv.unstructure if tp is Any else _scalar_hook(conv, tp)),
             )
             for f, _, tp in _fields(cast(Hashable, cls))
         }
@@ -362,6 +363,16 @@ def _model_unstructure(
         return ordered
 
     return factory
+
+
+def _scalar_hook(conv: cattrs.Converter, tp: Any) -> Callable[[Any], Any] | None:
+    """``identity`` for an optional field of a type written as it is (``str | None``): cattrs then
+    writes the value in place instead of calling its optional hook, which returns it unchanged."""
+    if get_origin(tp) in (typing.Union, UnionType):
+        hooks = [conv.get_unstructure_hook(arg) for arg in get_args(tp) if arg is not type(None)]
+        if hooks and all(hook is identity for hook in hooks):
+            return identity
+    return None
 
 
 def _late_keys(cls: type) -> list[str] | None:
