@@ -160,8 +160,10 @@ class DiskFlowFiles:
     Resolving a flow reads ahead: the thread that resolves a root flow, a `run:` target or a
     nested flow also reads the file, and the ``read_text`` of that ref that follows takes it from
     there instead of hopping again. One file is held ahead at a time, and only until the next
-    resolution; every resolution reads afresh, so a file that changes during a call is seen as it
-    is at each hop."""
+    resolution. A resolution is answered without a hop, on the loop, when an earlier one of the
+    same plain path under the same rules is kept and inotify vouches that nothing it depended on
+    has changed since (``argent.runner.read_cache``); otherwise it reads afresh, so a file that
+    changes during a call is seen as it is at each resolution."""
 
     _ahead: tuple[str, str | Exception] | None = None
     #: A saved flow resolved and read before the run asks for it (see ``prefetch_named_flow``).
