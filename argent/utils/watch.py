@@ -152,6 +152,8 @@ class FileWatches:
                 self._open()
             except OSError:
                 return None
+            self._drain()
+            self._mounts_settled()
             libc, fd, generation = self._libc, self._fd, self._generation
         assert fd is not None
         try:
@@ -163,9 +165,9 @@ class FileWatches:
         with self._lock:
             if generation != self._generation:
                 return None  # started afresh meanwhile: these watches were on the old instance
-            if self._mounts_changed:
-                self._rearm_mounts()
             self._drain()
+            if not self._mounts_settled():
+                return None  # a mount meanwhile may cover what was just watched
             self._wanted.update(keys)
             return Stamp(generation, self._seen, keys)
 
@@ -198,8 +200,9 @@ class FileWatches:
         except OSError:
             os.close(fd)
             raise
-        self._poll = select.poll()
+        self._poll = select.poll()  # one zero-timeout poll tells of both: the queue and the mounts
         self._poll.register(mounts, select.POLLPRI | select.POLLERR)
+        self._poll.register(fd, select.POLLIN)
         self._fd, self._mounts = fd, mounts
         self._mounts_changed = True
 
@@ -212,19 +215,25 @@ class FileWatches:
         self._wanted.clear()
         self._seen = self._floor = 0
 
-    def _rearm_mounts(self) -> None:
-        """After a change of the mount table, every earlier stamp stays changed; later ones count.
-        (Its poll signals once per change: the signal was taken by the poll that saw it.)"""
-        self._drain()
+    def _mounts_settled(self) -> bool:
+        """False when the mount table changed since the last call: every stamp so far then stays
+        changed, and later ones count. (Its poll signals once per change: ``_drain`` took it.)"""
+        if not self._mounts_changed:
+            return True
         self._floor = self._seen
         self._mounts_changed = False
+        return False
 
     def _drain(self) -> None:
         """Take every queued event (non-blocking) and note the mount table's signal."""
         assert self._fd is not None and self._poll is not None
-        if self._poll.poll(0):
-            self._mounts_changed = True
-        while True:
+        queued = False
+        for fd, _ in self._poll.poll(0):
+            if fd == self._mounts:
+                self._mounts_changed = True
+            else:
+                queued = True
+        while queued:
             try:
                 data = os.read(self._fd, 65536)
             except BlockingIOError:

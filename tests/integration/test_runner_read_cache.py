@@ -3,12 +3,9 @@ worker thread) as soon as it, or any directory on its path, may have changed."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
-from collections.abc import AsyncIterator, Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +16,6 @@ from argent.server.app import create_app
 from argent.server.config import ServerConfig
 from argent.tools.builtin import build_registry
 from argent.utils.watch import FileWatches, plain_parts
-
-
-class CountingExecutor(ThreadPoolExecutor):
-    """The loop's default executor, counting the jobs handed to it (each one a worker-thread hop)."""
-
-    def __init__(self) -> None:
-        super().__init__(max_workers=4)
-        self.jobs = 0
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        self.jobs += 1
-        return super().submit(fn, *args, **kwargs)
 
 
 @pytest.fixture
@@ -46,11 +31,24 @@ def flows(project: Path) -> Path:
     return project / ".argent" / "flows"
 
 
+class Reads:
+    """Counts the worker-thread hops that resolve and read a flow file (every ``DiskFlowFiles``)."""
+
+    def __init__(self) -> None:
+        self.hops = 0
+
+
 @pytest.fixture
-async def executor() -> AsyncIterator[CountingExecutor]:
-    pool = CountingExecutor()
-    asyncio.get_running_loop().set_default_executor(pool)
-    yield pool
+def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
+    counter = Reads()
+    real = DiskFlowFiles._resolve_and_read
+
+    def counted(self: DiskFlowFiles, *args: Any, **kwargs: Any) -> Any:
+        counter.hops += 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(DiskFlowFiles, "_resolve_and_read", counted)
+    return counter
 
 
 async def messages(files: DiskFlowFiles, project: Path) -> tuple[str, str]:
@@ -62,24 +60,24 @@ async def messages(files: DiskFlowFiles, project: Path) -> tuple[str, str]:
 
 
 async def test_an_unchanged_flow_is_read_without_a_hop_and_a_changed_one_afresh(
-    project: Path, executor: CountingExecutor
+    project: Path, reads: Reads
 ) -> None:
     await messages(DiskFlowFiles(), project)
-    executor.jobs = 0
+    reads.hops = 0
     assert await messages(DiskFlowFiles(), project) == (
         "steps:\n  - echo: one\n  - run: frag\n",
         "steps:\n  - echo: frag one\n",
     )
-    assert executor.jobs == 0
+    assert reads.hops == 0
     # Rewritten in place, the fragment is read afresh; the root is still vouched for.
     (flows(project) / "frag.yaml").write_text("steps:\n  - echo: frag two\n")
     assert (await messages(DiskFlowFiles(), project))[1] == "steps:\n  - echo: frag two\n"
-    assert executor.jobs == 1
+    assert reads.hops == 1
 
 
 @pytest.mark.parametrize(
     "change",
-    ["rewrite", "replace_by_rename", "delete", "rename_an_ancestor", "swap_the_flows_dir", "chmod"],
+    ["rewrite", "replace_by_rename", "delete", "rename_an_ancestor", "swap_the_flows_dir"],
 )
 async def test_every_change_on_the_path_is_seen_by_the_next_read(project: Path, change: str) -> None:
     path = flows(project) / "main.yaml"
@@ -97,15 +95,12 @@ async def test_every_change_on_the_path_is_seen_by_the_next_read(project: Path, 
         os.rename(project / ".argent", project / ".argent-old")
         flows(project).mkdir(parents=True)
         path.write_text(new)
-    elif change == "swap_the_flows_dir":
+    else:
         other = project / ".argent" / "other"
         other.mkdir()
         (other / "main.yaml").write_text(new)
         os.rename(flows(project), project / ".argent" / "gone")
         os.rename(other, flows(project))
-    else:
-        path.chmod(0o000)  # root reads it still: the point is that the read is made again
-        path.write_bytes(new.encode())
     files = DiskFlowFiles()
     root = await files.named_flow(str(project), "main")
     if change == "delete":
@@ -115,17 +110,27 @@ async def test_every_change_on_the_path_is_seen_by_the_next_read(project: Path, 
         assert await files.read_text(root) == new
 
 
+@pytest.mark.parametrize("target", ["file", "directory"])
+async def test_a_mode_change_alone_is_read_afresh(project: Path, reads: Reads, target: str) -> None:
+    """Whether a file can be read depends on its mode and its directories': a change is a new read."""
+    await messages(DiskFlowFiles(), project)
+    reads.hops = 0
+    (flows(project) / "main.yaml" if target == "file" else flows(project)).chmod(0o700)
+    await messages(DiskFlowFiles(), project)
+    assert reads.hops == (1 if target == "file" else 2)
+
+
 async def test_a_flow_reached_through_a_symbolic_link_is_read_afresh_each_time(
-    project: Path, tmp_path: Path, executor: CountingExecutor
+    project: Path, tmp_path: Path, reads: Reads
 ) -> None:
     """Its resolution depends on the link's target, which the watches of its spelling do not cover."""
     link = tmp_path / "link"
     link.symlink_to(project)
     for _ in range(2):
         await messages(DiskFlowFiles(), link)
-    executor.jobs = 0
+    reads.hops = 0
     await messages(DiskFlowFiles(), link)
-    assert executor.jobs == 1  # the root; its fragment is named from the root's real directory
+    assert reads.hops == 1  # the root; its fragment is named from the root's real directory
     (flows(project) / "main.yaml").write_text("steps:\n  - echo: via link\n")
     files = DiskFlowFiles()
     assert await files.read_text(await files.named_flow(str(link), "main")) == "steps:\n  - echo: via link\n"
@@ -150,10 +155,10 @@ async def test_a_mount_over_a_directory_of_the_path_is_seen(project: Path) -> No
 
 
 async def test_a_changed_saved_flow_and_fragment_reach_the_next_call(
-    aiohttp_client: Any, project: Path, tmp_path: Path, executor: CountingExecutor
+    aiohttp_client: Any, project: Path, tmp_path: Path, reads: Reads
 ) -> None:
-    """End to end over HTTP: a streamed call of an unchanged flow hops to no worker thread; each line
-    of a call made after a change carries the new text."""
+    """End to end over HTTP: a streamed call of an unchanged flow reads no flow file in a worker
+    thread; the lines of a call made after a change carry the new text."""
     client = await aiohttp_client(create_app(ServerConfig(tmp_dir=str(tmp_path)), build_registry()))
     args = {"name": "main", "project_root": str(project)}
     headers = {"Accept": "application/x-ndjson"}
@@ -166,9 +171,9 @@ async def test_a_changed_saved_flow_and_fragment_reach_the_next_call(
         return [step.get("message", "") for step in lines[-1]["data"]["steps"]]
 
     assert await call() == ["one", "", "frag one"]
-    executor.jobs = 0
+    reads.hops = 0
     assert await call() == ["one", "", "frag one"]
-    assert executor.jobs == 0
+    assert reads.hops == 0
     (flows(project) / "main.yaml").write_text("steps:\n  - echo: two\n  - run: frag\n")
     (flows(project) / "frag.yaml").write_text("steps:\n  - echo: frag two\n")
     assert await call() == ["two", "", "frag two"]
