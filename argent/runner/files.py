@@ -214,7 +214,7 @@ class DiskFlowFiles:
         self, resolve: Callable[..., FlowRef], *args: str, spelled: str | None = None, key: Hashable = None
     ) -> _Resolved:
         # Watched before it is resolved: a change from here on is seen by the next lookup.
-        stamp = _READS.watch(spelled) if spelled is not None and key is not None else None
+        stamp = _READS.watch(key, spelled) if spelled is not None and key is not None else None
         with one_resolution():
             ref = resolve(*args)
             text: str | Exception
@@ -223,13 +223,10 @@ class DiskFlowFiles:
             except Exception as exc:  # raised by the read_text that takes it
                 text = exc
         resolved = ref, (ref.canonical, text)
-        if (
-            stamp is not None
-            and isinstance(text, str)
-            and ref.spelling == LISTED
-            and ref.path == spelled == ref.canonical
-        ):
-            _READS.put(key, stamp, resolved, len(text))
+        if key is not None:
+            # Kept: a plain path that resolved as spelled (no link) to a file listed under its name.
+            plain = isinstance(text, str) and ref.spelling == LISTED and ref.path == spelled == ref.canonical
+            _READS.settle(key, stamp, resolved, len(text) if plain and isinstance(text, str) else None)
         return resolved
 
     def _locate_sync(self, path: str) -> FlowRef:

@@ -39,6 +39,9 @@ class ReadCache(Generic[V]):
         self._max_entries = entries
         self._max_chars = max_chars
         self._entries: OrderedDict[Hashable, tuple[Stamp, V]] = OrderedDict()
+        #: Keys whose last resolution was not one to keep (a link on the path, a missing file): the
+        #: next one is not watched (watching costs a few system calls per directory), only noted.
+        self._unkept: OrderedDict[Hashable, None] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -60,15 +63,27 @@ class ReadCache(Generic[V]):
                 self._entries.move_to_end(key)
         return entry[1]
 
-    def watch(self, path: str) -> Stamp | None:
-        """Watch ``path`` before it is resolved and read (a worker thread: it touches the disk)."""
+    def watch(self, key: Hashable, path: str) -> Stamp | None:
+        """Watch ``path`` before it is resolved and read for ``key`` (a worker thread: it touches
+        the disk); None, without watching, when the key's last resolution was not one to keep."""
+        with self._lock:
+            if key in self._unkept:
+                return None
         return self.watches.watch(path)
 
-    def put(self, key: Hashable, stamp: Stamp, value: V, chars: int) -> None:
-        """Keep ``value`` (``chars`` of text) as read after ``stamp`` was taken."""
-        if chars > self._max_chars:
-            return
+    def settle(self, key: Hashable, stamp: Stamp | None, value: V, chars: int | None) -> None:
+        """After a resolution for ``key``: keep ``value`` (``chars`` of text, None: not a value to
+        keep) when it was read after ``stamp`` was taken."""
         with self._lock:
+            if chars is None:
+                self._unkept[key] = None
+                self._unkept.move_to_end(key)
+                while len(self._unkept) > self._max_entries:
+                    self._unkept.popitem(last=False)
+                return
+            self._unkept.pop(key, None)
+            if stamp is None or chars > self._max_chars:
+                return
             self._entries[key] = (stamp, value)
             self._entries.move_to_end(key)
             while len(self._entries) > self._max_entries:
@@ -77,3 +92,4 @@ class ReadCache(Generic[V]):
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._unkept.clear()

@@ -136,6 +136,28 @@ async def test_a_flow_reached_through_a_symbolic_link_is_read_afresh_each_time(
     assert await files.read_text(await files.named_flow(str(link), "main")) == "steps:\n  - echo: via link\n"
 
 
+async def test_a_path_that_stops_going_through_a_link_is_kept_again(
+    project: Path, tmp_path: Path, reads: Reads
+) -> None:
+    """A link on the path is not watched again (a hop each time); once the path is plain, the next
+    resolution watches it and the one after is answered without a hop."""
+    link = tmp_path / "where"
+    link.symlink_to(project)
+
+    async def root_hops() -> int:
+        reads.hops = 0
+        files = DiskFlowFiles()
+        assert await files.read_text(await files.named_flow(str(link), "main")) == (
+            "steps:\n  - echo: one\n  - run: frag\n"
+        )
+        return reads.hops
+
+    assert [await root_hops() for _ in range(3)] == [1, 1, 1]
+    link.unlink()
+    project.rename(link)
+    assert [await root_hops() for _ in range(3)] == [1, 1, 0]
+
+
 async def test_a_mount_over_a_directory_of_the_path_is_seen(project: Path) -> None:
     """A mount sends no inotify event: the mount table's own signal makes every read afresh."""
     await messages(DiskFlowFiles(), project)
