@@ -213,15 +213,24 @@ class NdjsonStream:
 
     async def send_line(self, line: bytes) -> None:
         """``send`` of a line already encoded."""
+        if self.queue(line):
+            await self.drain()
+
+    def queue(self, line: bytes) -> bool:
+        """``send_line`` without its wait: True when ``STREAM_COALESCE_BYTES`` are queued, and the
+        caller must then await ``drain`` (a progress line per step costs no coroutine this way)."""
         if self.broken:
-            return
+            return False
         self._pending.append(line)
         self._pending_bytes += len(line)
         if self._pending_bytes < STREAM_COALESCE_BYTES:
             self._schedule()
-            return
-        flusher = self._flush_now()
-        await asyncio.shield(flusher)
+            return False
+        return True
+
+    async def drain(self) -> None:
+        """Write what is queued, waiting for the client to take it."""
+        await asyncio.shield(self._flush_now())
 
     def _schedule(self) -> None:
         if self._timer is None and self._flusher is None:
