@@ -220,6 +220,7 @@ class FileWatches:
         changed, and later ones count. (Its poll signals once per change: ``_drain`` took it.)"""
         if not self._mounts_changed:
             return True
+        self._seen += 1  # the change counts as an event: every stamp so far is below the floor
         self._floor = self._seen
         self._mounts_changed = False
         return False

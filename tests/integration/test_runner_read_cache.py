@@ -201,6 +201,30 @@ async def test_a_changed_saved_flow_and_fragment_reach_the_next_call(
     assert await call() == ["two", "", "frag two"]
 
 
+def test_a_mount_with_no_event_around_it_still_spoils_earlier_stamps(tmp_path: Path) -> None:
+    """A mount somewhere else, then a new watch (which takes the mount's signal): what was stamped
+    before the mount is not vouched for, what is stamped after it is."""
+    (tmp_path / "f.yaml").write_text("x")
+    (tmp_path / "m").mkdir()
+    watches = FileWatches(max_keys=64)
+    try:
+        before = watches.watch(str(tmp_path / "f.yaml"))
+        assert before is not None and watches.unchanged(before)
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "argent-test", str(tmp_path / "m")], capture_output=True
+        )
+        if mounted.returncode != 0:
+            pytest.skip("cannot mount here: " + mounted.stderr.decode(errors="replace").strip())
+        try:
+            after = watches.watch(str(tmp_path / "f.yaml"))
+            assert after is not None and watches.unchanged(after)
+            assert not watches.unchanged(before)
+        finally:
+            subprocess.run(["umount", str(tmp_path / "m")], check=True)
+    finally:
+        watches.close()
+
+
 def test_only_plain_absolute_paths_on_local_file_systems_are_watched(tmp_path: Path) -> None:
     assert plain_parts("/a/b.yaml") == ["a", "b.yaml"]
     for path in ("a/b.yaml", "/a/../b.yaml", "/a/./b.yaml", "/a//b.yaml", "//a/b.yaml", "/a/"):
