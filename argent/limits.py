@@ -72,6 +72,12 @@ TOOL_LISTING_CACHE_SECONDS = 1.0
 STREAM_COALESCE_BYTES = 64 * KIB
 #: Longest a progress line (or the headers of a streamed answer) waits to share its write with others.
 STREAM_FLUSH_DELAY_SECONDS = 0.005
+#: Flow files kept as read while inotify vouches that nothing they depend on changed (see
+#: ``argent.runner.read_cache``): how many, and the longest text kept.
+FLOW_TEXT_CACHE_ENTRIES = 256
+FLOW_TEXT_CACHE_CHARS = 64 * KIB
+#: (watch, name) pairs one inotify instance is asked about before it starts afresh (``argent.utils.watch``).
+FILE_WATCHES = 4096
 #: Characters of an offending entry quoted in a parse error.
 ENTRY_RENDER_CHARS = 200
 

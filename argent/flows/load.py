@@ -144,8 +144,22 @@ class ParsedFlows:
         return flow
 
 
+#: The digests of short texts seen last, by the text object's id (the text held too, so the id stays
+#: its own): a flow file kept as read (``argent.runner.read_cache``) is the same object call after call.
+_DIGESTS: dict[int, tuple[str, bytes]] = {}
+_DIGESTS_KEPT = 64
+
+
 def _digest(text: str) -> bytes:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    known = _DIGESTS.get(id(text))
+    if known is not None and known[0] is text:
+        return known[1]
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    if len(text) <= limits.PARSED_FLOW_LOOKUP_ON_LOOP_CHARS:
+        if len(_DIGESTS) >= _DIGESTS_KEPT:
+            _DIGESTS.clear()
+        _DIGESTS[id(text)] = (text, digest)
+    return digest
 
 
 def _weight(text: str, flow: Flow) -> int:

@@ -106,8 +106,17 @@ def leading_step(steps: tuple[Step, ...]) -> Step | None:
     return None
 
 
-def walk_steps(steps: tuple[Step, ...]) -> list[Step]:
+#: Walks of the step tuples seen last, by the tuple's id (the tuple held too, so the id stays its
+#: own): a parsed flow is a cached frozen value, walked by every call that runs it.
+_WALKED: dict[int, tuple[tuple[Step, ...], tuple[Step, ...]]] = {}
+_WALKED_KEPT = 256
+
+
+def walk_steps(steps: tuple[Step, ...]) -> tuple[Step, ...]:
     """Every step in authored order, `when:` children included (depth first)."""
+    known = _WALKED.get(id(steps))
+    if known is not None and known[0] is steps:
+        return known[1]
     out: list[Step] = []
     stack: list[Step] = list(reversed(steps))
     while stack:
@@ -115,7 +124,12 @@ def walk_steps(steps: tuple[Step, ...]) -> list[Step]:
         out.append(step)
         if isinstance(step, WhenStep):
             stack.extend(reversed(step.steps))
-    return out
+    walked = tuple(out)
+    if type(steps) is tuple:  # a frozen flow's steps (a list could change under the memo)
+        if len(_WALKED) >= _WALKED_KEPT:
+            _WALKED.clear()
+        _WALKED[id(steps)] = (steps, walked)
+    return walked
 
 
 def evolve(step: Any, **changes: Any) -> Any:

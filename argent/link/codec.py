@@ -34,6 +34,7 @@ import attrs
 import cattrs
 from attrs import frozen
 from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationError
+from cattrs.fns import identity
 from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
@@ -313,14 +314,19 @@ def _list_hook(conv: cattrs.Converter) -> Callable[[Any], Any]:
 # Writing
 
 
-def _model_unstructure(conv: cattrs.Converter) -> Callable[[Any], Callable[[Any], dict[str, Any]]]:
+def _model_unstructure(
+    conv: cattrs.Converter, replaced: Mapping[str, Callable[[Any], Any]] | None = None
+) -> Callable[[Any], Callable[[Any], dict[str, Any]]]:
+    """The writer of a model; ``replaced`` writes the fields it names with its own hooks."""
+    replaced = replaced or {}
+
     def factory(cls: type) -> Callable[[Any], dict[str, Any]]:
         overrides = {
             f.name: override(
                 rename=wire_name(cls, f),
                 omit_if_default=False if (cls, f.name) in ALWAYS else None,
                 # JSON data of any shape (a tool's result, a step's args): by its runtime type
-                unstruct_hook=conv.unstructure if tp is Any else None,
+                unstruct_hook=replaced.get(f.name, conv.unstructure if tp is Any else _scalar_hook(conv, tp)),
             )
             for f, _, tp in _fields(cast(Hashable, cls))
         }
@@ -357,6 +363,16 @@ def _model_unstructure(conv: cattrs.Converter) -> Callable[[Any], Callable[[Any]
         return ordered
 
     return factory
+
+
+def _scalar_hook(conv: cattrs.Converter, tp: Any) -> Callable[[Any], Any] | None:
+    """``identity`` for an optional field of a type written as it is (``str | None``): cattrs then
+    writes the value in place instead of calling its optional hook, which returns it unchanged."""
+    if get_origin(tp) in (typing.Union, UnionType):
+        hooks = [conv.get_unstructure_hook(arg) for arg in get_args(tp) if arg is not type(None)]
+        if hooks and all(hook is identity for hook in hooks):
+            return identity
+    return None
 
 
 def _late_keys(cls: type) -> list[str] | None:
@@ -452,6 +468,26 @@ _EVENT_HOOK: Callable[[Event], dict[str, Any]] = converter.get_unstructure_hook(
 def event_to_wire(event: Event) -> dict[str, Any]:
     """One NDJSON line's object, ``event`` first."""
     return _EVENT_HOOK(event)
+
+
+_STEP_HOOK: Callable[[StepReport], dict[str, Any]] = converter.get_unstructure_hook(StepReport)
+
+
+def step_to_wire(report: StepReport) -> dict[str, Any]:
+    """``to_wire(report)`` of a ``StepReport`` (its hook looked up once: a run writes many)."""
+    return _STEP_HOOK(report)
+
+
+#: A ``FlowRunResult`` as ``to_wire`` writes it, but for its ``steps``: an empty list in their place.
+_RESULT_HEAD: Callable[[FlowRunResult], dict[str, Any]] = _model_unstructure(
+    converter, {"steps": lambda _: []}
+)(FlowRunResult)
+
+
+def result_head_to_wire(result: FlowRunResult) -> dict[str, Any]:
+    """``to_wire`` of ``result`` with no steps (``"steps": []``), in its place among the keys: for a
+    writer that splices in the steps it has already encoded."""
+    return _RESULT_HEAD(result)
 
 
 def structure(raw: Any, cls: type[T]) -> T:

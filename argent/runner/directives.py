@@ -159,6 +159,10 @@ class Timings:
         return pixels.js_round(seconds / self.scale * 1000)
 
 
+#: The waits of a run that names none (a frozen value: one serves every run).
+DEFAULT_TIMINGS = Timings()
+
+
 # --------------------------------------------------------------------------------------------
 # Internal control flow
 
@@ -218,7 +222,7 @@ class DeviceDirectives:
         page_gate: Callable[[str, str | None], Awaitable[None]] | None = None,
         failure_screenshots: bool = False,
     ) -> None:
-        self.t = timings or Timings()
+        self.t = timings or DEFAULT_TIMINGS
         self._env = env
         self._scratch_dir = scratch_dir
         #: A step that fails or errors carries a screenshot of the device taken right then.

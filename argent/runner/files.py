@@ -15,19 +15,21 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Hashable, Iterator
+from typing import Protocol, TypeAlias
 
 from attrs import frozen
 
 from argent.flows import names
 from argent.flows.load import decode_flow
 from argent.flows.names import FLOW_FILE_NAME_RE
-from argent.limits import MAX_FILE_BYTES, SCAN_MEMO_BYTES
+from argent.limits import FILE_WATCHES, MAX_FILE_BYTES, SCAN_MEMO_BYTES
 from argent.link.models import LISTED as LISTED
 from argent.link.models import Spelling as Spelling
+from argent.runner.read_cache import ReadCache
 from argent.utils.atomic import write_atomically
 from argent.utils.oserrors import EISDIR_READ, enoent_message, os_error_text
+from argent.utils.watch import FileWatches
 
 
 @frozen
@@ -142,6 +144,12 @@ def spelling_of(directory: str, basename: str) -> Spelling:
     return Spelling("absent")
 
 
+#: A resolution and the text read ahead with it: (the ref, (its real path, its text or read error)).
+_Resolved: TypeAlias = "tuple[FlowRef, tuple[str, str | Exception]]"
+#: What resolutions of plain paths read, kept while inotify vouches for it (``argent.runner.read_cache``).
+_READS: ReadCache[tuple[FlowRef, tuple[str, str | Exception]]] = ReadCache(FileWatches(FILE_WATCHES))
+
+
 class DiskFlowFiles:
     """Flow files read from this machine's disk (co-located runs).
 
@@ -152,43 +160,61 @@ class DiskFlowFiles:
     Resolving a flow reads ahead: the thread that resolves a root flow, a `run:` target or a
     nested flow also reads the file, and the ``read_text`` of that ref that follows takes it from
     there instead of hopping again. One file is held ahead at a time, and only until the next
-    resolution; every resolution reads afresh, so a file that changes during a call is seen as it
-    is at each hop."""
+    resolution. A resolution is answered without a hop, on the loop, when an earlier one of the
+    same plain path under the same rules is kept and inotify vouches that nothing it depended on
+    has changed since (``argent.runner.read_cache``); otherwise it reads afresh, so a file that
+    changes during a call is seen as it is at each resolution."""
 
     _ahead: tuple[str, str | Exception] | None = None
     #: A saved flow resolved and read before the run asks for it (see ``prefetch_named_flow``).
     _prefetched: tuple[tuple[str, str], FlowRef, tuple[str, str | Exception]] | None = None
 
     async def locate(self, path: str) -> FlowRef:
-        return await self._resolve(self._locate_sync, path)
+        return await self._resolve(path, self._locate_sync, path)
 
     async def fragment(self, naming: FlowRef, target: str) -> FlowRef:
-        return await self._resolve(self._ref, os.path.dirname(naming.canonical), target)
+        directory = os.path.dirname(naming.canonical)
+        return await self._resolve(_joined(directory, target), self._ref, directory, target)
 
     async def named_flow(self, project_root: str, name: str) -> FlowRef:
         prefetched, self._prefetched = self._prefetched, None
         if prefetched is not None and prefetched[0] == (project_root, name):
             self._ahead = prefetched[2]
             return prefetched[1]
-        return await self._resolve(self._named_flow_sync, project_root, name)
+        return await self._resolve(_named_path(project_root, name), self._named_flow_sync, project_root, name)
 
     async def prefetch_named_flow(self, project_root: str, name: str) -> None:
         """Resolve and read a saved flow now (its checks raise here), for the ``named_flow`` call that
-        follows: a call's precheck and its run then share one worker-thread hop."""
+        follows: a call's precheck and its run then share one worker-thread hop, or none."""
         self._prefetched = None
-        ref, ahead = await asyncio.to_thread(
-            self._resolve_and_read, self._named_flow_sync, project_root, name
+        ref, ahead = await self._resolved(
+            _named_path(project_root, name), self._named_flow_sync, project_root, name
         )
         self._prefetched = ((project_root, name), ref, ahead)
 
-    async def _resolve(self, resolve: Callable[..., FlowRef], *args: str) -> FlowRef:
+    async def _resolve(self, spelled: str, resolve: Callable[..., FlowRef], *args: str) -> FlowRef:
         self._ahead = None
-        ref, self._ahead = await asyncio.to_thread(self._resolve_and_read, resolve, *args)
+        ref, self._ahead = await self._resolved(spelled, resolve, *args)
         return ref
 
+    def _read_rules(self) -> Hashable:
+        """What this object's checks of a file depend on besides the file system (a policy's rules)."""
+        return None
+
+    async def _resolved(self, spelled: str, resolve: Callable[..., FlowRef], *args: str) -> _Resolved:
+        """``resolve(*args)`` (whose path is ``spelled``) and the text read ahead: kept from an earlier
+        resolution when nothing it depended on changed (``argent.runner.read_cache``), else one hop."""
+        key = (type(self), self._read_rules(), resolve.__name__, *args)
+        kept = _READS.get(key)
+        if kept is not None:
+            return kept
+        return await asyncio.to_thread(self._resolve_and_read, resolve, *args, spelled=spelled, key=key)
+
     def _resolve_and_read(
-        self, resolve: Callable[..., FlowRef], *args: str
-    ) -> tuple[FlowRef, tuple[str, str | Exception]]:
+        self, resolve: Callable[..., FlowRef], *args: str, spelled: str | None = None, key: Hashable = None
+    ) -> _Resolved:
+        # Watched before it is resolved: a change from here on is seen by the next lookup.
+        stamp = _READS.watch(key, spelled) if spelled is not None and key is not None else None
         with one_resolution():
             ref = resolve(*args)
             text: str | Exception
@@ -196,7 +222,12 @@ class DiskFlowFiles:
                 text = self._read_text_sync(ref.canonical)
             except Exception as exc:  # raised by the read_text that takes it
                 text = exc
-        return ref, (ref.canonical, text)
+        resolved = ref, (ref.canonical, text)
+        if key is not None:
+            # Kept: a plain path that resolved as spelled (no link) to a file listed under its name.
+            plain = isinstance(text, str) and ref.spelling == LISTED and ref.path == spelled == ref.canonical
+            _READS.settle(key, stamp, resolved, len(text) if plain and isinstance(text, str) else None)
+        return resolved
 
     def _locate_sync(self, path: str) -> FlowRef:
         return self._ref(os.path.dirname(path), os.path.basename(path))
@@ -309,6 +340,16 @@ class ScanFiles:
 
     async def write_baseline(self, path: str, data: bytes) -> bool:
         return await self._files.write_baseline(path, data)
+
+
+def _joined(directory: str, target: str) -> str:
+    """The path ``DiskFlowFiles._ref`` spells for ``target`` named in ``directory``."""
+    return f"{directory}/{target}" if directory else target
+
+
+def _named_path(project_root: str, name: str) -> str:
+    """The path of a saved flow, spelled as ``DiskFlowFiles._named_flow_sync`` resolves it."""
+    return _joined(os.path.join(project_root, ".argent", "flows"), f"{name}.yaml")
 
 
 def _read_capped(path: str, what: str) -> bytes:

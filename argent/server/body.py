@@ -57,12 +57,19 @@ async def body_chunks(stream: StreamReader, idle_seconds: float) -> AsyncIterato
 
 async def read_body(request: web.BaseRequest, *, max_bytes: int, idle_seconds: float) -> bytes:
     """The whole body, at most ``max_bytes`` (else aiohttp's 413), each chunk within ``idle_seconds``."""
-    if request.content.at_eof():
+    stream = request.content
+    if stream.at_eof():
         # Read already (by a middleware, say): aiohttp keeps those bytes for request.read().
         return await request.read()
+    if stream.is_eof():
+        # The whole body is here already (a small body comes with its headers): nothing to wait for.
+        data = stream.read_nowait()
+        if len(data) > max_bytes:
+            raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=len(data))
+        return data
     chunks: list[bytes] = []
     size = 0
-    async for chunk in body_chunks(request.content, idle_seconds):
+    async for chunk in body_chunks(stream, idle_seconds):
         size += len(chunk)
         if size > max_bytes:
             raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=size)

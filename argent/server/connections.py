@@ -121,11 +121,13 @@ class GuardedRequestHandler(RequestHandler):
             super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self._header_deadline is None and data and self._waiting_for_request():
-            self._arm_header_deadline()
+        starts = self._header_deadline is None and bool(data) and self._waiting_for_request()
         super().data_received(data)
         if self._messages:
             self._disarm_header_deadline()
+        elif starts and self.transport is not None:
+            # Armed once these bytes are parsed (the same instant): headers that came whole need none.
+            self._arm_header_deadline()
 
     def _waiting_for_request(self) -> bool:
         """True while no request is being handled: bytes arriving now start the next request."""

@@ -51,9 +51,17 @@ OVER_LIMIT = (
 TOOL_CALL_PREFIX = "/tools/"
 
 
+#: The request's ``CallPolicy``, made on first use: its guard, its call and its tool share one.
+_CALL_POLICY = web.RequestKey("argent_call_policy", CallPolicy)
+
+
 def call_policy(request: web.Request) -> CallPolicy:
-    """The rules of this request's calls: the server's policy for the token it came with."""
-    return request.app[CONFIG].policy.for_token(request.get(TOKEN_RULE))
+    """The rules of this request's calls: the server's policy for the token it came with (one
+    object per request, so what its file reads share stays within the call)."""
+    policy = request.get(_CALL_POLICY)
+    if policy is None:
+        policy = request[_CALL_POLICY] = request.app[CONFIG].policy.for_token(request.get(TOKEN_RULE))
+    return policy
 
 
 def listed_tools(request: web.Request) -> list[ToolEntry]:

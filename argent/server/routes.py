@@ -147,7 +147,8 @@ async def _invoke(request: web.Request, spec: Any, args: Any, resolved: Resolved
 
     async def emit(event: Any) -> None:
         if stream is not None:
-            await stream.send_line(lines.progress_line(event))
+            if stream.queue(lines.progress_line(event)):
+                await stream.drain()
             if stream.broken:
                 abort.set()
 

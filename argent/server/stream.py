@@ -16,7 +16,6 @@ a 20-step echo flow is now one write. A client that reads slowly holds the call 
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +24,7 @@ from aiohttp import web
 
 from argent.cpu import run_cpu
 from argent.limits import RESULT_STEPS_ENCODED_IN_PLACE, STREAM_COALESCE_BYTES, STREAM_FLUSH_DELAY_SECONDS
-from argent.link.codec import event_to_wire, to_wire
+from argent.link.codec import event_to_wire, result_head_to_wire, step_to_wire, to_wire
 from argent.link.models import EVENT_TAGS, FlowRunResult, ProgressEvent, ResultBody, ResultEvent, StepReport
 
 NDJSON = "application/x-ndjson"
@@ -92,6 +91,8 @@ def _event_head(event: type) -> str:
     return "{" + _encode("event") + ":" + _encode(EVENT_TAGS[event]) + "," + _encode("data") + ":"
 
 
+_STEPS_KEY = "," + _encode("steps") + ":"
+_EMPTY_STEPS = _STEPS_KEY + "[]"
 _PROGRESS_HEAD = _event_head(ProgressEvent)
 _RESULT_HEAD = _event_head(ResultEvent)
 
@@ -112,7 +113,7 @@ class ReportLines:
         """``encode_line(event_to_wire(ProgressEvent(event)))``."""
         if type(event) is not StepReport:
             return encode_line(event_to_wire(ProgressEvent(event)))
-        text = _encode(to_wire(event))
+        text = _encode(step_to_wire(event))
         if len(self._texts) <= RESULT_STEPS_ENCODED_IN_PLACE:
             self._texts[id(event)] = (event, text)
         return (_PROGRESS_HEAD + text + "}\n").encode()
@@ -121,10 +122,15 @@ class ReportLines:
         """``result_line(result)``, with the text of each report already sent."""
         if type(result) is not FlowRunResult or len(result.steps) > RESULT_STEPS_ENCODED_IN_PLACE:
             return result_line(result)
-        view = copy.copy(result)
-        view.steps = []
-        data = to_wire(view)
+        data = result_head_to_wire(result)
         steps = "[" + ",".join(self._text(step) for step in result.steps) + "]"
+        if not is_large(data):
+            # One encoding of the head, the steps spliced in for its empty list: the keys before
+            # ``steps`` hold scalars, and no encoded string holds an unescaped `"`, so the first
+            # ``,"steps":[]`` is the key's own.
+            before, mark, after = _encode(data).partition(_EMPTY_STEPS)
+            if mark:
+                return (_RESULT_HEAD + before + _STEPS_KEY + steps + after + "}\n").encode()
         body = ",".join(
             _encode(key) + ":" + (steps if key == "steps" else dumps_in_parts(value, compact=True))
             for key, value in data.items()
@@ -207,15 +213,24 @@ class NdjsonStream:
 
     async def send_line(self, line: bytes) -> None:
         """``send`` of a line already encoded."""
+        if self.queue(line):
+            await self.drain()
+
+    def queue(self, line: bytes) -> bool:
+        """``send_line`` without its wait: True when ``STREAM_COALESCE_BYTES`` are queued, and the
+        caller must then await ``drain`` (a progress line per step costs no coroutine this way)."""
         if self.broken:
-            return
+            return False
         self._pending.append(line)
         self._pending_bytes += len(line)
         if self._pending_bytes < STREAM_COALESCE_BYTES:
             self._schedule()
-            return
-        flusher = self._flush_now()
-        await asyncio.shield(flusher)
+            return False
+        return True
+
+    async def drain(self) -> None:
+        """Write what is queued, waiting for the client to take it."""
+        await asyncio.shield(self._flush_now())
 
     def _schedule(self) -> None:
         if self._timer is None and self._flusher is None:

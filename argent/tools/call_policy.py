@@ -15,7 +15,7 @@ import fnmatch
 import os
 import re
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -194,6 +194,20 @@ def page_path(target: str, flow_dir: str | None) -> str | None:
     return path
 
 
+#: The unsafe directories of each policy seen, as a set (held with the mapping, so its id stays its own).
+_UNSAFE_KEYS: dict[int, tuple[Mapping[str, str], frozenset[tuple[str, str]]]] = {}
+
+
+def _unsafe_key(unsafe: Mapping[str, str]) -> frozenset[tuple[str, str]]:
+    """``unsafe`` as a hashable value, made once per mapping (a server's is fixed when it starts)."""
+    kept = _UNSAFE_KEYS.get(id(unsafe))
+    if kept is None or kept[0] is not unsafe:
+        if len(_UNSAFE_KEYS) >= 64:
+            _UNSAFE_KEYS.clear()
+        kept = _UNSAFE_KEYS[id(unsafe)] = (unsafe, frozenset(unsafe.items()))
+    return kept[1]
+
+
 class PolicyDiskFlowFiles(DiskFlowFiles):
     """This host's flow files, as a call's policy lets it reach them: every flow, fragment, nested
     flow and baseline is checked before it is touched, and `script:` steps may be switched off."""
@@ -205,6 +219,11 @@ class PolicyDiskFlowFiles(DiskFlowFiles):
     def script_refusal(self) -> str | None:
         """Why a `script:` step of this run must not run (None: it may)."""
         return None if self.policy.scripts else SCRIPT_STEP_REFUSED
+
+    def _read_rules(self) -> Hashable:
+        """The rules of ``_readable_sync`` and the workspace check (the call's token plays no part)."""
+        policy = self.policy
+        return (policy.project_roots, policy.disk_reads, _unsafe_key(policy.unsafe))
 
     def _readable_sync(self, path: str) -> None:
         """A refused file fails like one the system cannot read: its step reports the refusal."""

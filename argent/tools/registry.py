@@ -113,6 +113,17 @@ class ToolSpec(Generic[A]):
         )
 
 
+#: The attribute of each wire name, by args class (a class's fields never change).
+_ATTRIBUTE_NAMES: dict[type, Mapping[str, str]] = {}
+
+
+def _attribute_names(args_type: type) -> Mapping[str, str]:
+    names = _ATTRIBUTE_NAMES.get(args_type)
+    if names is None:
+        names = _ATTRIBUTE_NAMES[args_type] = {wire_name(f): f.name for f in attrs.fields(args_type)}
+    return names
+
+
 class ToolRegistry:
     """Tools by name, in registration order."""
 
@@ -160,7 +171,7 @@ class ToolRegistry:
         policy.check_tool(spec.name)
         if spec.precheck is not None:
             await spec.precheck(args, ctx)
-        attr_of = {wire_name(f): f.name for f in attrs.fields(spec.args_type)}
+        attr_of = _attribute_names(spec.args_type)
         for file_input in spec.file_inputs:
             meta = ctx.file_inputs.get(file_input.target)
             if file_input.kind == "probe" or (meta is not None and meta.via_upload):

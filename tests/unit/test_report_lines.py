@@ -46,6 +46,10 @@ def test_each_progress_line_is_the_plain_encoding() -> None:
         {},
         {"aborted": True, "execution_prerequisite": "logged in ✓", "started_at": 5, "duration_ms": 9},
         {"baseline_writes": [{"steps": [1, 2]}, *range(300)]},
+        # The head is encoded once and the steps spliced in for its empty list: strings and later
+        # values that spell that list must not be taken for it.
+        {"execution_prerequisite": ',"steps":[] \\",\\"steps\\":[]', "baseline_writes": [{"steps": []}]},
+        {"baseline_writes": [{"a": ',"steps":[]', "steps": []}], "started_at": 1},
     ],
 )
 def test_the_result_line_splices_the_sent_reports_into_the_same_bytes(extra: dict[str, Any]) -> None:
@@ -54,6 +58,13 @@ def test_the_result_line_splices_the_sent_reports_into_the_same_bytes(extra: dic
     result = _result(list(REPORTS), **extra)
     assert lines.result_line(result) == result_line(result)
     assert result.steps == REPORTS  # the result itself is untouched
+
+
+def test_a_flow_named_like_the_steps_key_keeps_its_bytes() -> None:
+    lines = ReportLines()
+    _stream(lines, REPORTS)
+    result = FlowRunResult(flow=',"steps":[]', device='"steps":[]', steps=list(REPORTS))
+    assert lines.result_line(result) == result_line(result)
 
 
 def test_reports_never_sent_and_equal_copies_are_encoded_afresh() -> None:
