@@ -182,6 +182,9 @@ QUIET_REQUEST_MAX_AGE_MS = 2000
 #: included. Past either the step fails naming it; the matching runs on the CPU pool, off the event loop.
 MAX_SELECTOR_WORK = 2_000_000
 PATTERN_MATCH_SECONDS = 1.0
+#: The product of a text pattern's counted repetitions (`{n}`, `{n,m}`: their smallest counts). The regex
+#: engine unrolls them at compile, ~280 bytes each: `a{1000000}` takes 280 MB, `a{10000000}` gigabytes.
+MAX_PATTERN_REPEATS = 100_000
 #: Scroll increments of `scroll-to` before it gives up, and the smallest increment (fraction of the screen).
 SCROLL_TO_MAX_ATTEMPTS = 25
 SCROLL_TO_MIN_STEP = 0.05

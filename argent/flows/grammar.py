@@ -3,9 +3,14 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
+
+import regex
+
+from argent.limits import MAX_PATTERN_REPEATS
 
 __all__ = [
     "CONDITION_KEYS",
@@ -13,8 +18,10 @@ __all__ = [
     "SELECTOR_FIELDS",
     "SELECTOR_KEYS",
     "TEXT_MODES",
+    "PatternProblem",
     "Reject",
     "Wrap",
+    "compile_pattern",
     "did_you_mean",
     "edit_distance",
     "only_keys",
@@ -115,15 +122,51 @@ class Wrap:
 MISSING: Any = object()
 
 
-def regex_problem(pattern: str) -> str | None:
-    """Why ``pattern`` is not a valid regular expression, or None.
+#: A counted repetition (``{n}``, ``{n,}``, ``{n,m}``): its smallest count is unrolled at compile. Escaped
+#: braces count too (an over-estimate that never lets ``\\{9999999}`` through).
+_COUNTED = re.compile(r"\{(\d+)(?:,\d*)?\}")
 
-    Upstream compiles with JavaScript's RegExp; we use Python's ``re`` as the engine. They
-    differ at the edges (``(?<name>…)`` vs ``(?P<name>…)``, ``\\d`` Unicode vs ASCII, ``$``
-    before a trailing newline, inline flags), so a few patterns are judged differently.
+
+class PatternProblem(ValueError):
+    """A text pattern the matching engine refuses; the message says why."""
+
+
+@functools.lru_cache(maxsize=256)
+def compile_pattern(pattern: str) -> regex.Pattern[str]:
+    """``pattern`` compiled by the engine every text pattern is matched with (the ``regex`` package,
+    whose matching takes a time limit), or ``PatternProblem``: validation and matching are one
+    compile, so a flow never holds a pattern that parses and then matches nothing.
+
+    ``regex`` unrolls counted repetitions at compile (``a{10000000}`` takes gigabytes), so their
+    smallest counts, multiplied, are capped first."""
+    repeats = 1
+    for counted in _COUNTED.finditer(pattern):
+        digits = counted.group(1).lstrip("0") or "0"
+        repeats *= (
+            max(1, int(digits)) if len(digits) <= len(str(MAX_PATTERN_REPEATS)) else MAX_PATTERN_REPEATS + 1
+        )
+        if repeats > MAX_PATTERN_REPEATS:
+            break
+    if repeats > MAX_PATTERN_REPEATS:
+        raise PatternProblem(
+            f"its counted repetitions ({{n}}, {{n,m}}) repeat more than {MAX_PATTERN_REPEATS:,} times together "
+            "(the engine unrolls them) — use an open repetition (+, *, {n,}) instead"
+        )
+    try:
+        return regex.compile(pattern)
+    except (regex.error, OverflowError, RecursionError, ValueError, MemoryError) as exc:
+        raise PatternProblem(str(exc)) from None
+
+
+def regex_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a valid text pattern, or None.
+
+    Upstream compiles with JavaScript's RegExp; we use the ``regex`` package (``compile_pattern``).
+    They differ at the edges (``\\d`` Unicode vs ASCII, ``$`` before a trailing newline, inline
+    flags, POSIX classes like ``[[:alpha:]]``), so a few patterns are judged differently.
     """
     try:
-        re.compile(pattern)
-    except (re.error, OverflowError, RecursionError, ValueError) as exc:
+        compile_pattern(pattern)
+    except PatternProblem as exc:
         return str(exc)
     return None

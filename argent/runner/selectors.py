@@ -38,11 +38,11 @@ from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from typing import ParamSpec, TypeVar
 
-import regex
 from attrs import define, evolve, field, frozen
 
 from argent.devices.base import Frame, UiNode, UiTree
 from argent.errors import SelectorTooCostlyError
+from argent.flows.grammar import PatternProblem, compile_pattern
 from argent.flows.model import Condition, Selector
 from argent.flows.names import describe_selector
 from argent.limits import MAX_SELECTOR_WORK, PATTERN_MATCH_SECONDS
@@ -223,19 +223,12 @@ def _spend(units: int, sel: Selector) -> None:
 # Matching one element
 
 
-@functools.lru_cache(maxsize=256)
-def _regex(pattern: str) -> regex.Pattern[str] | None:
-    try:
-        return regex.compile(pattern)
-    except (regex.error, OverflowError, RecursionError, ValueError):
-        return None
-
-
 def _pattern_hit(pattern: str, text: str, *, whole: bool = False) -> bool:
     """Whether ``pattern`` is found in (or, ``whole``, matches all of) ``text``, within the time the
     resolution has left for patterns."""
-    rx = _regex(pattern)
-    if rx is None:
+    try:
+        rx = compile_pattern(pattern)
+    except PatternProblem:  # refused when the flow was parsed; a condition built in code matches nothing
         return False
     cost = _COST.get()
     left = cost.patterns_until - time.monotonic() if cost is not None else PATTERN_MATCH_SECONDS

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pytest
+import regex
 
 from argent.errors import FlowParseError
 from argent.flows.model import (
@@ -440,9 +441,10 @@ def test_regex_text_with_id_and_role() -> None:
 
 
 def _engine_message(pattern: str) -> str:
+    """The message of the engine text patterns are matched with (the ``regex`` package)."""
     try:
-        re.compile(pattern)
-    except re.error as exc:
+        regex.compile(pattern)
+    except regex.error as exc:
         return str(exc)
     raise AssertionError("pattern compiled")
 

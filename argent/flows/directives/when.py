@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from attrs import frozen
-from ruamel.yaml.nodes import SequenceNode
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from argent import limits
 from argent.flows.canonical import condition_summary, condition_to_data
@@ -111,10 +111,38 @@ def _guard(nodes: Nodes, node: Any) -> Condition | PlatformGuard:
         if platform not in PLATFORMS:
             raise Reject(f"when.platform must be one of {', '.join(PLATFORMS)}")
         return PlatformGuard(platform=platform)
-    condition = nodes.condition(node, "when")
+    try:
+        condition = nodes.condition(node, "when")
+    except Reject:
+        # A placeholder can make a refused pattern (`{{secret:X}}` is fuzzy-match syntax to the regex
+        # engine): the placeholder is the guard's problem to name.
+        if _node_has_secret(node):
+            raise Reject(_SECRET_IN_WHEN) from None
+        raise
     if _has_secret(condition):
         raise Reject(_SECRET_IN_WHEN)
     return condition
+
+
+def _node_has_secret(node: Any) -> bool:
+    """Whether a scalar under ``node`` holds a placeholder (each node once: aliases may repeat them)."""
+    stack, seen = [node], set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if (
+            isinstance(current, ScalarNode)
+            and isinstance(current.value, str)
+            and _SECRET_MARK in current.value
+        ):
+            return True
+        if isinstance(current, MappingNode):
+            stack.extend(part for pair in current.value for part in pair)
+        elif isinstance(current, SequenceNode):
+            stack.extend(current.value)
+    return False
 
 
 def _has_secret(condition: Condition) -> bool:
