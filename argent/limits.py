@@ -30,8 +30,9 @@ INLINE_MEMBERS_BUDGET = 256 * KIB
 DEFAULT_CONCURRENT_CALLS_PER_TOKEN = 256
 #: Seconds a 429 asks the caller to wait before calling again (Retry-After).
 RETRY_AFTER_SECONDS = 1
-#: How long `argent flow run --workers N` keeps retrying a flow the tool-server answered 429 (busy)
-#: before reporting it as an error (a shared server may allow fewer calls at once than N).
+#: How long `argent flow run --workers N` keeps retrying a flow the tool-server answered 429 (busy), or
+#: refused a browser while another flow of the run holds one (TOO_MANY_DEVICES), before reporting it as an
+#: error (a shared server may allow fewer calls, or browsers per token, at once than N).
 SUITE_BUSY_RETRY_SECONDS = 600
 #: Most flows `argent flow run --workers N` runs at once (a larger N runs this many, and says so):
 #: each is a call, and on Chromium a browser; a typo like 10**9 must not become 10**9 tasks.

@@ -19,10 +19,11 @@ runs them concurrently when asked, and records them for the reports.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -32,6 +33,7 @@ from argent.cli.flow_run import closing_lines
 from argent.cli.targets import FlowTarget, UsageProblem
 from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
+from argent.errors import TOO_MANY_DEVICES
 from argent.limits import MAX_SUITE_WORKERS, RETRY_AFTER_SECONDS, SUITE_BUSY_RETRY_SECONDS
 from argent.reports.html import HtmlReport, ReportDirProblem, html_owned, prepare_report_dir
 from argent.reports.junit import ReportPathProblem, prepare_junit_path
@@ -242,6 +244,52 @@ def _say_empty_shard(runner: _FlowRun, suite: SuiteOptions, targets: FlowTarget 
 
 
 @define
+class BrowserRoom:
+    """The calls of one run that may hold a browser on the tool-server.
+
+    A flow the tool-server refused a browser (``TOO_MANY_DEVICES``: the token holds the most it may,
+    ``limits.devices_per_token``) waits for another call of the run to end (at most Retry-After) and
+    tries again, as a busy flow does. When no call of the run is running and none ended since the
+    refused one started, the browsers are someone else's: the refusal is the flow's error."""
+
+    running: int = 0
+    ended: int = 0
+    _ending: asyncio.Event = field(factory=asyncio.Event)
+
+    @contextlib.contextmanager
+    def calling(self) -> Iterator[None]:
+        """Count a call as running while it runs; its end may free a browser, unless the tool-server
+        refused it one (or was busy): a refused call frees nothing, and counting it would keep two
+        refused flows retrying each other."""
+        self.running += 1
+        freed = True
+        try:
+            yield
+        except ToolCallError as exc:
+            freed = not (exc.error_code == TOO_MANY_DEVICES or exc.status == BUSY_STATUS)
+            raise
+        finally:
+            self.running -= 1
+            if freed:
+                self.ended += 1
+                self._ending.set()
+                self._ending = asyncio.Event()
+
+    def may_free(self, seen: int) -> bool:
+        """After a refusal of a call started when ``seen`` calls had ended: whether a call of the run
+        may have freed a browser since, or still may."""
+        return self.ended > seen or self.running > 0
+
+    async def wait(self, seen: int) -> None:
+        """Until a call of the run ends after ``seen`` had (at most Retry-After: the browsers may be
+        another client's of the same token)."""
+        if self.ended > seen:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ending.wait(), RETRY_AFTER_SECONDS)
+
+
+@define
 class ParallelBatch:
     """A directory run on up to ``workers`` concurrent calls, started in input order.
 
@@ -257,6 +305,7 @@ class ParallelBatch:
     stopped: bool = False
     entries: list[dict[str, Any]] = field(factory=list)
     next_position: int = 0
+    room: BrowserRoom = field(factory=BrowserRoom)
 
     async def run(self) -> int:
         total = len(self.targets)
@@ -330,7 +379,14 @@ class ParallelBatch:
 
         try:
             result = await call_flow(
-                runner, client, target, refusals, on_progress=progress, on_refused=refused
+                runner,
+                client,
+                target,
+                refusals,
+                on_progress=progress,
+                on_refused=refused,
+                room=self.room,
+                on_wait=notice,
             )
         except ToolCallError as exc:
             entry.update(status="fail", error=exc.message)
@@ -364,21 +420,40 @@ async def call_flow(
     *,
     on_progress: ProgressCallback | None = None,
     on_refused: RefusalCallback | None = None,
+    room: BrowserRoom | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> Any:
     """One flow-execute call of ``runner``'s run (also the pytest plugin's); a tool-server that is
     busy (429: it runs fewer calls at once than its clients ask, and ran nothing) is asked again
-    after its Retry-After, for a while. Each step's progress line goes to ``on_progress``; each
-    refused client file to ``on_refused`` (default: kept in ``refusals`` and told to the user)."""
+    after its Retry-After, for a while. With a ``room`` (the calls of a ``--workers`` run), a flow
+    refused a browser (``TOO_MANY_DEVICES``, before any step ran) is asked again the same way while
+    another flow of the run may free one (``on_wait`` is told the first refusal). Each step's progress
+    line goes to ``on_progress``; each refused client file to ``on_refused`` (default: kept in
+    ``refusals`` and told to the user)."""
     deadline = time.monotonic() + SUITE_BUSY_RETRY_SECONDS
+    room = BrowserRoom() if room is None else room
+    told = False
     while True:
+        seen = room.ended
         try:
-            return await client.call(
-                "flow-execute",
-                runner._args(target),
-                on_progress=on_progress,
-                on_refused=on_refused or runner._refused(refusals),
-            )
+            with room.calling():
+                return await client.call(
+                    "flow-execute",
+                    runner._args(target),
+                    on_progress=on_progress,
+                    on_refused=on_refused or runner._refused(refusals),
+                )
         except ToolCallError as exc:
-            if exc.status != BUSY_STATUS or time.monotonic() >= deadline:
+            if time.monotonic() >= deadline:
+                raise
+            if exc.error_code == TOO_MANY_DEVICES:
+                if not room.may_free(seen):
+                    raise
+                if on_wait is not None and not told:
+                    told = True
+                    on_wait(f"  … waiting for a browser another flow of this run holds: {exc.message}")
+                await room.wait(seen)
+                continue
+            if exc.status != BUSY_STATUS:
                 raise
         await asyncio.sleep(RETRY_AFTER_SECONDS)
