@@ -23,7 +23,7 @@ import contextlib
 import functools
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -250,25 +250,40 @@ class BrowserRoom:
     A flow the tool-server refused a browser (``TOO_MANY_DEVICES``: the token holds the most it may,
     ``limits.devices_per_token``) waits for another call of the run to end (at most Retry-After) and
     tries again, as a busy flow does. When no call of the run is running and none ended since the
-    refused one started, the browsers are someone else's: the refusal is the flow's error."""
+    refused one started, the browsers are someone else's: the refusal is the flow's error.
+
+    Retries ask one at a time (until the retried call's first step line: its browser is up), so
+    refused flows never keep each other "running" and waiting for ever."""
 
     running: int = 0
     ended: int = 0
     _ending: asyncio.Event = field(factory=asyncio.Event)
+    _retrying: asyncio.Lock = field(factory=asyncio.Lock)
 
-    @contextlib.contextmanager
-    def calling(self) -> Iterator[None]:
-        """Count a call as running while it runs; its end may free a browser, unless the tool-server
-        refused it one (or was busy): a refused call frees nothing, and counting it would keep two
-        refused flows retrying each other."""
+    @contextlib.asynccontextmanager
+    async def calling(self, *, retry: bool) -> AsyncIterator[Callable[[], None]]:
+        """Count a call as running while it runs; yields ``booted``, to call at its first step line.
+        Its end may free a browser, unless the tool-server refused it one (or was busy): a refused
+        call frees nothing, and counting it would keep two refused flows retrying each other."""
+        if retry:
+            await self._retrying.acquire()
+        turn = retry
+
+        def booted() -> None:
+            nonlocal turn
+            if turn:
+                turn = False
+                self._retrying.release()
+
         self.running += 1
         freed = True
         try:
-            yield
+            yield booted
         except ToolCallError as exc:
             freed = not (exc.error_code == TOO_MANY_DEVICES or exc.status == BUSY_STATUS)
             raise
         finally:
+            booted()
             self.running -= 1
             if freed:
                 self.ended += 1
@@ -432,15 +447,15 @@ async def call_flow(
     ``refusals`` and told to the user)."""
     deadline = time.monotonic() + SUITE_BUSY_RETRY_SECONDS
     room = BrowserRoom() if room is None else room
-    told = False
+    told = retry = False
     while True:
         seen = room.ended
         try:
-            with room.calling():
+            async with room.calling(retry=retry) as booted:
                 return await client.call(
                     "flow-execute",
                     runner._args(target),
-                    on_progress=on_progress,
+                    on_progress=_first_step_tells(booted, on_progress),
                     on_refused=on_refused or runner._refused(refusals),
                 )
         except ToolCallError as exc:
@@ -453,7 +468,23 @@ async def call_flow(
                     told = True
                     on_wait(f"  … waiting for a browser another flow of this run holds: {exc.message}")
                 await room.wait(seen)
+                retry = True
                 continue
             if exc.status != BUSY_STATUS:
                 raise
         await asyncio.sleep(RETRY_AFTER_SECONDS)
+
+
+def _first_step_tells(
+    booted: Callable[[], None], on_progress: ProgressCallback | None
+) -> ProgressCallback | None:
+    """``on_progress``, calling ``booted`` first (None stays None: it decides whether the call streams)."""
+    if on_progress is None:
+        return None
+    tell = on_progress
+
+    def progress(step: dict[str, Any]) -> Awaitable[None] | None:
+        booted()
+        return tell(step)
+
+    return progress
