@@ -33,8 +33,6 @@ from argent.runner.pixel_basics import (
 
 Pixels = npt.NDArray[np.uint8]
 
-_RGB_ONLY = np.array([1.0, 1.0, 1.0, 0.0], dtype=np.float32)
-
 
 # --------------------------------------------------------------------------------------------
 # PNG in and out
@@ -136,7 +134,10 @@ def changed_mask(a: Pixels, b: Pixels, threshold_sq: float = DIFF_THRESHOLD_SQ) 
     if idx.size > differs.size // 4:
         d = np.subtract(a, b, dtype=np.float32)
         d *= d
-        full: npt.NDArray[np.bool_] = (d.reshape(-1, 4) @ _RGB_ONLY).reshape(h, w) > threshold_sq
+        # Element-wise sums, never a matrix product: a product goes to OpenBLAS, whose threads a
+        # fork in another thread (a Chromium launched beside this compare) can take away mid-call,
+        # leaving the product spinning forever.
+        full: npt.NDArray[np.bool_] = (d[..., 0] + d[..., 1] + d[..., 2]) > threshold_sq
         return full
     flat_a = a.reshape(-1, 4)[idx, :3]
     flat_b = b.reshape(-1, 4)[idx, :3]
