@@ -253,8 +253,13 @@ class BrowserRoom:
     refused one started, the browsers are someone else's: the refusal is the flow's error.
 
     Retries ask one at a time (until the retried call's first step line: its browser is up), so
-    refused flows never keep each other "running" and waiting for ever."""
+    refused flows never keep each other "running" and waiting for ever.
 
+    ``siblings``: other processes of the same run share the token (pytest-xdist workers over one
+    link), so a browser may be freed by a call this process never sees; a refused flow then waits
+    (Retry-After at a time) for as long as a busy one."""
+
+    siblings: bool = False
     running: int = 0
     ended: int = 0
     _ending: asyncio.Event = field(factory=asyncio.Event)
@@ -293,7 +298,7 @@ class BrowserRoom:
     def may_free(self, seen: int) -> bool:
         """After a refusal of a call started when ``seen`` calls had ended: whether a call of the run
         may have freed a browser since, or still may."""
-        return self.ended > seen or self.running > 0
+        return self.siblings or self.ended > seen or self.running > 0
 
     async def wait(self, seen: int) -> None:
         """Until a call of the run ends after ``seen`` had (at most Retry-After: the browsers may be

@@ -20,7 +20,7 @@ import pytest
 import pytest_asyncio
 from attrs import frozen
 
-from argent.testing.options import project_root
+from argent.testing.options import project_root, shares_a_link
 
 __all__ = ["ArgentServer", "FlowNotRun", "RunFlow", "argent_run_flow", "argent_server"]
 
@@ -92,7 +92,7 @@ def argent_run_flow(request: pytest.FixtureRequest, pytestconfig: pytest.Config)
         ``updateBaselines``). Raises ``FlowNotRun`` only when the flow could not run at all."""
         from argent.cli.flow_run import _FlowRun
         from argent.cli.problems import CommandFailed
-        from argent.cli.suite import call_flow
+        from argent.cli.suite import BrowserRoom, call_flow
         from argent.cli.targets import FlowTarget, resolve_flow_ref
         from argent.client.base import ToolCallError
         from argent.client.client_files import RefusedClientFile
@@ -113,7 +113,8 @@ def argent_run_flow(request: pytest.FixtureRequest, pytestconfig: pytest.Config)
         refusals: list[RefusedClientFile] = []
         try:
             async with client() as tools:
-                result = await call_flow(run, tools, target, refusals)
+                room = BrowserRoom(siblings=shares_a_link(server is None))
+                result = await call_flow(run, tools, target, refusals, room=room)
         except ToolCallError as exc:
             raise FlowNotRun(exc.message, error_code=exc.error_code) from None
         if not is_report(result):

@@ -47,3 +47,11 @@ def project_root(config: pytest.Config) -> Path:
     if root is None:
         root = config.stash[PROJECT_ROOT] = find_project_root(config.invocation_params.dir)
     return root
+
+
+def shares_a_link(linked: bool) -> bool:
+    """Whether other pytest-xdist workers of this run call the same tool-server with the same token
+    (over the configured link; without one each worker has its own): a browser one of them holds may
+    be what the tool-server refuses this one (``TOO_MANY_DEVICES``), and its end frees it."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    return linked and workers.isdigit() and int(workers) > 1

@@ -22,13 +22,14 @@ from typing import Any
 import pytest
 
 from argent.cli.flow_run import _FlowRun
-from argent.cli.suite import call_flow
+from argent.cli.suite import BrowserRoom, call_flow
 from argent.cli.targets import FlowTarget
 from argent.client.base import ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
+from argent.client.routing import resolve_route
 from argent.reports.model import FlowOutcome, outcome_of
 from argent.reports.recorder import relative_name
-from argent.testing.options import SESSION, project_root
+from argent.testing.options import SESSION, project_root, shares_a_link
 
 
 def run_options(config: pytest.Config) -> dict[str, Any]:
@@ -54,6 +55,7 @@ class FlowSession:
         self.runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
         self.stack = contextlib.AsyncExitStack()
         self.client: ToolClient | None = None
+        self.room = BrowserRoom()
 
     def run(self, path: str) -> FlowOutcome:
         return self.runner.run(self._run(FlowTarget(path=path)))
@@ -61,11 +63,12 @@ class FlowSession:
     async def _run(self, target: FlowTarget) -> FlowOutcome:
         if self.client is None:
             self.client = await self.stack.enter_async_context(self.flow_run.client())
+            self.room.siblings = shares_a_link(resolve_route().url is not None)
         rel = relative_name(target.path, str(self.root))
         refusals: list[RefusedClientFile] = []
         t0 = time.monotonic()
         try:
-            result = await call_flow(self.flow_run, self.client, target, refusals)
+            result = await call_flow(self.flow_run, self.client, target, refusals, room=self.room)
         except ToolCallError as exc:
             return outcome_of(0, target.path, rel, time.monotonic() - t0, stem=target.stem, error=exc.message)
         return outcome_of(
