@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from argent.client.base import ToolCallError
-from argent.reports.render import terminal_safe
+from argent.reports.render import hang, terminal_safe
 
 
 class CommandFailed(click.ClickException):
@@ -28,6 +28,17 @@ class UsageProblem(CommandFailed):
     exit_code = 2
 
 
+#: Where Click's ``Error: `` prefix ends: a tool-server's message that spans lines continues there.
+SERVER_MESSAGE_INDENT = " " * len("Error: ")
+
+
+def server_message(exc: ToolCallError) -> str:
+    """A tool-server's error message for ``Error: ``, each line after its first indented under it: a
+    server (a hostile one, or a script's stderr tail) cannot start a line of its own, say a ``PASS``."""
+    return hang(exc.message, SERVER_MESSAGE_INDENT)
+
+
 def call_failed(exc: ToolCallError) -> CommandFailed:
     """A failed call as the CLI's error: bad arguments or an unknown tool are usage problems."""
-    return UsageProblem(exc.message) if exc.is_usage else CommandFailed(exc.message)
+    message = server_message(exc)
+    return UsageProblem(message) if exc.is_usage else CommandFailed(message)

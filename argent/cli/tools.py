@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import click
 
-from argent.cli.problems import CommandFailed, UsageProblem, call_failed
+from argent.cli.problems import CommandFailed, UsageProblem, call_failed, server_message
 from argent.cli.tool_command import ToolCommand, build_tool_command
 from argent.cli.tool_command import flag as _flag
 from argent.client.base import ToolCallError
@@ -39,7 +39,7 @@ def _fetch_tools() -> list[ToolEntry]:
     try:
         return asyncio.run(go())
     except ToolCallError as exc:
-        raise CommandFailed(exc.message) from None
+        raise CommandFailed(server_message(exc)) from None
 
 
 def _placeholder(name: str, schema: dict[str, Any]) -> str:
