@@ -182,6 +182,12 @@ QUIET_REQUEST_MAX_AGE_MS = 2000
 #: the seconds all its text patterns (`text: { matches }`) may take, a pattern that backtracks (`(a|aa)+$`)
 #: included. Past either the step fails naming it; the matching runs on the CPU pool, off the event loop.
 MAX_SELECTOR_WORK = 2_000_000
+#: The pattern time is wall-clock time measured around each match and summed over the resolution (element
+#: checks do not count), so a step fails only once its patterns took more than this: the error's "took
+#: more than 1s" is exact. The stop is later, not sooner: the regex engine ends a match by its own clock,
+#: the CPU time of the whole server process since the match began, which stands still while the process
+#: waits for a core (at load 12 on two cores a 0.5 s limit stopped matching after 1.6–2.5 s of wall time);
+#: when busy threads beside it end a match before its wall time is up, it runs again with what is left.
 PATTERN_MATCH_SECONDS = 1.0
 #: The product of a text pattern's counted repetitions (`{n}`, `{n,m}`: their smallest counts). The regex
 #: engine unrolls them at compile, ~280 bytes each: `a{1000000}` takes 280 MB, `a{10000000}` gigabytes.

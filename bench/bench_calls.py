@@ -10,7 +10,9 @@ Rows (calls interleaved round-robin across the servers, so all see the same mach
 2. ``buffered_20_echo``: the same call answered as one JSON body, vs a bare handler answering the
    same body;
 3. ``run_chain_10_deep``: a streamed call of a flow whose `run:` chain is 10 fragments deep (an echo
-   and a `run:` per level), vs the bare streaming handler of (1).
+   and a `run:` per level), vs the bare streaming handler of (1);
+4. ``streamed_20_echo_cli``: the call of (1) as our CLI sends it to a co-located server, the flow file
+   wrapped as a file input (``__argentFileInput`` with its size and mtime), vs the same bare handler.
 
 ``--src NAME=DIR`` adds a server running the ``argent`` package found in ``DIR`` (another checkout, say
 the base commit), measured in the same rounds; its rows are suffixed ``@NAME``.
@@ -34,6 +36,9 @@ from typing import Any
 import aiohttp
 from bench_server import free_port
 from common import add_src_option, cpu_seconds, report, sources_of
+
+from argent.client.calls import prepare_file_inputs
+from argent.tools.flow_tools import FLOW_FILE_INPUT, FLOW_PATH_INPUT
 
 STEPS = 20
 CHAIN_DEPTH = 10
@@ -143,6 +148,7 @@ async def bench(calls: int, sources: dict[str, str | None]) -> dict[str, dict[st
         bare, bare_url = start_bare()
         servers = {label: start_argent(tmp, path) for label, path in sources.items()}
         echo = {"name": "echo20", "project_root": str(root)}
+        cli = await prepare_file_inputs([FLOW_PATH_INPUT, FLOW_FILE_INPUT], echo, linked=False)
         chain = {"name": "chain", "project_root": str(root)}
         # (row, server process, url, call, args); the bare server answers every call with its 20 lines.
         cases: list[tuple[str, int, str, Call, dict[str, Any]]] = [
@@ -154,6 +160,7 @@ async def bench(calls: int, sources: dict[str, str | None]) -> dict[str, dict[st
             cases.append((f"streamed_20_echo{suffix}", proc.pid, url, streamed, echo))
             cases.append((f"buffered_20_echo{suffix}", proc.pid, url, buffered, echo))
             cases.append((f"run_chain_10_deep{suffix}", proc.pid, url, streamed, chain))
+            cases.append((f"streamed_20_echo_cli{suffix}", proc.pid, url, streamed, cli))
         samples: dict[str, list[float]] = {row: [] for row, *_ in cases}
         cpu = dict.fromkeys(samples, 0.0)
         try:

@@ -7,7 +7,12 @@
    reads the same files (target <= 3x);
 2. the tool-server taking 32 MiB of flow members: ``read_members`` alone (time, and the memory it
    adds, by tracemalloc), and one whole flow-execute call on ``argent server start`` (wall time
-   against the same call without members, and the server's RSS high-water mark over idle).
+   against the same call without members, the server's CPU, and its RSS high-water mark over idle);
+3. the check of ``MAX_BODY_JSON_VALUES`` on that call's body alone, against its parse;
+4. a small streamed call of a 20-echo saved flow on the same server (wall time, server CPU).
+
+``--src NAME=DIR`` adds a server running the ``argent`` package in ``DIR`` to the rows of calls
+(2 and 4), measured in the same rounds; its rows are suffixed ``@NAME``. ``--calls-only`` runs only those.
 
 Prints a table and writes ``bench/results/link.json``. Medians of ``--repeat`` rounds.
 """
@@ -26,17 +31,24 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
-from common import median_seconds, report, rss_kib
+from common import add_src_option, cpu_seconds, median_seconds, report, rss_kib, sources_of
 
 from argent.client.collect import collect_flow_members
 from argent.client.flow_members import plan_transfer
-from argent.limits import MAX_FLOW_MEMBERS_BYTES, MIB
+from argent.limits import MAX_BODY_JSON_VALUES, MAX_FLOW_MEMBERS_BYTES, MIB
 from argent.server.members import read_members
+from argent.utils.json_values import count_json_values
+
+try:  # the check of the cap without a scan of every byte (newer checkouts)
+    from argent.utils.json_values import more_json_values_than
+except ImportError:  # pragma: no cover
+    more_json_values_than = None  # type: ignore[assignment]
 
 CHAINS, DEPTH, BASELINES = 50, 20, 500
+_T = TypeVar("_T")
 
 
 def make_project(root: Path) -> Path:
@@ -126,9 +138,11 @@ def bench_store(repeat: int) -> dict[str, float]:
     return {"seconds": seconds, "peak_added_mib": peak / MIB}
 
 
-def bench_call(repeat: int) -> dict[str, float]:
+def bench_call(repeat: int, echo_calls: int, sources: dict[str, str | None]) -> dict[str, dict[str, float]]:
     """One flow-execute call carrying 32 MiB of flow members on a real ``argent server start``:
-    the wall time of the call (body upload, JSON, members, a one-step run) and the server's RSS."""
+    the wall time of the call (body upload, JSON, members, a one-step run) and the server's RSS;
+    and a small streamed call of a 20-echo saved flow (name and project_root), its wall time and the
+    server's CPU. One server per source, their calls interleaved, so all see the same load."""
     body = {
         "project_root": "/client/p",
         "name": "main",
@@ -144,42 +158,125 @@ def bench_call(repeat: int) -> dict[str, float]:
     payload = json.dumps(body).encode()
     small = json.dumps({**body, "flow_file": {**body["flow_file"], "members": []}}).encode()
     with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "argent", "server", "start", "--port", "0", "--no-auth"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env={**os.environ, "TMPDIR": tmp},
-        )
+        flows = Path(tmp) / "proj" / ".argent" / "flows"
+        flows.mkdir(parents=True)
+        (flows / "echo20.yaml").write_text("steps:\n" + "".join(f"  - echo: step {i}\n" for i in range(20)))
+        echo = json.dumps({"name": "echo20", "project_root": str(flows.parent.parent)}).encode()
+        servers = {label: _start_server(tmp, path) for label, path in sources.items()}
         try:
-            assert proc.stdout is not None
-            url = proc.stdout.readline().strip().removeprefix("Tools server listening on ")
-
-            async def post(data: bytes) -> float:
-                async with aiohttp.ClientSession() as session:
-                    t0 = time.perf_counter()
-                    headers = {"Content-Type": "application/json"}
-                    async with session.post(f"{url}/tools/flow-execute", data=data, headers=headers) as resp:
-                        assert resp.status == 200, await resp.text()
-                        await resp.read()
-                    return time.perf_counter() - t0
-
-            asyncio.run(post(small))
-            idle = rss_kib(proc.pid, "VmRSS")
-            empty_s = statistics.median([asyncio.run(post(small)) for _ in range(repeat)])
-            full_s = statistics.median([asyncio.run(post(payload)) for _ in range(repeat)])
-            peak = rss_kib(proc.pid, "VmHWM")
-            after = rss_kib(proc.pid, "VmRSS")
+            return asyncio.run(_calls(servers, payload, small, echo, repeat, echo_calls))
         finally:
-            proc.terminate()
-            proc.wait(timeout=30)
-    return {
-        "body_mib": len(payload) / MIB,
-        "call_s": full_s,
-        "call_without_members_s": empty_s,
-        "peak_rss_growth_mib": (peak - idle) / 1024,
-        "rss_after_mib_over_idle": (after - idle) / 1024,
+            for proc, _ in servers.values():
+                proc.terminate()
+                proc.wait(timeout=30)
+
+
+def _start_server(tmp: str, pythonpath: str | None) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "TMPDIR": tmp}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "argent", "server", "start", "--port", "0", "--no-auth"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=tmp,
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip().removeprefix("Tools server listening on ")
+
+
+async def _calls(
+    servers: dict[str, tuple[subprocess.Popen[str], str]],
+    payload: bytes,
+    small: bytes,
+    echo: bytes,
+    repeat: int,
+    echo_calls: int,
+) -> dict[str, dict[str, float]]:
+    headers = {"Content-Type": "application/json"}
+
+    async def post(url: str, data: bytes, *, stream: bool = False) -> float:
+        async with aiohttp.ClientSession() as session:
+            return await timed_post(session, url, data, stream=stream)
+
+    async def timed_post(
+        session: aiohttp.ClientSession, url: str, data: bytes, *, stream: bool = False
+    ) -> float:
+        extra = {"Accept": "application/x-ndjson"} if stream else {}
+        t0 = time.perf_counter()
+        async with session.post(f"{url}/tools/flow-execute", data=data, headers={**headers, **extra}) as resp:
+            assert resp.status == 200, await resp.text()
+            await resp.read()
+        return time.perf_counter() - t0
+
+    idle: dict[str, int] = {}
+    for label, (proc, url) in servers.items():
+        await post(url, small)
+        idle[label] = rss_kib(proc.pid, "VmRSS")
+    big: dict[str, list[float]] = {label: [] for label in servers}
+    empty: dict[str, list[float]] = {label: [] for label in servers}
+    big_cpu = dict.fromkeys(servers, 0.0)
+    order = list(servers.items())
+    for round_ in range(repeat):
+        for label, (proc, url) in _rotated(order, round_):
+            empty[label].append(await post(url, small))
+            before = cpu_seconds(proc.pid)
+            big[label].append(await post(url, payload))
+            big_cpu[label] += cpu_seconds(proc.pid) - before
+    results: dict[str, dict[str, float]] = {}
+    for label, (proc, _) in servers.items():
+        suffix = f"@{label}" if label else ""
+        results[f"server_call_32_mib_members{suffix}"] = {
+            "body_mib": len(payload) / MIB,
+            "call_s": statistics.median(big[label]),
+            "call_without_members_s": statistics.median(empty[label]),
+            "server_cpu_s": big_cpu[label] / repeat,
+            "peak_rss_growth_mib": (rss_kib(proc.pid, "VmHWM") - idle[label]) / 1024,
+            "rss_after_mib_over_idle": (rss_kib(proc.pid, "VmRSS") - idle[label]) / 1024,
+        }
+    small_s: dict[str, list[float]] = {label: [] for label in servers}
+    small_cpu = dict.fromkeys(servers, 0.0)
+    async with aiohttp.ClientSession() as session:
+        for _, url in servers.values():
+            for _ in range(5):
+                await timed_post(session, url, echo, stream=True)
+        for round_ in range(echo_calls):
+            for label, (proc, url) in _rotated(order, round_):
+                before = cpu_seconds(proc.pid)
+                small_s[label].append(await timed_post(session, url, echo, stream=True))
+                small_cpu[label] += cpu_seconds(proc.pid) - before
+    for label in servers:
+        suffix = f"@{label}" if label else ""
+        values = sorted(small_s[label])
+        results[f"server_call_20_echo{suffix}"] = {
+            "ms": statistics.median(values) * 1000,
+            "p10_ms": values[len(values) // 10] * 1000,
+            "server_cpu_ms": small_cpu[label] * 1000 / echo_calls,
+        }
+    return results
+
+
+def _rotated(items: list[_T], by: int) -> list[_T]:
+    """``items`` starting at ``by`` (modulo): no server is always the first of a round."""
+    by %= len(items)
+    return items[by:] + items[:by]
+
+
+def bench_value_count(repeat: int) -> dict[str, float]:
+    """The check of ``MAX_BODY_JSON_VALUES`` alone on the 42.7 MiB body of the members call, against
+    the parse of the same bytes (what the check guards: it runs before it, on every body)."""
+    body = {"flow_file": {"members": members_of(MAX_FLOW_MEMBERS_BYTES, 2 * MIB)}}
+    raw = json.dumps(body).encode()
+    figures = {
+        "count_ms": median_seconds(lambda: count_json_values(raw), repeat) * 1000,
+        "parse_ms": median_seconds(lambda: json.loads(raw), repeat) * 1000,
     }
+    if more_json_values_than is not None:
+        check = more_json_values_than
+        figures["check_ms"] = median_seconds(lambda: check(raw, MAX_BODY_JSON_VALUES), repeat) * 1000
+    return figures
 
 
 def main() -> None:
@@ -187,12 +284,17 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--echo-calls", type=int, default=200, help="Calls of the 20-echo row (median).")
+    parser.add_argument("--calls-only", action="store_true", help="Only the rows of calls on a server.")
+    add_src_option(parser)
     args = parser.parse_args()
-    results = {
-        "collect_1000_fragments_500_baselines": bench_collection(args.repeat),
-        "server_store_32_mib_members": bench_store(args.repeat),
-        "server_call_32_mib_members": bench_call(args.repeat),
-    }
+    sources = sources_of(parser, args.src)
+    results: dict[str, dict[str, float]] = {}
+    if not args.calls_only:
+        results["collect_1000_fragments_500_baselines"] = bench_collection(args.repeat)
+        results["server_store_32_mib_members"] = bench_store(args.repeat)
+        results["body_value_count_32_mib_members"] = bench_value_count(args.repeat)
+    results.update(bench_call(args.repeat, args.echo_calls, sources))
     report("link", results)
 
 

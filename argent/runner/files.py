@@ -148,6 +148,8 @@ def spelling_of(directory: str, basename: str) -> Spelling:
 _Resolved: TypeAlias = "tuple[FlowRef, tuple[str, str | Exception]]"
 #: What resolutions of plain paths read, kept while inotify vouches for it (``argent.runner.read_cache``).
 _READS: ReadCache[tuple[FlowRef, tuple[str, str | Exception]]] = ReadCache(FileWatches(FILE_WATCHES))
+#: The one inotify instance of this process's read caches: flows here, file-input checks in the server.
+WATCHES = _READS.watches
 
 
 class DiskFlowFiles:

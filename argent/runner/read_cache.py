@@ -43,6 +43,9 @@ class ReadCache(Generic[V]):
         #: next one is not watched (watching costs a few system calls per directory), only noted.
         self._unkept: OrderedDict[Hashable, None] = OrderedDict()
         self._lock = threading.Lock()
+        #: Lookups answered from what was kept, and the others (each one resolution in a worker thread).
+        self.hits = 0
+        self.misses = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -51,14 +54,16 @@ class ReadCache(Generic[V]):
         """The value kept for ``key`` when nothing it depends on has changed since; no disk I/O."""
         with self._lock:
             entry = self._entries.get(key)
-        if entry is None:
-            return None
-        if not self.watches.unchanged(entry[0]):
+        if entry is not None and not self.watches.unchanged(entry[0]):
             with self._lock:
                 if self._entries.get(key) is entry:
                     del self._entries[key]
-            return None
+            entry = None
         with self._lock:
+            if entry is None:
+                self.misses += 1
+                return None
+            self.hits += 1
             if key in self._entries:
                 self._entries.move_to_end(key)
         return entry[1]
@@ -71,11 +76,11 @@ class ReadCache(Generic[V]):
                 return None
         return self.watches.watch(path)
 
-    def settle(self, key: Hashable, stamp: Stamp | None, value: V, chars: int | None) -> None:
-        """After a resolution for ``key``: keep ``value`` (``chars`` of text, None: not a value to
-        keep) when it was read after ``stamp`` was taken."""
+    def settle(self, key: Hashable, stamp: Stamp | None, value: V | None, chars: int | None) -> None:
+        """After a resolution for ``key``: keep ``value`` (``chars`` of text; None for either: not a
+        value to keep) when it was read after ``stamp`` was taken."""
         with self._lock:
-            if chars is None:
+            if value is None or chars is None:
                 self._unkept[key] = None
                 self._unkept.move_to_end(key)
                 while len(self._unkept) > self._max_entries:

@@ -23,8 +23,9 @@ every loose scope too. Scopes narrow the candidates in the order within, after, 
 each is resolved on the same screen and a node is never its own anchor.
 
 What one resolution may cost is bounded (``limits.MAX_SELECTOR_WORK`` element checks and scope
-pairs, ``limits.PATTERN_MATCH_SECONDS`` of pattern matching): past it ``SelectorTooCostlyError``
-names the selector or pattern, so a few bytes of selector never hold a worker for minutes. The
+pairs, ``limits.PATTERN_MATCH_SECONDS`` of pattern matching, in wall time, stopped late rather than
+early under load: see the limit): past it ``SelectorTooCostlyError`` names the selector or
+pattern, so a few bytes of selector never hold a worker for minutes. The
 runner calls the entry points on the CPU pool (``argent.cpu``), off the event loop.
 """
 
@@ -184,7 +185,9 @@ class _Cost:
     """The work and pattern time left to the resolution under way."""
 
     work_left: int = MAX_SELECTOR_WORK
-    patterns_until: float = field(factory=lambda: time.monotonic() + PATTERN_MATCH_SECONDS)
+    #: Wall-clock seconds of pattern matching left (measured around each match), and each pattern's.
+    pattern_seconds_left: float = PATTERN_MATCH_SECONDS
+    pattern_seconds: dict[str, float] = field(factory=dict)
 
 
 _COST: ContextVar[_Cost | None] = ContextVar("argent_selector_cost", default=None)
@@ -225,24 +228,47 @@ def _spend(units: int, sel: Selector) -> None:
 
 def _pattern_hit(pattern: str, text: str, *, whole: bool = False) -> bool:
     """Whether ``pattern`` is found in (or, ``whole``, matches all of) ``text``, within the time the
-    resolution has left for patterns."""
+    resolution has left for patterns (``limits.PATTERN_MATCH_SECONDS``).
+
+    The time is the wall clock's, around each match. The engine stops a match by its own clock,
+    the CPU time of the whole process since the match began: busy threads beside it end a match
+    early, and such a match runs again with what is left; a process waiting for a core ends it late."""
     try:
         rx = compile_pattern(pattern)
     except PatternProblem:  # refused when the flow was parsed; a condition built in code matches nothing
         return False
-    cost = _COST.get()
-    left = cost.patterns_until - time.monotonic() if cost is not None else PATTERN_MATCH_SECONDS
-    try:
-        if left <= 0:
-            raise TimeoutError
-        found = rx.fullmatch(text, timeout=left) if whole else rx.search(text, timeout=left)
-    except TimeoutError:
-        raise SelectorTooCostlyError(
-            f"the text pattern /{pattern}/ took more than {PATTERN_MATCH_SECONDS:g}s to match this screen: it "
-            "backtracks catastrophically (a repetition inside a repetition, like (a+)+ or (a|aa)*) — write it "
-            "without nested repetition"
-        ) from None
-    return found is not None
+    cost = _COST.get() or _Cost()
+    while cost.pattern_seconds_left > 0:
+        t0 = time.monotonic()
+        stopped = False
+        try:
+            left = cost.pattern_seconds_left
+            found = rx.fullmatch(text, timeout=left) if whole else rx.search(text, timeout=left)
+        except TimeoutError:
+            stopped = True
+        took = time.monotonic() - t0
+        cost.pattern_seconds_left -= took
+        cost.pattern_seconds[pattern] = cost.pattern_seconds.get(pattern, 0.0) + took
+        if not stopped:
+            return found is not None
+    raise SelectorTooCostlyError(_too_slow(pattern, cost.pattern_seconds))
+
+
+def _too_slow(pattern: str, seconds: dict[str, float]) -> str:
+    """The error of patterns past their time (together ``seconds`` sum to at least the limit): the
+    one that took it alone, else all that shared it, the largest share first."""
+    fix = (
+        "backtracks catastrophically (a repetition inside a repetition, like (a+)+ or (a|aa)*) — write it "
+        "without nested repetition"
+    )
+    named = sorted(seconds, key=lambda p: -seconds[p]) or [pattern]
+    if len(named) == 1 or seconds[named[0]] >= PATTERN_MATCH_SECONDS:
+        return f"the text pattern /{named[0]}/ took more than {PATTERN_MATCH_SECONDS:g}s to match this screen: it {fix}"
+    shown = ", ".join(f"/{p}/" for p in named[:-1]) + f" and /{named[-1]}/"
+    return (
+        f"the text patterns {shown} took more than {PATTERN_MATCH_SECONDS:g}s together to match this screen: "
+        f"one of them {fix}"
+    )
 
 
 def regex_search(pattern: str, text: str) -> bool:

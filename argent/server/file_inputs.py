@@ -4,6 +4,10 @@ Each declared input either resolves in place (the client's path exists here with
 same size and mtime), is materialised from inline content into a temp file, or is
 extracted from an upload. Everything created for a call is removed by ``cleanup()``,
 which the route runs when the response closes; a failure midway removes it at once.
+
+Whether a wrapper's path is present (with the policy's checks) costs a worker-thread hop; a call
+that repeats an earlier check of a plain path is answered on the loop while inotify vouches that
+nothing it depended on changed (``PRESENCE``, on the watches of the runner's flow reads).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import os
 import re
 import shutil
 import stat
-from typing import Any
+from collections.abc import Hashable
+from typing import Any, TypeAlias
 
 from attrs import define, field
 from cattrs.errors import ClassValidationError
@@ -21,7 +26,9 @@ from cattrs.errors import ClassValidationError
 from argent.errors import FileInputError
 from argent.link.codec import NotAnObject, Read, read
 from argent.link.models import CONTENT_OMITTED_SIZE_LIMIT, FileInput, FileInputSpec
+from argent.runner.files import WATCHES, canonical_path
 from argent.runner.member_files import MemberFlowFiles, MemberStore
+from argent.runner.read_cache import ReadCache
 from argent.server.inline import decode_content
 from argent.server.member_inputs import (
     discard_uploads,
@@ -34,6 +41,7 @@ from argent.server.tmp_files import ServerFiles
 from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
 from argent.tools.call_policy import CallPolicy
 from argent.tools.registry import ResolvedFileInput, ToolSpec
+from argent.utils.watch import plain_parts
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -95,14 +103,94 @@ async def resolve_file_inputs(
     return out
 
 
-def _look_in_place(
+#: A wrapper's path as a check in a worker thread last saw it on this host: (mode, size, mtime in ns).
+_Seen: TypeAlias = "tuple[int, int, int]"
+#: Checks of wrappers' paths, kept while inotify vouches for them (``argent.runner.read_cache``),
+#: on the watches the runner's flow reads use.
+PRESENCE: ReadCache[_Seen] = ReadCache(WATCHES)
+
+
+async def _look(
     spec: FileInputSpec, wire: Read[FileInput], args: dict[str, Any], policy: CallPolicy | None, linked: bool
 ) -> tuple[bool, bool]:
+    """(present on this host, size and mtime both sent and matching): answered on the loop when an
+    earlier check of the same path under the same rules is kept and nothing it depended on has
+    changed since, else checked in one worker thread (``_look_in_place``)."""
+    key = _look_key(spec, wire, args, policy, linked)
+    seen = PRESENCE.get(key)
+    if seen is None:
+        seen = await asyncio.to_thread(_look_in_place, spec, wire, args, policy, linked, key)
+    return _judge(spec.kind, wire.value, seen)
+
+
+def _look_key(
+    spec: FileInputSpec, wire: Read[FileInput], args: dict[str, Any], policy: CallPolicy | None, linked: bool
+) -> Hashable:
+    """Everything ``_look_in_place`` depends on besides the file system."""
+    root = args.get("project_root")
+    rules = policy.read_rules if policy is not None else None
+    members = has_members(wire)
+    return (
+        "in-place",
+        rules,
+        spec.kind,
+        spec.path,
+        linked,
+        members,
+        root if isinstance(root, str) else None,
+        wire.value.path,
+    )
+
+
+def _look_in_place(
+    spec: FileInputSpec,
+    wire: Read[FileInput],
+    args: dict[str, Any],
+    policy: CallPolicy | None,
+    linked: bool,
+    key: Hashable,
+) -> _Seen | None:
     """The probe of the wrapper's path on this host, in one worker thread with the policy's checks:
-    a path the call may not read is absent, unlooked at; an unsafe project raises."""
+    a path the call may not read is absent, unlooked at; an unsafe project raises (nothing kept).
+
+    Kept (``PRESENCE``) only when the watches cover all it depended on: a plain path with no
+    symbolic link on it (its real path is its spelling), present, and a checked project root
+    that is the path or a directory on it. A refusal, an absent path and a directory whose mtime
+    is compared are checked afresh each time."""
+    path = wire.value.path
+    stamp = PRESENCE.watch(key, path)  # before the checks: a change from here on is seen by the next
     if policy is not None and not _in_place_allowed(spec, wire, args, policy, linked):
-        return False, False
-    return _probe(spec.kind, wire.value)
+        PRESENCE.settle(key, stamp, None, None)  # not kept
+        return None
+    seen = _stat(path)
+    keep = seen is not None and _keepable(spec, path, args, seen, policy)
+    PRESENCE.settle(key, stamp, seen, 0 if keep else None)
+    return seen
+
+
+def _keepable(
+    spec: FileInputSpec, path: str, args: dict[str, Any], seen: _Seen, policy: CallPolicy | None
+) -> bool:
+    """Whether the watches of ``path`` vouch for this check (see ``_look_in_place``)."""
+    mode = seen[0]
+    # A directory's mtime moves with its entries, whose events the watches do not follow.
+    if not (stat.S_ISREG(mode) or (stat.S_ISDIR(mode) and spec.kind != "tar-upload")):
+        return False
+    if canonical_path(path) != path:
+        return False
+    root = args.get("project_root")
+    if policy is None or spec.kind == "probe" or not isinstance(root, str):
+        return True
+    # The workspace check of the project root depends on the root's real path: a directory on the path.
+    return plain_parts(root) is not None and (path == root or path.startswith(root + "/"))
+
+
+def _stat(path: str) -> _Seen | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mode, st.st_size, st.st_mtime_ns
 
 
 def _in_place_allowed(
@@ -144,7 +232,7 @@ async def _resolve_one(
         del out.args[spec.target]
         return
     path = wire.path
-    present, verified = await asyncio.to_thread(_look_in_place, spec, read, out.args, policy, linked)
+    present, verified = await _look(spec, read, out.args, policy, linked)
     if spec.collect == "flow" and spec.kind == "file":
         files = await linked_flow_files(read, present, named, uploads=uploads)
         if files is not None:
@@ -189,27 +277,30 @@ async def _resolve_one(
         return
     out.args[spec.target] = path
     out.metadata[spec.target] = ResolvedFileInput(
-        path, True, stat_verified=True if verified and spec.kind in ("file", "tar-upload") else None
+        path,
+        True,
+        stat_verified=True if verified and spec.kind in ("file", "tar-upload") else None,
+        # ``_in_place_allowed`` asked the policy's ``may_read`` of the path (over a link it does not).
+        read_checked=policy is not None and not has_members(read),
     )
 
 
-def _probe(kind: str, wire: FileInput) -> tuple[bool, bool]:
-    """(present on this host, size and mtime both sent and matching)."""
-    try:
-        st = os.stat(wire.path)
-    except OSError:
+def _judge(kind: str, wire: FileInput, seen: _Seen | None) -> tuple[bool, bool]:
+    """(present on this host, size and mtime both sent and matching) of what a check saw."""
+    if seen is None:
         return False, False
+    mode, st_size, st_mtime_ns = seen
     if kind == "probe":
         return True, False
     if kind == "directory":
-        return stat.S_ISDIR(st.st_mode), False
+        return stat.S_ISDIR(mode), False
     size, mtime = wire.size, wire.mtime_ms
-    mtime_ok = mtime is None or round(st.st_mtime_ns / 1e6) == round(mtime)
-    if kind == "tar-upload" and stat.S_ISDIR(st.st_mode):
+    mtime_ok = mtime is None or round(st_mtime_ns / 1e6) == round(mtime)
+    if kind == "tar-upload" and stat.S_ISDIR(mode):
         return mtime_ok, False
-    if not stat.S_ISREG(st.st_mode):
+    if not stat.S_ISREG(mode):
         return False, False
-    size_ok = size is None or st.st_size == size
+    size_ok = size is None or st_size == size
     verified = size is not None and mtime is not None
     return size_ok and mtime_ok, verified and size_ok and mtime_ok
 

@@ -26,7 +26,7 @@ from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
 from argent.server.policy_guard import call_policy, listing_body
 from argent.server.stream import NdjsonStream, ReportLines, encode_result, result_body, wants_stream
 from argent.tools.registry import ToolContext
-from argent.utils.json_values import count_json_values
+from argent.utils.json_values import more_json_values_than
 
 routes = web.RouteTableDef()
 
@@ -63,7 +63,7 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        if count_json_values(raw) > MAX_BODY_JSON_VALUES:
+        if more_json_values_than(raw, MAX_BODY_JSON_VALUES):
             # Parsing it would hold the GIL for seconds; its head still tells a body nested too deep.
             with contextlib.suppress(ValueError):
                 json.loads(raw[:JSON_BODY_HEAD_BYTES])

@@ -133,6 +133,11 @@ class CallPolicy:
         """``may_read`` in the calling thread (a worker thread: it touches the disk)."""
         return self.disk_reads and may_read(path, self.unsafe, self.project_roots)
 
+    @property
+    def read_rules(self) -> Hashable:
+        """What the workspace and read checks depend on besides the file system (the token plays no part)."""
+        return (self.project_roots, self.disk_reads, _unsafe_key(self.unsafe))
+
     def may_load_sync(self, url: str) -> bool:
         """Whether a page may load the ``file:`` URL ``url`` (a navigation, a link, a frame, an image):
         the device asks it of every local file its page requests. In a worker thread (disk)."""
@@ -222,8 +227,7 @@ class PolicyDiskFlowFiles(DiskFlowFiles):
 
     def _read_rules(self) -> Hashable:
         """The rules of ``_readable_sync`` and the workspace check (the call's token plays no part)."""
-        policy = self.policy
-        return (policy.project_roots, policy.disk_reads, _unsafe_key(policy.unsafe))
+        return self.policy.read_rules
 
     def _readable_sync(self, path: str) -> None:
         """A refused file fails like one the system cannot read: its step reports the refusal."""

@@ -38,6 +38,9 @@ class ResolvedFileInput:
     present_on_host: bool
     via_upload: bool = False
     stat_verified: bool | None = None
+    #: The call's policy let it read ``client_path`` when its presence was checked (so ``precheck``
+    #: need not check again: the same rules, and the path's watches vouch nothing changed since).
+    read_checked: bool = False
 
 
 ProgressSink = Callable[[Any], Awaitable[None]]
@@ -180,6 +183,8 @@ class ToolRegistry:
             if unwrapped_by and getattr(args, attr_of.get(unwrapped_by, ""), None) is not None:
                 continue  # kept as text: the tool does not read it
             value = getattr(args, attr_of.get(file_input.target, ""), None)
+            if meta is not None and meta.read_checked and value == meta.client_path:
+                continue  # checked with its presence, under this policy (argent.server.file_inputs)
             if isinstance(value, str):
                 await policy.check_read(value)
 

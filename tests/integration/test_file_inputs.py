@@ -118,6 +118,7 @@ async def test_matching_stat_resolves_in_place_and_verified(
         "present_on_host": True,
         "via_upload": False,
         "stat_verified": True,
+        "read_checked": True,  # the policy's read check ran with the presence check
     }
 
 
@@ -210,6 +211,7 @@ async def test_directory_and_probe_kinds(client: TestClient[Any, Any], seen: See
         "present_on_host": False,
         "via_upload": False,
         "stat_verified": None,
+        "read_checked": False,
     }
     assert seen.calls[0]["args"]["maybe"] == "/nowhere/at/all"
 
