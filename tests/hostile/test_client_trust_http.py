@@ -34,10 +34,9 @@ MAX_CLI_RSS = 512 * MIB
 
 
 @pytest.fixture
-def flows(project: Path) -> Path:
-    directory = project / ".argent" / "flows"
-    (directory / "main.yaml").write_text("steps:\n  - echo: the flow's own words\n")
-    return directory
+def main_flow() -> str:
+    """The flow whose words the tests look for (``flows`` writes it as ``main.yaml``)."""
+    return "steps:\n  - echo: the flow's own words\n"
 
 
 @pytest.fixture

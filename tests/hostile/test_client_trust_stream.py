@@ -23,7 +23,6 @@ from tests.e2e.conftest import Cli
 from tests.hostile.hostile_server import (
     MIB,
     HostileToolServer,
-    hostile_tool_server,
     progress_line,
     report,
     result_line,
@@ -37,19 +36,6 @@ pytestmark = pytest.mark.e2e
 
 #: The bound on the CLI's memory, whatever the server sends (as in test_hostile_client).
 MAX_CLI_RSS = 512 * MIB
-
-
-@pytest.fixture
-def hostile() -> Iterator[HostileToolServer]:
-    with hostile_tool_server() as server:
-        yield server
-
-
-@pytest.fixture
-def flows(project: Path) -> Path:
-    directory = project / ".argent" / "flows"
-    (directory / "main.yaml").write_text("steps:\n  - echo: hello\n")
-    return directory
 
 
 def heavy_progress(lines: int, reason_bytes: int) -> Iterator[bytes]:

@@ -5,7 +5,6 @@ server that does not stream still gets each step printed once."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ from tests.e2e.conftest import Cli
 from tests.hostile.hostile_server import (
     HostileToolServer,
     buffered,
-    hostile_tool_server,
     progress_line,
     report,
     result_line,
@@ -26,12 +24,6 @@ from tests.hostile.hostile_server import (
 pytestmark = pytest.mark.e2e
 
 RAW_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-@pytest.fixture
-def hostile() -> Iterator[HostileToolServer]:
-    with hostile_tool_server() as server:
-        yield server
 
 
 @pytest.fixture
