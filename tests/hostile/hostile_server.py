@@ -20,6 +20,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -41,6 +42,10 @@ NDJSON = "application/x-ndjson"
 TOKEN = "hostile-token"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MIB = 1024 * 1024
+#: Issue 11's bound on the CLI's memory, whatever the server sends.
+MAX_CLI_RSS = 512 * MIB
+#: Characters a terminal acts on; none may reach the CLI's output raw.
+RAW_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 #: The project root of ``upload_member_call`` (nowhere on the server: the member is the upload).
 MEMBER_ROOT = "/nowhere/proj"
 MEMBER_PATH = f"{MEMBER_ROOT}/.argent/flows/a.yaml"

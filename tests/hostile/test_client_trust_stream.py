@@ -21,6 +21,7 @@ from aiohttp import web
 
 from tests.e2e.conftest import Cli
 from tests.hostile.hostile_server import (
+    MAX_CLI_RSS,
     MIB,
     HostileToolServer,
     progress_line,
@@ -33,9 +34,6 @@ from tests.hostile.hostile_server import (
 )
 
 pytestmark = pytest.mark.e2e
-
-#: The bound on the CLI's memory, whatever the server sends (as in test_hostile_client).
-MAX_CLI_RSS = 512 * MIB
 
 
 def heavy_progress(lines: int, reason_bytes: int) -> Iterator[bytes]:

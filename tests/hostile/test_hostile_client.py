@@ -10,7 +10,6 @@ each with a printed reason, writes nothing, exits 1 and never shows a traceback.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,8 +20,10 @@ import pytest
 from tests.e2e.conftest import Cli
 from tests.hostile.conftest import MAIN_FLOW
 from tests.hostile.hostile_server import (
+    MAX_CLI_RSS,
     MIB,
     PNG_SIGNATURE,
+    RAW_CONTROLS,
     HostileToolServer,
     baseline_directive,
     buffered,
@@ -41,10 +42,6 @@ from tests.hostile.hostile_server import (
 
 pytestmark = pytest.mark.e2e
 
-#: The issue's bound on the CLI's memory, whatever the server sends.
-MAX_CLI_RSS = 512 * MIB
-#: Characters a terminal acts on; none may reach the CLI's output raw.
-RAW_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 EVIL_FLOW = "steps:\n  - script: ./pwn.sh\n"
 
 

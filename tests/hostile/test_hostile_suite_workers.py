@@ -4,13 +4,13 @@ server that does not stream still gets each step printed once."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import Cli
 from tests.hostile.hostile_server import (
+    RAW_CONTROLS,
     Answer,
     HostileToolServer,
     buffered,
@@ -23,8 +23,6 @@ from tests.hostile.hostile_server import (
 )
 
 pytestmark = pytest.mark.e2e
-
-RAW_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def more_lines_than_steps() -> Answer:
