@@ -34,6 +34,7 @@ from argent.server.keys import REGISTRY, UPLOADS
 from argent.tools.args import arg
 from argent.tools.flow_tools import flow_tools
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
+from tests.flow_files import flows, new_project, write
 
 ServerFactory = Callable[..., Awaitable[TestServer]]
 TOKEN = "link-token"
@@ -125,19 +126,7 @@ async def link(aiohttp_server: ServerFactory, tmp_path: Path) -> Link:
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / ".argent" / "flows").mkdir(parents=True)
-    return root
-
-
-def flows(proj: Path) -> Path:
-    return proj / ".argent" / "flows"
-
-
-def write(path: Path, *steps: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("steps:\n" + "".join(f"  - {s}\n" for s in steps))
-    return path
+    return new_project(tmp_path)
 
 
 async def run(link: Link, proj: Path, name: str = "main", log: list[str] | None = None, **extra: Any) -> Any:

@@ -29,6 +29,7 @@ from argent.tools.flow_tools import flow_tools
 from argent.tools.link_preflight import check_linked_flow
 from argent.tools.member_invoker import MemberToolInvoker
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
+from tests.flow_files import flows, new_project, write
 from tests.unit.test_directives import FAST, FakeDevice, canvas
 
 KEY = "home__chromium-100x80"
@@ -58,18 +59,7 @@ class Provider:
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / ".argent" / "flows").mkdir(parents=True)
-    return root
-
-
-def flows(proj: Path) -> Path:
-    return proj / ".argent" / "flows"
-
-
-def write(path: Path, *steps: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("steps:\n" + "".join(f"  - {s}\n" for s in steps))
+    return new_project(tmp_path)
 
 
 def baselines(proj: Path, key: str = "main") -> Path:
