@@ -30,7 +30,7 @@ from argent.tools.link_preflight import check_linked_flow
 from argent.tools.member_invoker import MemberToolInvoker
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
 from tests.flow_files import flows, new_project, write
-from tests.unit.test_directives import FAST, FakeDevice, canvas
+from tests.unit.test_directives import FAST, FakeDevice, OneDevice, canvas
 
 KEY = "home__chromium-100x80"
 LISTING = [
@@ -44,17 +44,6 @@ LISTING = [
 @attrs.frozen
 class ReadArgs:
     file: str | None = arg(None)
-
-
-@attrs.define
-class Provider:
-    device: FakeDevice
-
-    async def get(self, device_id: str) -> FakeDevice:
-        return self.device
-
-    async def list_booted(self) -> list[FakeDevice]:
-        return [self.device]
 
 
 @pytest.fixture
@@ -142,7 +131,7 @@ async def run_over_link(
         files=files,
         tools=MemberToolInvoker(registry, files),
         directives=DeviceDirectives(timings=FAST, scratch_dir=str(scratch)),
-        devices=Provider(device),  # type: ignore[arg-type]
+        devices=OneDevice(device),  # type: ignore[arg-type]
     )
     assert isinstance(result, FlowRunResult)
     return LinkedRun(result, files, reads, scope)
