@@ -72,9 +72,13 @@ class Probe:
 
     def call(self, tool: str, args: dict[str, Any], *, timeout: float = 30) -> tuple[int, Any]:
         """A buffered tool call: (status, parsed JSON body)."""
+        return self.post(tool, json.dumps(args).encode(), timeout=timeout)
+
+    def post(self, tool: str, raw: bytes, *, timeout: float = 30) -> tuple[int, Any]:
+        """A buffered tool call of a body encoded beforehand: (status, parsed JSON body)."""
         request = urllib.request.Request(
             f"{self.url}/tools/{tool}",
-            data=json.dumps(args).encode(),
+            data=raw,
             headers={"Content-Type": "application/json", **self.auth()},
             method="POST",
         )
