@@ -14,14 +14,9 @@ import pytest
 from aiohttp import web
 
 from tests.e2e.conftest import Cli, ServerProcess
+from tests.flow_files import write
 
 pytestmark = pytest.mark.e2e
-
-
-def write(path: Path, *steps: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("steps:\n" + "".join(f"  - {s}\n" for s in steps))
-    return path
 
 
 def linked(server: ServerProcess, **extra: str) -> dict[str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import time
 import urllib.request
 from pathlib import Path
@@ -58,6 +59,20 @@ def suite_of_three(project: Path, url: str) -> None:
         )
 
 
+async def run_suite_of_three(
+    cli: Cli, project: Path, server: ServerProcess
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """``flow run suite --workers 3 --json`` of three shop flows on ``server``: what it did, in seconds."""
+    async with serve(pages_app({"/shop": SHOP_PAGE})) as url:
+        suite_of_three(project, url)
+        env = {"ARGENT_TOOLS_URL": server.url, "ARGENT_AUTH_TOKEN": TOKEN}
+        t0 = time.monotonic()
+        done = await asyncio.to_thread(
+            cli.run, "flow", "run", "suite", "--workers", "3", "--json", timeout=120, **env
+        )
+        return done, time.monotonic() - t0
+
+
 def call(server: ServerProcess, tool: str, args: dict[str, Any]) -> tuple[int, Any]:
     request = urllib.request.Request(
         f"{server.url}/tools/{tool}",
@@ -81,14 +96,7 @@ async def test_three_workers_share_a_one_browser_token_and_all_pass(
 ) -> None:
     server, server_tmp = capped_server(cli, tmp_path)
     try:
-        async with serve(pages_app({"/shop": SHOP_PAGE})) as url:
-            suite_of_three(project, url)
-            env = {"ARGENT_TOOLS_URL": server.url, "ARGENT_AUTH_TOKEN": TOKEN}
-            t0 = time.monotonic()
-            done = await asyncio.to_thread(
-                cli.run, "flow", "run", "suite", "--workers", "3", "--json", timeout=120, **env
-            )
-            elapsed = time.monotonic() - t0
+        done, elapsed = await run_suite_of_three(cli, project, server)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr
         report = json.loads(done.stdout)
         assert (report["total"], report["passed"], report["failed"]) == (3, 3, 0)
@@ -112,14 +120,7 @@ async def test_a_refusal_no_flow_of_the_run_can_lift_fails_the_flow_at_once(
         # Another client of the same token holds its one browser for the whole run.
         status, body = await asyncio.to_thread(call, server, "boot-device", {"platform": "chromium"})
         assert status == 200, body
-        async with serve(pages_app({"/shop": SHOP_PAGE})) as url:
-            suite_of_three(project, url)
-            env = {"ARGENT_TOOLS_URL": server.url, "ARGENT_AUTH_TOKEN": TOKEN}
-            t0 = time.monotonic()
-            done = await asyncio.to_thread(
-                cli.run, "flow", "run", "suite", "--workers", "3", "--json", timeout=120, **env
-            )
-            elapsed = time.monotonic() - t0
+        done, elapsed = await run_suite_of_three(cli, project, server)
         assert done.returncode == 1, done.stdout[-3000:] + done.stderr
         report = json.loads(done.stdout)
         assert (report["total"], report["passed"]) == (3, 0)

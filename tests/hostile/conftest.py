@@ -4,6 +4,9 @@
 that nothing is left behind; ``Probe`` checks what every hostile test must show afterwards (or
 while the hostile call runs): `/healthz` answers within a second, the temp dir holds nothing of
 ours, and a normal flow still runs.
+
+``hostile`` is the other way round: a fake tool-server that answers what a real one never would, for
+the real CLI to distrust; ``flows`` gives the CLI's project its ``main`` flow.
 """
 
 from __future__ import annotations
@@ -22,9 +25,12 @@ import pytest
 from attrs import define
 
 from tests.e2e.conftest import Cli, ServerProcess, cli, project, start_server_process
+from tests.hostile.hostile_server import HostileToolServer, hostile_tool_server
 
-__all__ = ["Probe", "cli", "hostile_server", "project"]
+__all__ = ["MAIN_FLOW", "Probe", "cli", "flows", "hostile", "hostile_server", "main_flow", "project"]
 
+#: The project's ``main`` flow in the tests that point the real CLI at a ``hostile`` tool-server.
+MAIN_FLOW = "steps:\n  - echo: hello\n"
 #: How fast `/healthz` must answer while a hostile call runs (issue 10, "Done when").
 HEALTHZ_WITHIN_SECONDS = 1.0
 
@@ -66,9 +72,13 @@ class Probe:
 
     def call(self, tool: str, args: dict[str, Any], *, timeout: float = 30) -> tuple[int, Any]:
         """A buffered tool call: (status, parsed JSON body)."""
+        return self.post(tool, json.dumps(args).encode(), timeout=timeout)
+
+    def post(self, tool: str, raw: bytes, *, timeout: float = 30) -> tuple[int, Any]:
+        """A buffered tool call of a body encoded beforehand: (status, parsed JSON body)."""
         request = urllib.request.Request(
             f"{self.url}/tools/{tool}",
-            data=json.dumps(args).encode(),
+            data=raw,
             headers={"Content-Type": "application/json", **self.auth()},
             method="POST",
         )
@@ -115,3 +125,24 @@ def hostile_server(cli: Cli, project: Path, tmp_path: Path) -> Iterator[Probe]:
 
 def environ_without_argent() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("ARGENT_")}
+
+
+@pytest.fixture
+def hostile() -> Iterator[HostileToolServer]:
+    """A fake tool-server (``hostile_server.py``) that answers each call as the test sets."""
+    with hostile_tool_server() as server:
+        yield server
+
+
+@pytest.fixture
+def main_flow() -> str:
+    """What ``flows`` writes as ``main.yaml``; a test module overrides it to run other words."""
+    return MAIN_FLOW
+
+
+@pytest.fixture
+def flows(project: Path, main_flow: str) -> Path:
+    """The project's flows directory, holding ``main.yaml``."""
+    directory = project / ".argent" / "flows"
+    (directory / "main.yaml").write_text(main_flow)
+    return directory

@@ -8,6 +8,9 @@ loop, so the test drives the real CLI as a blocking subprocess meanwhile.
 
 ``run_measured`` runs the CLI and returns its peak resident memory (``ru_maxrss`` of that one
 child, from ``wait4``): the proof that the client stays bounded whatever the server sends.
+
+``post_upload`` and ``upload_member_call`` go the other way: they send a real server
+(``hostile_server``'s ``Probe``) an upload and the flow-execute call that names it as a member.
 """
 
 from __future__ import annotations
@@ -17,23 +20,35 @@ import base64
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
+import urllib.request
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from attrs import define, field
 
 from tests.e2e.conftest import Cli
 
+if TYPE_CHECKING:  # the conftest imports this module for its ``hostile`` fixture
+    from tests.hostile.conftest import Probe
+
 NDJSON = "application/x-ndjson"
 TOKEN = "hostile-token"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MIB = 1024 * 1024
+#: Issue 11's bound on the CLI's memory, whatever the server sends.
+MAX_CLI_RSS = 512 * MIB
+#: Characters a terminal acts on; none may reach the CLI's output raw.
+RAW_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: The project root of ``upload_member_call`` (nowhere on the server: the member is the upload).
+MEMBER_ROOT = "/nowhere/proj"
+MEMBER_PATH = f"{MEMBER_ROOT}/.argent/flows/a.yaml"
 
 #: Answers one call: (the request, its JSON body) -> the response.
 Answer = Callable[[web.Request, Any], Awaitable[web.StreamResponse]]
@@ -283,3 +298,39 @@ def run_measured(cli: Cli, *args: str, timeout: float = 120, **env: str) -> Meas
         stderr=out.get("stderr", b"").decode("utf-8", "replace"),
         peak_rss_bytes=peak_kib * 1024,  # KiB on Linux
     )
+
+
+def post_upload(probe: Probe, data: bytes) -> str:
+    """``POST /upload`` of ``data`` to a real server: its upload id."""
+    request = urllib.request.Request(
+        f"{probe.url}/upload",
+        data=data,
+        headers={"Content-Type": "application/gzip", **probe.auth()},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30) as resp:
+        return str(json.loads(resp.read())["uploadId"])
+
+
+def upload_member_call(upload_id: str, content_hash: str) -> dict[str, Any]:
+    """A flow-execute call (as the client sends it) whose one flow member, ``MEMBER_PATH``, is the
+    upload, named with ``content_hash``."""
+    flows = f"{MEMBER_ROOT}/.argent/flows"
+    member = {
+        "role": "flow",
+        "key": f"{flows}\0a.yaml",
+        "path": MEMBER_PATH,
+        "canonical": MEMBER_PATH,
+        "spelling": {"state": "listed"},
+        "uploadId": upload_id,
+        "contentHash": content_hash,
+    }
+    wire = {
+        "__argentFileInput": True,
+        "path": f"{flows}/main.yaml",
+        "content": base64.b64encode(b"steps:\n  - run: a.yaml\n").decode(),
+        "canonical": f"{flows}/main.yaml",
+        "spelling": {"state": "listed"},
+        "members": [member],
+    }
+    return {"project_root": MEMBER_ROOT, "name": "main", "flow_file": wire}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +32,6 @@ from tests.hostile.hostile_server import (
 pytestmark = pytest.mark.e2e
 
 SECRET = "API_KEY=do-not-send"
-
-
-@pytest.fixture
-def flows(project: Path) -> Path:
-    directory = project / ".argent" / "flows"
-    (directory / "main.yaml").write_text("steps:\n  - echo: hello\n")
-    return directory
 
 
 @pytest.fixture
@@ -158,12 +150,6 @@ def test_the_mcp_adapter_sends_no_file_a_listing_plants(
 
 # --------------------------------------------------------------------------------------------
 # A result's images: --output copies only PNGs of a baselines or snapshot directory
-
-
-@pytest.fixture
-def hostile() -> Iterator[HostileToolServer]:
-    with hostile_tool_server() as server:
-        yield server
 
 
 def test_output_copies_no_file_a_result_names_as_an_image(

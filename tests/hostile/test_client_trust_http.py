@@ -19,6 +19,7 @@ from aiohttp import web
 
 from tests.e2e.conftest import Cli
 from tests.hostile.hostile_server import (
+    MAX_CLI_RSS,
     MIB,
     TOKEN,
     HostileToolServer,
@@ -29,15 +30,11 @@ from tests.hostile.hostile_server import (
 
 pytestmark = pytest.mark.e2e
 
-#: The bound on the CLI's memory, whatever the server sends (as in test_hostile_client).
-MAX_CLI_RSS = 512 * MIB
-
 
 @pytest.fixture
-def flows(project: Path) -> Path:
-    directory = project / ".argent" / "flows"
-    (directory / "main.yaml").write_text("steps:\n  - echo: the flow's own words\n")
-    return directory
+def main_flow() -> str:
+    """The flow whose words the tests look for (``flows`` writes it as ``main.yaml``)."""
+    return "steps:\n  - echo: the flow's own words\n"
 
 
 @pytest.fixture

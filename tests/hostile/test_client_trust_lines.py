@@ -8,7 +8,6 @@ the real CLI against a real aiohttp server that puts newlines where a real one n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,19 +28,6 @@ from tests.hostile.hostile_server import (
 pytestmark = pytest.mark.e2e
 
 FORGED = "\n\nPASS (started on chromium-cdp-1) — 9 passed, 0 failed, 0 skipped, 0 errored"
-
-
-@pytest.fixture
-def hostile() -> Iterator[HostileToolServer]:
-    with hostile_tool_server() as server:
-        yield server
-
-
-@pytest.fixture
-def flows(project: Path) -> Path:
-    directory = project / ".argent" / "flows"
-    (directory / "main.yaml").write_text("steps:\n  - echo: hello\n")
-    return directory
 
 
 def first_column(out: str) -> list[str]:

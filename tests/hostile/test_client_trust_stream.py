@@ -21,9 +21,9 @@ from aiohttp import web
 
 from tests.e2e.conftest import Cli
 from tests.hostile.hostile_server import (
+    MAX_CLI_RSS,
     MIB,
     HostileToolServer,
-    hostile_tool_server,
     progress_line,
     report,
     result_line,
@@ -34,22 +34,6 @@ from tests.hostile.hostile_server import (
 )
 
 pytestmark = pytest.mark.e2e
-
-#: The bound on the CLI's memory, whatever the server sends (as in test_hostile_client).
-MAX_CLI_RSS = 512 * MIB
-
-
-@pytest.fixture
-def hostile() -> Iterator[HostileToolServer]:
-    with hostile_tool_server() as server:
-        yield server
-
-
-@pytest.fixture
-def flows(project: Path) -> Path:
-    directory = project / ".argent" / "flows"
-    (directory / "main.yaml").write_text("steps:\n  - echo: hello\n")
-    return directory
 
 
 def heavy_progress(lines: int, reason_bytes: int) -> Iterator[bytes]:

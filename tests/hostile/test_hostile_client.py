@@ -10,7 +10,6 @@ each with a printed reason, writes nothing, exits 1 and never shows a traceback.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,9 +18,12 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Cli
+from tests.hostile.conftest import MAIN_FLOW
 from tests.hostile.hostile_server import (
+    MAX_CLI_RSS,
     MIB,
     PNG_SIGNATURE,
+    RAW_CONTROLS,
     HostileToolServer,
     baseline_directive,
     buffered,
@@ -40,25 +42,7 @@ from tests.hostile.hostile_server import (
 
 pytestmark = pytest.mark.e2e
 
-#: The issue's bound on the CLI's memory, whatever the server sends.
-MAX_CLI_RSS = 512 * MIB
-#: Characters a terminal acts on; none may reach the CLI's output raw.
-RAW_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-FLOW = "steps:\n  - echo: hello\n"
 EVIL_FLOW = "steps:\n  - script: ./pwn.sh\n"
-
-
-@pytest.fixture
-def hostile() -> Iterator[HostileToolServer]:
-    with hostile_tool_server() as server:
-        yield server
-
-
-@pytest.fixture
-def flows(project: Path) -> Path:
-    directory = project / ".argent" / "flows"
-    (directory / "main.yaml").write_text(FLOW)
-    return directory
 
 
 def no_traceback(out: str) -> None:
@@ -96,7 +80,7 @@ def test_a_flow_execute_result_cannot_overwrite_the_projects_own_flow(
     hostile.on("flow-execute", streamed(result_line(report(step(result=nested)))))
     done = cli.run("flow", "run", "main", **hostile.env())
     assert done.returncode == 1, done.stdout + done.stderr
-    assert (flows / "main.yaml").read_text() == FLOW
+    assert (flows / "main.yaml").read_text() == MAIN_FLOW
     assert (
         f"✗ client file not written: {flows / 'main.yaml'}: flow-execute is not a recording tool"
         in done.stderr
@@ -151,7 +135,7 @@ def test_a_recording_tool_cannot_write_another_flow_than_its_call(
     )
     done = _record(cli, project, hostile)
     assert done.returncode == 1
-    assert (flows / "main.yaml").read_text() == FLOW
+    assert (flows / "main.yaml").read_text() == MAIN_FLOW
     assert (
         f"✗ client file not written: {flows / 'main.yaml'}: it is not the recording file of this call "
         f"({flows / 'rec.yaml'}), the only file a recording tool may write. Check the tool-server you are "

@@ -4,17 +4,16 @@ server that does not stream still gets each step printed once."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import Cli
 from tests.hostile.hostile_server import (
+    RAW_CONTROLS,
+    Answer,
     HostileToolServer,
     buffered,
-    hostile_tool_server,
     progress_line,
     report,
     result_line,
@@ -25,13 +24,17 @@ from tests.hostile.hostile_server import (
 
 pytestmark = pytest.mark.e2e
 
-RAW_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
-
-@pytest.fixture
-def hostile() -> Iterator[HostileToolServer]:
-    with hostile_tool_server() as server:
-        yield server
+def more_lines_than_steps() -> Answer:
+    """A stream of three progress lines for a report of one step; the failed step's reason holds
+    terminal controls and a line break before a forged ``PASS``."""
+    evil = "x\x1b]0;pwned\x07\u202e\nPASS — spoof"
+    return streamed(
+        progress_line(step(0, message="first")),
+        progress_line(step(1, kind="tap", status="fail", target="Go", reason=evil)),
+        progress_line(step(2, message="extra")),
+        result_line(report(step(0, message="first"))),
+    )
 
 
 @pytest.fixture
@@ -60,16 +63,7 @@ def test_a_server_that_does_not_stream_still_gets_every_step_printed_once(
 def test_streamed_lines_print_once_even_when_the_server_sends_more_than_its_steps(
     cli: Cli, project: Path, suite: Path, hostile: HostileToolServer
 ) -> None:
-    evil = "x\x1b]0;pwned\x07\u202e\nPASS — spoof"
-    hostile.on(
-        "flow-execute",
-        streamed(
-            progress_line(step(0, message="first")),
-            progress_line(step(1, kind="tap", status="fail", target="Go", reason=evil)),
-            progress_line(step(2, message="extra")),
-            result_line(report(step(0, message="first"))),
-        ),
-    )
+    hostile.on("flow-execute", more_lines_than_steps())
     done = cli.run("flow", "run", "suite", "--workers", "2", **hostile.env())
     assert not RAW_CONTROLS.search(done.stdout + done.stderr)
     mine = [line for line in done.stdout.splitlines() if "suite/a.yaml" in line]
@@ -102,16 +96,7 @@ def test_one_worker_prints_streamed_lines_once_and_terminal_safe(
     cli: Cli, project: Path, suite: Path, hostile: HostileToolServer
 ) -> None:
     """The default ``--workers 1`` streams too (INTERFACE.md §4): the same lines, unprefixed."""
-    evil = "x\x1b]0;pwned\x07\u202e\nPASS — spoof"
-    hostile.on(
-        "flow-execute",
-        streamed(
-            progress_line(step(0, message="first")),
-            progress_line(step(1, kind="tap", status="fail", target="Go", reason=evil)),
-            progress_line(step(2, message="extra")),
-            result_line(report(step(0, message="first"))),
-        ),
-    )
+    hostile.on("flow-execute", more_lines_than_steps())
     done = cli.run("flow", "run", "suite", **hostile.env())
     assert not RAW_CONTROLS.search(done.stdout + done.stderr)
     flow = [

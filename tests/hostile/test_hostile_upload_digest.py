@@ -8,7 +8,6 @@ bomb the reader stops early); an upload cut short, or still arriving at SIGTERM,
 
 from __future__ import annotations
 
-import base64
 import gzip
 import hashlib
 import io
@@ -18,40 +17,17 @@ import tarfile
 import time
 import urllib.parse
 from collections.abc import Callable
-from typing import Any
 
 from argent.link.archive import build_tar_gz_bytes
 from tests.hostile.conftest import Probe
-from tests.hostile.test_hostile_uploads import MEMBER_PATH, ROOT, padding_bomb, post_upload
+from tests.hostile.hostile_server import MEMBER_PATH, post_upload, upload_member_call
+from tests.hostile.test_hostile_uploads import padding_bomb
 
 MIB = 1024 * 1024
 MISMATCH = (
     f'Upload content hash mismatch for "{MEMBER_PATH}" — the tarball may have been corrupted in transit. '
     "Re-run the tool to upload again."
 )
-
-
-def member_call(upload_id: str, content_hash: str) -> dict[str, Any]:
-    """A flow-execute call whose one flow member is the upload, named with ``content_hash``."""
-    flows = f"{ROOT}/.argent/flows"
-    member = {
-        "role": "flow",
-        "key": f"{flows}\0a.yaml",
-        "path": MEMBER_PATH,
-        "canonical": MEMBER_PATH,
-        "spelling": {"state": "listed"},
-        "uploadId": upload_id,
-        "contentHash": content_hash,
-    }
-    wire = {
-        "__argentFileInput": True,
-        "path": f"{flows}/main.yaml",
-        "content": base64.b64encode(b"steps:\n  - run: a.yaml\n").decode(),
-        "canonical": f"{flows}/main.yaml",
-        "spelling": {"state": "listed"},
-        "members": [member],
-    }
-    return {"project_root": ROOT, "name": "main", "flow_file": wire}
 
 
 def sha(data: bytes) -> str:
@@ -86,14 +62,14 @@ def test_a_member_named_with_another_digest_is_refused_and_the_server_stays_fine
     good = build_tar_gz_bytes("a.yaml", b"steps:\n  - echo: hi\n")
     other = build_tar_gz_bytes("a.yaml", b"steps:\n  - echo: bye\n")
     upload_id = post_upload(hostile_server, good)
-    assert hostile_server.call("flow-execute", member_call(upload_id, sha(other))) == (
+    assert hostile_server.call("flow-execute", upload_member_call(upload_id, sha(other))) == (
         422,
         {"error": MISMATCH},
     )
     assert hostile_server.leftovers() == []
     # The right digest, on a fresh upload of the same bytes: the member is read and runs.
     status, body = hostile_server.call(
-        "flow-execute", member_call(post_upload(hostile_server, good), sha(good))
+        "flow-execute", upload_member_call(post_upload(hostile_server, good), sha(good))
     )
     assert status == 200, body
     hostile_server.assert_still_fine()
@@ -123,10 +99,10 @@ def test_a_wrong_digest_wins_over_what_else_is_wrong_with_a_member(hostile_serve
         upload_id = post_upload(hostile_server, data)
         # The same archive named with its own digest fails for its own reason: the reader did stop early.
         status, out = hostile_server.call(
-            "flow-execute", member_call(post_upload(hostile_server, data), sha(data))
+            "flow-execute", upload_member_call(post_upload(hostile_server, data), sha(data))
         )
         assert status == 422 and out["error"] != MISMATCH, (name, out)
-        assert hostile_server.call("flow-execute", member_call(upload_id, "cd" * 32)) == (
+        assert hostile_server.call("flow-execute", upload_member_call(upload_id, "cd" * 32)) == (
             422,
             {"error": MISMATCH},
         ), name

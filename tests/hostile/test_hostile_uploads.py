@@ -8,12 +8,10 @@ same temp dir removes them, and nothing else.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import fcntl
 import gzip
 import hashlib
-import json
 import os
 import queue
 import signal
@@ -34,6 +32,7 @@ from typing import Any
 from argent.limits import MAX_FILE_BYTES, MEMBER_ARCHIVE_OVERHEAD_BYTES
 from tests.e2e.conftest import Cli
 from tests.hostile.conftest import Probe, start_probe
+from tests.hostile.hostile_server import MEMBER_PATH, post_upload, upload_member_call
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -46,8 +45,6 @@ TMP_GROWTH_BOUND = MIB
 REFUSED_WITHIN_SECONDS = 5.0
 #: Issue 10, item 6: a restarted server removes a killed server's uploads within 10 s of its banner.
 RECLAIMED_WITHIN_SECONDS = 10.0
-ROOT = "/nowhere/proj"
-MEMBER_PATH = f"{ROOT}/.argent/flows/a.yaml"
 
 
 # --------------------------------------------------------------------------------------------
@@ -115,39 +112,9 @@ def many_entries(count: int = 99_001) -> bytes:
 # Talking to the server
 
 
-def post_upload(probe: Probe, data: bytes) -> str:
-    request = urllib.request.Request(
-        f"{probe.url}/upload",
-        data=data,
-        headers={"Content-Type": "application/gzip", **probe.auth()},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=30) as resp:
-        return str(json.loads(resp.read())["uploadId"])
-
-
 def member_call(upload_id: str, data: bytes) -> dict[str, Any]:
-    """A flow-execute call whose one flow member is the upload (as the client sends it)."""
-    flows = f"{ROOT}/.argent/flows"
-    member = {
-        "role": "flow",
-        "key": f"{flows}\0a.yaml",
-        "path": MEMBER_PATH,
-        "canonical": MEMBER_PATH,
-        "spelling": {"state": "listed"},
-        "uploadId": upload_id,
-        "contentHash": hashlib.sha256(data).hexdigest(),
-    }
-    main = "steps:\n  - run: a.yaml\n"
-    wire = {
-        "__argentFileInput": True,
-        "path": f"{flows}/main.yaml",
-        "content": base64.b64encode(main.encode()).decode(),
-        "canonical": f"{flows}/main.yaml",
-        "spelling": {"state": "listed"},
-        "members": [member],
-    }
-    return {"project_root": ROOT, "name": "main", "flow_file": wire}
+    """A flow-execute call whose one flow member is the upload of ``data``, named with its digest."""
+    return upload_member_call(upload_id, hashlib.sha256(data).hexdigest())
 
 
 def tmp_bytes(directory: Path) -> int:

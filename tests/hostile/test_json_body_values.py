@@ -9,9 +9,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-import urllib.error
-import urllib.request
-from typing import Any
 
 import pytest
 
@@ -19,22 +16,6 @@ from argent.limits import MAX_BODY_JSON_VALUES
 from tests.hostile.conftest import HEALTHZ_WITHIN_SECONDS, Probe
 
 pytestmark = pytest.mark.e2e
-
-
-def post(probe: Probe, tool: str, raw: bytes) -> tuple[int, Any]:
-    """POST bytes encoded beforehand (encoding a million keys here would hold this process's GIL, and
-    with it the /healthz probe thread, for seconds)."""
-    request = urllib.request.Request(
-        f"{probe.url}/tools/{tool}",
-        data=raw,
-        headers={"Content-Type": "application/json", **probe.auth()},
-        method="POST",
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=60) as resp:
-            return resp.status, json.loads(resp.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 def probe_while(probe: Probe, done: threading.Event) -> list[float]:
@@ -67,7 +48,9 @@ def test_a_body_of_too_many_json_values_is_refused_before_it_is_parsed(
     done = threading.Event()
     times = probe_while(hostile_server, done)
     t0 = time.monotonic()
-    status, answer = post(hostile_server, "run-sequence", raw)
+    # Encoded beforehand: encoding a million keys while posting would hold this process's GIL, and with it
+    # the /healthz probe thread, for seconds.
+    status, answer = hostile_server.post("run-sequence", raw, timeout=60)
     took = time.monotonic() - t0
     done.set()
     assert status == 400, answer

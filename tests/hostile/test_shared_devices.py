@@ -45,13 +45,19 @@ def config_file(tmp_path: Path, limits: str = "") -> Path:
     return config
 
 
-@pytest.fixture
-def shared_server(cli: Cli, project: Path, tmp_path: Path) -> Iterator[Probe]:
-    """A tool-server with two named tokens; the probe calls as alice."""
+def start_shared_server(cli: Cli, project: Path, tmp_path: Path) -> Probe:
+    """A tool-server with two named tokens (``config_file``); the probe calls as alice."""
     probe = start_probe(
         cli, project, tmp_path, "--config", str(config_file(tmp_path)), TOKEN_ALICE=ALICE, TOKEN_BOB=BOB
     )
     probe.server.token = ALICE
+    return probe
+
+
+@pytest.fixture
+def shared_server(cli: Cli, project: Path, tmp_path: Path) -> Iterator[Probe]:
+    """A tool-server with two named tokens; the probe calls as alice."""
+    probe = start_shared_server(cli, project, tmp_path)
     yield probe
     probe.server.stop()
 

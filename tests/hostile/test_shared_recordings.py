@@ -16,7 +16,7 @@ import pytest
 from argent.tools.recording_sessions import MAX_LIVE_RECORDINGS
 from tests.e2e.conftest import Cli
 from tests.hostile.conftest import Probe, start_probe
-from tests.hostile.test_shared_devices import ALICE, BOB, call_as, config_file
+from tests.hostile.test_shared_devices import ALICE, BOB, call_as, start_shared_server
 
 ROOT = "/nonexistent-on-the-server/shop"
 NAME = "checkout"
@@ -24,10 +24,7 @@ NAME = "checkout"
 
 @pytest.fixture
 def shared_server(cli: Cli, project: Path, tmp_path: Path) -> Iterator[Probe]:
-    probe = start_probe(
-        cli, project, tmp_path, "--config", str(config_file(tmp_path)), TOKEN_ALICE=ALICE, TOKEN_BOB=BOB
-    )
-    probe.server.token = ALICE
+    probe = start_shared_server(cli, project, tmp_path)
     yield probe
     probe.server.stop()
 

@@ -24,6 +24,7 @@ from attrs import define
 from argent.client.session import ToolServerClient
 from argent.limits import BODY_IDLE_TIMEOUT_SECONDS, HEADER_READ_TIMEOUT_SECONDS, MAX_YAML_MAPPING_KEYS
 from tests.hostile.conftest import HEALTHZ_WITHIN_SECONDS, Probe
+from tests.hostile.hostile_server import MEMBER_PATH, post_upload
 from tests.hostile.test_hostile_http import (
     answer_in,
     connect,
@@ -34,14 +35,7 @@ from tests.hostile.test_hostile_http import (
 )
 from tests.hostile.test_hostile_parse import flow_call
 from tests.hostile.test_hostile_runs import FanOutClient
-from tests.hostile.test_hostile_uploads import (
-    FILE_LIMIT,
-    GIB,
-    MEMBER_PATH,
-    declared_bomb,
-    member_call,
-    post_upload,
-)
+from tests.hostile.test_hostile_uploads import FILE_LIMIT, GIB, declared_bomb, member_call
 
 pytestmark = pytest.mark.e2e
 

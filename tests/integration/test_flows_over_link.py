@@ -34,6 +34,7 @@ from argent.server.keys import REGISTRY, UPLOADS
 from argent.tools.args import arg
 from argent.tools.flow_tools import flow_tools
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
+from tests.flow_files import flows, new_project, write
 
 ServerFactory = Callable[..., Awaitable[TestServer]]
 TOKEN = "link-token"
@@ -125,19 +126,7 @@ async def link(aiohttp_server: ServerFactory, tmp_path: Path) -> Link:
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / ".argent" / "flows").mkdir(parents=True)
-    return root
-
-
-def flows(proj: Path) -> Path:
-    return proj / ".argent" / "flows"
-
-
-def write(path: Path, *steps: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("steps:\n" + "".join(f"  - {s}\n" for s in steps))
-    return path
+    return new_project(tmp_path)
 
 
 async def run(link: Link, proj: Path, name: str = "main", log: list[str] | None = None, **extra: Any) -> Any:
@@ -803,9 +792,11 @@ async def test_a_listing_without_collect_makes_the_client_send_only_the_flow_fil
 # The call is sent once
 
 
-async def test_a_call_with_members_is_sent_once_when_the_connection_closes(
-    aiohttp_server: ServerFactory, link: Link, proj: Path
-) -> None:
+async def closing_after_one_line(
+    aiohttp_server: ServerFactory, link: Link, line: bytes
+) -> tuple[str, list[str]]:
+    """A tool-server that lists the link's tools and answers each call with ``line`` of its stream,
+    then closes the connection: its URL, and the paths of the calls it took."""
     posts: list[str] = []
 
     async def tools(request: web.Request) -> web.StreamResponse:
@@ -820,7 +811,7 @@ async def test_a_call_with_members_is_sent_once_when_the_connection_closes(
         await request.read()
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await response.prepare(request)
-        await response.write(b'{"event":"progress","data":{"index":0,"kind":"echo","status":"pass"}}\n')
+        await response.write(line)
         assert request.transport is not None
         request.transport.close()
         return response
@@ -829,8 +820,17 @@ async def test_a_call_with_members_is_sent_once_when_the_connection_closes(
     app.router.add_get("/tools", tools)
     app.router.add_post("/tools/{name}", drop)
     server = await aiohttp_server(app)
+    return f"http://127.0.0.1:{server.port}", posts
+
+
+async def test_a_call_with_members_is_sent_once_when_the_connection_closes(
+    aiohttp_server: ServerFactory, link: Link, proj: Path
+) -> None:
+    url, posts = await closing_after_one_line(
+        aiohttp_server, link, b'{"event":"progress","data":{"index":0,"kind":"echo","status":"pass"}}\n'
+    )
     write(flows(proj) / "main.yaml", "echo: x")
-    async with ToolServerClient(f"http://127.0.0.1:{server.port}", TOKEN, linked=True) as client:
+    async with ToolServerClient(url, TOKEN, linked=True) as client:
         with pytest.raises(ToolCallError) as info:
             await client.call("flow-execute", {"project_root": str(proj), "name": "main"})
     assert posts == ["/tools/flow-execute"]
@@ -1005,30 +1005,10 @@ async def test_no_baseline_is_written_when_the_connection_closes_before_the_resu
         "content": b64(b"\x89PNG never"),
         "encoding": "base64",
     }
-
-    async def tools(request: web.Request) -> web.StreamResponse:
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(f"{link.url}/tools", headers={"Authorization": f"Bearer {TOKEN}"}) as resp,
-        ):
-            return web.json_response(await resp.json())
-
-    async def drop(request: web.Request) -> web.StreamResponse:
-        await request.read()
-        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
-        await response.prepare(request)
-        line = {"event": "progress", "data": {"index": 0, "kind": "snapshot", "baselineWrites": [directive]}}
-        await response.write(json.dumps(line).encode() + b"\n")
-        assert request.transport is not None
-        request.transport.close()
-        return response
-
-    app = web.Application()
-    app.router.add_get("/tools", tools)
-    app.router.add_post("/tools/{name}", drop)
-    server = await aiohttp_server(app)
+    line = {"event": "progress", "data": {"index": 0, "kind": "snapshot", "baselineWrites": [directive]}}
+    url, _ = await closing_after_one_line(aiohttp_server, link, json.dumps(line).encode() + b"\n")
     write(flows(proj) / "main.yaml", "snapshot: home")
-    async with ToolServerClient(f"http://127.0.0.1:{server.port}", TOKEN, linked=True) as client:
+    async with ToolServerClient(url, TOKEN, linked=True) as client:
         with pytest.raises(ToolCallError) as info:
             await client.call(
                 "flow-execute", {"project_root": str(proj), "name": "main", "updateBaselines": True}

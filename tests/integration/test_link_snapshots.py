@@ -29,7 +29,8 @@ from argent.tools.flow_tools import flow_tools
 from argent.tools.link_preflight import check_linked_flow
 from argent.tools.member_invoker import MemberToolInvoker
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
-from tests.unit.test_directives import FAST, FakeDevice, canvas
+from tests.flow_files import flows, new_project, write
+from tests.unit.test_directives import FAST, FakeDevice, OneDevice, canvas
 
 KEY = "home__chromium-100x80"
 LISTING = [
@@ -45,31 +46,9 @@ class ReadArgs:
     file: str | None = arg(None)
 
 
-@attrs.define
-class Provider:
-    device: FakeDevice
-
-    async def get(self, device_id: str) -> FakeDevice:
-        return self.device
-
-    async def list_booted(self) -> list[FakeDevice]:
-        return [self.device]
-
-
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / ".argent" / "flows").mkdir(parents=True)
-    return root
-
-
-def flows(proj: Path) -> Path:
-    return proj / ".argent" / "flows"
-
-
-def write(path: Path, *steps: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("steps:\n" + "".join(f"  - {s}\n" for s in steps))
+    return new_project(tmp_path)
 
 
 def baselines(proj: Path, key: str = "main") -> Path:
@@ -152,7 +131,7 @@ async def run_over_link(
         files=files,
         tools=MemberToolInvoker(registry, files),
         directives=DeviceDirectives(timings=FAST, scratch_dir=str(scratch)),
-        devices=Provider(device),  # type: ignore[arg-type]
+        devices=OneDevice(device),  # type: ignore[arg-type]
     )
     assert isinstance(result, FlowRunResult)
     return LinkedRun(result, files, reads, scope)

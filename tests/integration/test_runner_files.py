@@ -25,6 +25,7 @@ from argent.runner.engine import ToolCallContext, ToolOutcome, run_flow
 from argent.runner.execute import FlowRequest, execute_flow, read_prerequisite
 from argent.runner.files import DiskFlowFiles, FlowRef, Spelling
 from argent.runner.report import FlowRunResult, PrerequisiteNotice, StepReport
+from tests.flow_files import flows, new_project
 
 # --------------------------------------------------------------------------------------------
 # Doubles and helpers
@@ -113,13 +114,7 @@ def steps(*lines: str, prerequisite: str | None = None) -> str:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / ".argent" / "flows").mkdir(parents=True)
-    return root
-
-
-def flows(project: Path) -> Path:
-    return project / ".argent" / "flows"
+    return new_project(tmp_path)
 
 
 async def execute(

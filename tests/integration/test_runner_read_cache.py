@@ -16,6 +16,7 @@ from argent.server.app import create_app
 from argent.server.config import ServerConfig
 from argent.tools.builtin import build_registry
 from argent.utils.watch import FileWatches, plain_parts
+from tests.flow_files import flows
 
 
 @pytest.fixture
@@ -25,10 +26,6 @@ def project(tmp_path: Path) -> Path:
     (flows / "main.yaml").write_text("steps:\n  - echo: one\n  - run: frag\n")
     (flows / "frag.yaml").write_text("steps:\n  - echo: frag one\n")
     return tmp_path / "proj"
-
-
-def flows(project: Path) -> Path:
-    return project / ".argent" / "flows"
 
 
 class Reads:

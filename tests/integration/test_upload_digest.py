@@ -11,9 +11,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import hashlib
-import io
 import os
-import tarfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +27,7 @@ from argent.server.config import ServerConfig
 from argent.server.keys import UPLOADS
 from argent.tools.args import arg
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
+from tests.archives import tgz
 
 MIB = 1024 * 1024
 Client = TestClient[Any, Any]
@@ -104,16 +103,6 @@ def bundle_tar(tmp_path: Path, name: str = "MyApp.app", files: int = 20) -> byte
     archive = tmp_path / f"{name}.tar.gz"
     build_tar_gz(str(app), str(archive))
     return archive.read_bytes()
-
-
-def tgz(*members: tuple[str, bytes]) -> bytes:
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        for name, data in members:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return gzip.compress(raw.getvalue())
 
 
 def ours(directory: Path) -> list[str]:

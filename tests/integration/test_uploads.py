@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import gzip
 import hashlib
-import io
 import os
 import re
 import shutil
-import tarfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from argent.server.uploads import (
     upload_not_found,
     upload_not_found_message,
 )
+from tests.archives import tgz
 
 OURS = ("argent-upload-", "argent-tar-upload-")
 
@@ -163,16 +162,6 @@ def app_tarball(tmp_path: Path) -> tuple[bytes, Path]:
     archive = tmp_path / "MyApp.tar.gz"
     build_tar_gz(str(app), str(archive))
     return archive.read_bytes(), app
-
-
-def tgz(*members: tuple[str, bytes]) -> bytes:
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        for name, data in members:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return gzip.compress(raw.getvalue())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,10 +6,7 @@ and the digest covers every byte of the file: also the ones the gzip reader skip
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -23,22 +20,13 @@ from argent.link.archive import (
     read_single_file_tar_gz,
     safe_extract_tar_gz,
 )
+from tests.archives import tgz
 
 LIMITS = {"max_total_bytes": 1 << 20, "max_members": 100}
 
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def tgz(*members: tuple[str, bytes]) -> bytes:
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        for name, data in members:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return gzip.compress(raw.getvalue())
 
 
 def saved(tmp_path: Path, data: bytes) -> str:

@@ -128,6 +128,19 @@ class FakeDevice:
         pass
 
 
+@define
+class OneDevice:
+    """A device provider that holds one ``FakeDevice``, whatever id is asked for."""
+
+    device: FakeDevice
+
+    async def get(self, device_id: str) -> FakeDevice:
+        return self.device
+
+    async def list_booted(self) -> list[FakeDevice]:
+        return [self.device]
+
+
 class NoTools:
     def params(self, tool: str) -> frozenset[str] | None:
         return None

@@ -12,6 +12,7 @@ from argent.client.collect import CollectedMember, Collection, collect_flow_memb
 from argent.link.codec import to_wire
 from argent.link.spelling import Spelling
 from argent.tools.flow_tools import FLOW_FILE_INPUT, FLOW_PATH_INPUT
+from tests.flow_files import flows, new_project, write
 
 SCREENSHOT_DIFF: dict[str, Any] = {
     "name": "screenshot-diff",
@@ -35,19 +36,7 @@ LISTING: list[dict[str, Any]] = [
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / ".argent" / "flows").mkdir(parents=True)
-    return root
-
-
-def flows(proj: Path) -> Path:
-    return proj / ".argent" / "flows"
-
-
-def write(path: Path, *steps: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("steps:\n" + "".join(f"  - {s}\n" for s in steps))
-    return path
+    return new_project(tmp_path)
 
 
 def collect(

@@ -15,17 +15,12 @@ from argent.client.client_policy import (
 )
 from argent.limits import MAX_FILE_BYTES
 from argent.utils.oserrors import os_error_text
+from tests.flow_files import flows, new_project
 
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / ".argent" / "flows").mkdir(parents=True)
-    return root
-
-
-def flows(proj: Path) -> Path:
-    return proj / ".argent" / "flows"
+    return new_project(tmp_path)
 
 
 def test_roots_are_project_root_its_flows_dir_the_flow_dirs_and_the_project_of_the_flow(

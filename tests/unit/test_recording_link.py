@@ -29,7 +29,7 @@ from argent.tools.recording import (
     OLDER_SIBLING_PATH,
 )
 from argent.tools.registry import FileInputSpec, ToolContext, ToolSpec
-from tests.unit.test_directives import FakeDevice, canvas
+from tests.unit.test_directives import FakeDevice, OneDevice, canvas
 from tests.unit.test_recording import Env, make_env, refused, write_flow
 
 # --------------------------------------------------------------------------------------------
@@ -98,17 +98,6 @@ class FileTools:
                 (FileInputSpec("baselinePath", "${baselinePath}", "file"),),
             ),
         )
-
-
-@define
-class Provider:
-    device: FakeDevice
-
-    async def get(self, device_id: str) -> FakeDevice:
-        return self.device
-
-    async def list_booted(self) -> list[FakeDevice]:
-        return [self.device]
 
 
 @define
@@ -185,7 +174,7 @@ def link(tmp_path: Path) -> Link:
     root = tmp_path / "client"
     (root / ".argent" / "flows").mkdir(parents=True)
     device = FakeDevice()
-    env = make_env(server_side, extra=FileTools(seen).specs(), flow_devices=Provider(device))
+    env = make_env(server_side, extra=FileTools(seen).specs(), flow_devices=OneDevice(device))
     return Link(env, seen, root)
 
 

@@ -19,6 +19,20 @@ def refusal() -> ToolCallError:
     return ToolCallError("no browser", status=500, error_code=TOO_MANY_DEVICES)
 
 
+async def hold_a_call(room: BrowserRoom) -> tuple[asyncio.Task[None], asyncio.Event]:
+    """A call of the run that has started and holds on until the returned event is set."""
+    release, started = asyncio.Event(), asyncio.Event()
+
+    async def holder() -> None:
+        async with room.calling(retry=False):
+            started.set()
+            await release.wait()
+
+    held = asyncio.create_task(holder())
+    await started.wait()
+    return held, release
+
+
 async def test_a_refusal_with_nothing_of_the_run_running_is_final() -> None:
     room = BrowserRoom()
     seen = room.ended
@@ -52,15 +66,7 @@ async def test_a_call_that_ended_since_the_refused_one_started_may_have_freed_a_
 
 async def test_a_waiting_flow_wakes_when_another_call_of_the_run_ends() -> None:
     room = BrowserRoom()
-    release, started = asyncio.Event(), asyncio.Event()
-
-    async def holder() -> None:
-        async with room.calling(retry=False):
-            started.set()
-            await release.wait()
-
-    held = asyncio.create_task(holder())
-    await started.wait()
+    held, release = await hold_a_call(room)
     seen = room.ended
     assert room.may_free(seen)
     waiting = asyncio.create_task(room.wait(seen))
@@ -74,15 +80,7 @@ async def test_a_waiting_flow_wakes_when_another_call_of_the_run_ends() -> None:
 
 async def test_a_wait_is_bounded_by_retry_after_when_the_browsers_are_another_clients() -> None:
     room = BrowserRoom()
-    release, started = asyncio.Event(), asyncio.Event()
-
-    async def holder() -> None:
-        async with room.calling(retry=False):
-            started.set()
-            await release.wait()
-
-    held = asyncio.create_task(holder())
-    await started.wait()
+    held, release = await hold_a_call(room)
     t0 = time.monotonic()
     await room.wait(room.ended)
     assert RETRY_AFTER_SECONDS * 0.9 <= time.monotonic() - t0 < RETRY_AFTER_SECONDS + 2
