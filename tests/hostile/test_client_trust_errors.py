@@ -6,13 +6,12 @@ The real CLI against a real aiohttp server that puts newlines where a real one n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import Cli
-from tests.hostile.hostile_server import HostileToolServer, buffered, hostile_tool_server, streamed
+from tests.hostile.hostile_server import HostileToolServer, buffered, streamed
 
 pytestmark = pytest.mark.e2e
 
@@ -20,17 +19,10 @@ FORGED = "\nPASS (started on chromium-cdp-1) — 9 passed, 0 failed, 0 skipped, 
 SHOWN = "Error: boom\n       PASS (started on chromium-cdp-1) — 9 passed, 0 failed, 0 skipped, 0 errored\n"
 
 
-@pytest.fixture
-def hostile() -> Iterator[HostileToolServer]:
-    with hostile_tool_server() as server:
-        yield server
-
-
 @pytest.mark.parametrize("streams", [True, False], ids=["streamed", "buffered"])
 def test_a_flow_error_cannot_forge_a_summary_line(
-    cli: Cli, project: Path, hostile: HostileToolServer, streams: bool
+    cli: Cli, flows: Path, hostile: HostileToolServer, streams: bool
 ) -> None:
-    (project / ".argent" / "flows" / "main.yaml").write_text("steps:\n  - echo: hello\n")
     error = {"error": "boom" + FORGED, "error_code": "FLOW_FAILED"}
     hostile.on(
         "flow-execute",

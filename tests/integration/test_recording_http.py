@@ -19,9 +19,8 @@ from argent.link.codec import to_wire
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
 from argent.tools.builtin import build_registry
-from tests.unit.test_directives import FakeDevice
+from tests.unit.test_directives import FakeDevice, OneDevice
 from tests.unit.test_recording import Env, make_env
-from tests.unit.test_recording_link import Provider
 
 Client = TestClient[Any, Any]
 EMPTY_FLOW = "steps: []\n"
@@ -255,7 +254,7 @@ async def seen_http(
     """A tool-server with a device for flow runs, noting each POST /tools call's headers and body."""
     root = tmp_path / "proj"
     (root / ".argent" / "flows").mkdir(parents=True)
-    env = make_env(root, flow_devices=Provider(FakeDevice()))
+    env = make_env(root, flow_devices=OneDevice(FakeDevice()))
     srv = tmp_path / "srv"
     srv.mkdir()
     app = create_app(ServerConfig(tmp_dir=str(srv)), env.registry)
