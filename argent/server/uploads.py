@@ -347,6 +347,9 @@ class UploadStore:
         if self._over_for_token(owner, 1 if content_length is None else content_length):
             raise self._full_for_token()
 
+        # Past twice this the socket pauses until the loop reads: fewer pauses, while the reads
+        # themselves (``body_reads``) are never joined into larger ones.
+        stream.set_read_chunk_size(UPLOAD_READ_BUFFER_BYTES)
         upload_id = str(uuid.uuid4())
         path = self.files.upload_path(upload_id)
         size = 0
@@ -355,9 +358,6 @@ class UploadStore:
         # the file would leave it behind. The upload's worker thread only writes into it.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         writer = _ChunkWriter(os.open(path, flags, 0o600))
-        # Past twice this the socket pauses until the loop reads: fewer pauses, while the reads
-        # themselves (``body_reads``) are never joined into larger ones.
-        stream.set_read_chunk_size(UPLOAD_READ_BUFFER_BYTES)
         self._in_flight.add(path)
         try:
             async for chunk in body_reads(stream, self.body_idle_seconds):

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from aiohttp.streams import EmptyStreamReader
 
 from argent.limits import (
     UPLOAD_BATCH_BYTES,
@@ -229,3 +230,31 @@ async def test_a_chunked_body_is_stored_whole_when_chunk_ends_come_after_their_b
     upload = point.store.take(point.stored[0])
     assert upload is not None
     assert Path(upload.tar_path).read_bytes() == b"".join(pieces)
+
+
+@pytest.mark.parametrize("framing", ["Content-Length: 0", "Transfer-Encoding: chunked"])
+async def test_an_empty_body_is_stored_as_an_empty_upload(
+    endpoint: tuple[Endpoint, str], framing: str
+) -> None:
+    point, address = endpoint
+    host, port = address.rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    end = b"0\r\n\r\n" if "chunked" in framing else b""
+    writer.write(f"POST /upload HTTP/1.1\r\nHost: {address}\r\n{framing}\r\n\r\n".encode() + end)
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), WAIT_SECONDS)
+    writer.close()
+    assert head.startswith(b"HTTP/1.1 200"), head
+    upload = point.store.take(point.stored[0])
+    assert upload is not None
+    assert upload.size == 0
+    assert Path(upload.tar_path).read_bytes() == b""
+
+
+async def test_a_body_that_is_no_stream_at_all_is_stored_as_an_empty_upload(tmp_path: Path) -> None:
+    store = UploadStore(str(tmp_path))
+    try:
+        upload = await store.receive(EmptyStreamReader(), 0)  # aiohttp's reader of a request without a body
+        assert upload.size == 0
+        assert Path(upload.tar_path).read_bytes() == b""
+    finally:
+        await store.close()
