@@ -113,10 +113,27 @@ MAX_PENDING_UPLOAD_BYTES = 8 * GIB
 MAX_PENDING_UPLOAD_BYTES_PER_TOKEN = 2 * GIB
 #: How often the upload sweeper deletes expired uploads.
 UPLOAD_SWEEP_INTERVAL_SECONDS = 60
-#: Bytes of an upload handed to its writing thread at a time (one buffer, reused), and how many
-#: such batches may wait there while the event loop reads on: one more buffer than that is held per upload.
+#: An upload's socket reads go to its writing thread in batches of this many bytes, or of
+#: ``UPLOAD_BATCH_CHUNKS`` reads if those come first (a client sending tiny pieces: each read is an
+#: object of its own).
 UPLOAD_BATCH_BYTES = 1 * MIB
-UPLOAD_BATCHES_IN_FLIGHT = 4
+UPLOAD_BATCH_CHUNKS = 256
+#: Bytes of one upload handed to its writing thread and not yet written; past this the event loop
+#: stops reading that upload until the disk catches up. One upload holds at most this, one batch being
+#: gathered and twice ``UPLOAD_READ_BUFFER_BYTES`` buffered by the socket's reader.
+UPLOAD_BYTES_IN_FLIGHT = 4 * MIB
+#: ... and at most this many batches (a client sending tiny pieces makes batches of
+#: ``UPLOAD_BATCH_CHUNKS`` small objects: the count bounds their memory where the bytes do not).
+UPLOAD_BATCHES_IN_FLIGHT = 8
+#: The read buffer of an upload's body (aiohttp pauses the socket past twice this; its default,
+#: 64 KiB, paused it after every read of a fast client).
+UPLOAD_READ_BUFFER_BYTES = 1 * MIB
+#: A tool-server's glibc malloc (argent/server/heap.py): up to the trim threshold of freed memory
+#: stays for the next allocations, and only allocations from the mmap threshold up get pages of their
+#: own (setting a threshold stops glibc adjusting them; its starting 128 KiB would map and unmap every
+#: socket read of an upload).
+SERVER_HEAP_MMAP_THRESHOLD_BYTES = 1 * MIB
+SERVER_HEAP_TRIM_THRESHOLD_BYTES = 32 * MIB
 #: Decompressed bytes of one uploaded archive (tar headers included); guards against gzip bombs.
 MAX_ARCHIVE_EXPANDED_BYTES = 8 * GIB
 #: Entries of one uploaded archive, directories included.

@@ -55,6 +55,22 @@ async def body_chunks(stream: StreamReader, idle_seconds: float) -> AsyncIterato
         yield chunk
 
 
+async def body_reads(stream: StreamReader, idle_seconds: float) -> AsyncIterator[bytes]:
+    """The body as the socket delivered it, one read at a time, never joined (``readany`` joins
+    every read buffered so far: a copy of each byte that a reader which hands the reads on does not
+    need); a pause over ``idle_seconds`` raises ``BodyStalled``."""
+    while True:
+        try:
+            async with asyncio.timeout(idle_seconds):
+                chunk, end_of_http_chunk = await stream.readchunk()
+        except TimeoutError:
+            raise BodyStalled(idle_seconds) from None
+        if chunk:
+            yield chunk
+        elif not end_of_http_chunk:
+            return
+
+
 async def read_body(request: web.BaseRequest, *, max_bytes: int, idle_seconds: float) -> bytes:
     """The whole body, at most ``max_bytes`` (else aiohttp's 413), each chunk within ``idle_seconds``."""
     stream = request.content

@@ -15,6 +15,7 @@ from argent.limits import LISTEN_BACKLOG
 from argent.server.app import claim_tmp_dir, create_app
 from argent.server.config import ServerConfig
 from argent.server.connections import GuardedAppRunner
+from argent.server.heap import keep_freed_heap
 from argent.server.keys import ACTIVITY
 from argent.tools.registry import ToolRegistry
 
@@ -49,6 +50,7 @@ class RunningServer:
 
 
 async def start_server(config: ServerConfig, registry: ToolRegistry | None = None) -> RunningServer:
+    keep_freed_heap()  # the reads of an upload reuse warm memory (argent/server/heap.py)
     app = create_app(config, registry)
     claim_tmp_dir(app)
     runner = GuardedAppRunner(

@@ -2,7 +2,7 @@
 
 ``POST /upload`` streams its body (a gzipped tar) into ``<tmp_dir>/argent-upload-<server id>-<uuid>.tar.gz``
 and answers with the id: the event loop reads the socket while the upload's worker thread writes
-what was read before (``_BatchWriter``). Nothing is digested while the body arrives: the protocol
+what was read before (``_ChunkWriter``). Nothing is digested while the body arrives: the protocol
 needs the SHA-256 only when a call uses the upload. That call names the id with the SHA-256 it
 expects; ``UploadStore.take`` hands the upload over exactly once and ``extract_upload`` unpacks the
 archive into a fresh ``argent-tar-upload-<16 hex>-*`` directory, digesting the tar in the read that
@@ -52,8 +52,11 @@ from argent.limits import (
     MAX_UPLOAD_BYTES,
     MEMBER_ARCHIVE_OVERHEAD_BYTES,
     UPLOAD_BATCH_BYTES,
+    UPLOAD_BATCH_CHUNKS,
     UPLOAD_BATCHES_IN_FLIGHT,
+    UPLOAD_BYTES_IN_FLIGHT,
     UPLOAD_EXPIRY_SECONDS,
+    UPLOAD_READ_BUFFER_BYTES,
     UPLOAD_SWEEP_INTERVAL_SECONDS,
 )
 from argent.link.archive import (
@@ -64,7 +67,7 @@ from argent.link.archive import (
     read_single_file_tar_gz,
     safe_extract_tar_gz,
 )
-from argent.server.body import body_chunks
+from argent.server.body import body_reads
 from argent.server.tmp_files import ServerFiles
 
 log = logging.getLogger(__name__)
@@ -130,80 +133,80 @@ async def _remove(path: str) -> None:
         await aiofiles.os.remove(path)
 
 
-class _BatchWriter:
-    """One upload's worker thread, which writes each batch to the file in order while the event loop
-    reads the next batches from the socket (``os.write`` releases the GIL, so reading and writing
-    overlap on as many cores as are free). Nothing is digested here: the call that uses the upload
-    checks its SHA-256 while it reads the archive (``extract_upload``, ``read_member_upload``).
+class _ChunkWriter:
+    """One upload's worker thread, which writes the socket reads to the file in order while the
+    event loop reads on (``os.writev`` releases the GIL, so reading and writing overlap on as many
+    cores as are free). Nothing is digested here: the call that uses the upload checks its SHA-256
+    while it reads the archive (``extract_upload``, ``read_member_upload``).
 
-    The loop copies each socket read into a batch buffer and lets the read go at once, as a handler
-    that discards the body would: the allocator hands the next read the same warm memory, where
-    holding reads until they are written would fault fresh pages in for every one. The thread takes
-    the GIL back once per buffer; ``write`` waits only when ``UPLOAD_BATCHES_IN_FLIGHT`` buffers
-    are queued, and the buffers are reused, so one upload holds one more buffer than that. The
-    thread closes the file when the upload ends. A body declared smaller than a buffer gets a buffer
-    of its size."""
+    The loop hands the reads themselves over, a batch of them at a time (``UPLOAD_BATCH_BYTES`` or
+    ``UPLOAD_BATCH_CHUNKS`` reads, whichever comes first), and the thread writes each batch with one
+    ``writev``: the bytes are copied once, into the file, and the thread takes the GIL once per
+    batch. ``write`` waits while the batches handed over and not yet written hold more than
+    ``UPLOAD_BYTES_IN_FLIGHT`` bytes or number ``UPLOAD_BATCHES_IN_FLIGHT``, so one upload holds
+    at most that plus one batch being gathered (the count bounds the objects of a client sending
+    tiny pieces). The thread closes the file when the upload ends."""
 
-    def __init__(self, fd: int, size_hint: int | None = None) -> None:
+    def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._buffer_bytes = (
-            UPLOAD_BATCH_BYTES if size_hint is None else max(1, min(size_hint, UPLOAD_BATCH_BYTES))
-        )
         self._writer: ThreadPoolExecutor | None = None
-        self._queued: deque[tuple[asyncio.Future[None], bytearray]] = deque()
-        self._free: list[bytearray] = []
-        self._buffer: bytearray | None = None
-        self._filled = 0
+        #: Batches handed to the thread and not yet reaped: (written, bytes, reads).
+        self._queued: deque[tuple[asyncio.Future[None], int, int]] = deque()
+        self._batch: list[bytes] = []
+        self._batch_bytes = 0
+        self._in_flight = 0
+        self._in_flight_reads = 0
+
+    @property
+    def held_bytes(self) -> int:
+        """Bytes of the body this writer holds: handed to the thread and not yet written, or gathered."""
+        return self._in_flight + self._batch_bytes
+
+    @property
+    def held_reads(self) -> int:
+        """Socket reads this writer holds (each an object of its own, however small)."""
+        return self._in_flight_reads + len(self._batch)
 
     async def write(self, chunk: bytes) -> None:
-        """Add ``chunk`` to the file's next bytes; a full buffer goes to the thread."""
-        view = memoryview(chunk)
-        while view:
-            buffer = self._buffer if self._buffer is not None else await self._take_buffer()
-            self._buffer = buffer
-            part = view[: len(buffer) - self._filled]
-            buffer[self._filled : self._filled + len(part)] = part
-            self._filled += len(part)
-            view = view[len(part) :]
-            if self._filled == len(buffer):
-                self._submit()
+        """Add ``chunk`` to the file's next bytes; a full batch goes to the thread."""
+        self._batch.append(chunk)
+        self._batch_bytes += len(chunk)
+        if self._batch_bytes >= UPLOAD_BATCH_BYTES or len(self._batch) >= UPLOAD_BATCH_CHUNKS:
+            await self._submit()
 
-    async def _take_buffer(self) -> bytearray:
-        """A free buffer: one a finished write gave back, a new one, or the oldest once written."""
-        while self._queued and self._queued[0][0].done():
-            self._free.append(self._reap(*self._queued.popleft()))
-        if self._free:
-            return self._free.pop()
-        if len(self._queued) < UPLOAD_BATCHES_IN_FLIGHT:
-            return bytearray(self._buffer_bytes)
-        written, buffer = self._queued.popleft()
-        await asyncio.shield(written)
-        return self._reap(written, buffer)
-
-    @staticmethod
-    def _reap(written: asyncio.Future[None], buffer: bytearray) -> bytearray:
-        written.result()  # a failed write fails the upload
-        return buffer
-
-    def _submit(self) -> None:
-        buffer, filled = self._buffer, self._filled
-        if buffer is None or not filled:
+    async def _submit(self) -> None:
+        while self._queued and (
+            self._queued[0][0].done()
+            or self._in_flight + self._batch_bytes > UPLOAD_BYTES_IN_FLIGHT
+            or len(self._queued) >= UPLOAD_BATCHES_IN_FLIGHT
+        ):
+            await self._reap()
+        batch, size = self._batch, self._batch_bytes
+        if not batch:
             return
-        self._buffer, self._filled = None, 0
+        self._batch, self._batch_bytes = [], 0
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argent-upload-write")
-        data = memoryview(buffer)[:filled]
-        written = asyncio.get_running_loop().run_in_executor(self._writer, _write_all, self._fd, data)
-        self._queued.append((written, buffer))
+        written = asyncio.get_running_loop().run_in_executor(self._writer, _writev_all, self._fd, batch)
+        self._queued.append((written, size, len(batch)))
+        self._in_flight += size
+        self._in_flight_reads += len(batch)
+
+    async def _reap(self) -> None:
+        """Wait for the oldest batch handed over; a failed write fails the upload."""
+        written, size, reads = self._queued[0]
+        await asyncio.shield(written)
+        self._queued.popleft()
+        self._in_flight -= size
+        self._in_flight_reads -= reads
+        written.result()
 
     async def finish(self) -> None:
         """Write what is left, wait for every batch, then close the file (in the writing thread:
         a close may flush)."""
-        self._submit()
+        await self._submit()
         while self._queued:
-            written, _buffer = self._queued.popleft()
-            await asyncio.shield(written)
-            written.result()
+            await self._reap()
         writer, self._writer = self._writer, None
         if writer is None:
             os.close(self._fd)
@@ -212,12 +215,14 @@ class _BatchWriter:
         writer.shutdown(wait=False)
 
     def abort(self) -> None:
-        """Drop the queued batches; the file is closed once a batch being written is done. Synchronous,
-        so it completes while the receiving task is being cancelled."""
-        for written, _buffer in self._queued:
+        """Drop the batches not yet written (their bytes go with them); the file is closed once a
+        batch being written is done. Synchronous, so it completes while the receiving task is
+        being cancelled."""
+        for written, _size, _reads in self._queued:
             written.cancel()
         self._queued.clear()
-        self._buffer = None
+        self._in_flight = self._in_flight_reads = 0
+        self._batch, self._batch_bytes = [], 0
         writer, self._writer = self._writer, None
         if writer is None:
             _close_quietly(self._fd)
@@ -226,9 +231,21 @@ class _BatchWriter:
         writer.shutdown(wait=False)
 
 
-def _write_all(fd: int, data: memoryview) -> None:
-    while data:
-        data = data[os.write(fd, data) :]
+#: The most buffers one ``writev`` takes (POSIX guarantees at least 16; Linux takes 1024).
+_IOV_MAX = max(16, min(os.sysconf("SC_IOV_MAX"), 1024))
+
+
+def _writev_all(fd: int, chunks: list[bytes]) -> None:
+    """Write ``chunks`` in order, ``IOV_MAX`` at a time, resuming after a short write."""
+    views: list[bytes | memoryview] = list(chunks)
+    start = 0
+    while start < len(views):
+        written = os.writev(fd, views[start : start + _IOV_MAX])
+        while written and written >= len(views[start]):
+            written -= len(views[start])
+            start += 1
+        if written:
+            views[start] = memoryview(views[start])[written:]
 
 
 def _close_quietly(fd: int) -> None:
@@ -330,6 +347,9 @@ class UploadStore:
         if self._over_for_token(owner, 1 if content_length is None else content_length):
             raise self._full_for_token()
 
+        # Past twice this the socket pauses until the loop reads: fewer pauses, while the reads
+        # themselves (``body_reads``) are never joined into larger ones.
+        stream.set_read_chunk_size(UPLOAD_READ_BUFFER_BYTES)
         upload_id = str(uuid.uuid4())
         path = self.files.upload_path(upload_id)
         size = 0
@@ -337,10 +357,10 @@ class UploadStore:
         # Created here, not in a worker thread: a task cancelled while a thread is still creating
         # the file would leave it behind. The upload's worker thread only writes into it.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        writer = _BatchWriter(os.open(path, flags, 0o600), content_length)
+        writer = _ChunkWriter(os.open(path, flags, 0o600))
         self._in_flight.add(path)
         try:
-            async for chunk in body_chunks(stream, self.body_idle_seconds):
+            async for chunk in body_reads(stream, self.body_idle_seconds):
                 if self._closed:
                     raise self._closed_error()
                 size += len(chunk)
