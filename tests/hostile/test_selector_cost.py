@@ -3,7 +3,7 @@
 A few bytes of flow select on a page the caller controls (a `data:` URL): a text pattern that backtracks
 catastrophically, and scopes that compare every element with every other one (12,000 elements: 144M pairs,
 minutes of Python). Each must end its step within seconds with an error naming what was too costly, while
-`/healthz` answers within a second throughout, and the server still serves a normal flow afterwards.
+`/healthz` answers within a second throughout (five times an idle answer on a loaded machine), and the server still serves a normal flow afterwards.
 """
 
 from __future__ import annotations
@@ -34,11 +34,28 @@ CROWDED_PAGE = (
 STEP_ENDS_WITHIN_SECONDS = 30.0
 
 
+#: /healthz answers within this while a selector runs, on a machine whose own load keeps an idle
+#: server's answers under a fifth of it (a loaded machine is allowed five times its idle slowest).
+HEALTHZ_WHILE_SELECTING_SECONDS = 1.0
+IDLE_HEALTHZ_PROBES = 20
+
+
+def healthz_bound(probe: Probe) -> float:
+    """The slowest /healthz allowed while the selector runs: 1 s, or on a loaded machine five times
+    the slowest of ``IDLE_HEALTHZ_PROBES`` answers of the idle server (a freeze lasts minutes)."""
+    idle = 0.0
+    for _ in range(IDLE_HEALTHZ_PROBES):
+        idle = max(idle, probe.healthz_seconds())
+        time.sleep(0.05)
+    return max(HEALTHZ_WHILE_SELECTING_SECONDS, 5 * idle)
+
+
 def run_flow_probing(probe: Probe, name: str, text: str) -> subprocess.CompletedProcess[str]:
-    """Run the flow over a link with the real CLI; /healthz must answer within a second until it ends."""
+    """Run the flow over a link with the real CLI; /healthz must answer promptly until it ends."""
     flows = probe.project / ".argent" / "flows"
     flows.mkdir(parents=True, exist_ok=True)
     (flows / f"{name}.yaml").write_text(text)
+    bound = healthz_bound(probe)
     proc = probe.cli.spawn("flow", "run", name, ARGENT_TOOLS_URL=probe.url, ARGENT_AUTH_TOKEN=probe.token)
     t0 = time.monotonic()
     slowest = 0.0
@@ -47,7 +64,7 @@ def run_flow_probing(probe: Probe, name: str, text: str) -> subprocess.Completed
         slowest = max(slowest, probe.healthz_seconds())
         time.sleep(0.05)
     out, err = proc.communicate()
-    assert slowest < 1.0, f"/healthz took {slowest:.2f}s while the selector ran"
+    assert slowest < bound, f"/healthz took {slowest:.2f}s while the selector ran (bound {bound:.2f}s)"
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
