@@ -32,6 +32,7 @@ FILE_INPUT_INVALID = "FILE_INPUT_INVALID"
 UPLOAD_TOO_LARGE = "UPLOAD_TOO_LARGE"
 UPLOAD_STORAGE_FULL = "UPLOAD_STORAGE_FULL"
 UPLOAD_STORE_CLOSED = "UPLOAD_STORE_CLOSED"
+SERVER_STORAGE_FULL = "SERVER_STORAGE_FULL"
 # Policy refusals (HTTP 403/415/429): which rule refused.
 TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
 LOCAL_FLOWS_DISABLED = "LOCAL_FLOWS_DISABLED"
@@ -179,6 +180,15 @@ class UploadStorageFullError(ArgentError):
 
     status = 507
     default_code = UPLOAD_STORAGE_FULL
+    default_kind = "unavailable"
+
+
+class ServerStorageError(ArgentError):
+    """The tool-server's own disk (its temp dir) refused what a call needs written: full or read-only
+    (HTTP 507). Nothing of the call stays behind; retry once its operator freed space."""
+
+    status = 507
+    default_code = SERVER_STORAGE_FULL
     default_kind = "unavailable"
 
 

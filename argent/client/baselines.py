@@ -31,7 +31,7 @@ from argent.link.codec import to_wire
 from argent.link.models import BaselineNotWritten
 from argent.link.png import is_png
 from argent.utils.atomic import write_atomically
-from argent.utils.oserrors import os_error_text
+from argent.utils.oserrors import os_error_text, write_failure_text
 
 NOT_ALLOWED = "{path} is not a .png file directly in the baseline directory of a run of this call that updates baselines"
 OUTSIDE = "{path} is outside every root this client serves"
@@ -45,6 +45,8 @@ CONTROL_CHARACTERS = (
     "are linked to."
 )
 NOT_PNG_CONTENT = "the content for {path} is not a PNG image (it lacks the PNG signature)"
+#: What to do once a full or read-only disk is dealt with (the older baseline, if any, is unchanged).
+RUN_AGAIN = "run with --update-baselines again; an older baseline there is unchanged"
 
 _SEGMENTS = re.compile(r"[/\\]")
 #: C0 and C1 controls, DEL and lone surrogates: never in a baseline path, and NUL breaks every syscall.
@@ -131,13 +133,13 @@ def write_baseline(path: str, content: Any, scope: BaselineWriteScope) -> str | 
     except _Refused as refused:
         return refused.reason
     except OSError as exc:
-        return os_error_text(exc, path)
+        return write_failure_text(exc, path, "open", then=RUN_AGAIN)
     except ValueError as exc:  # what the checks above let through still never crashes the client
         return f"{path}: {exc}"
     try:
         _replace(target, data, mode)
     except OSError as exc:
-        return os_error_text(exc, target, "write")
+        return write_failure_text(exc, target, then=RUN_AGAIN)
     return None
 
 

@@ -37,7 +37,7 @@ from argent.server.member_inputs import (
     linked_step_members,
     named_uploads,
 )
-from argent.server.tmp_files import ServerFiles
+from argent.server.tmp_files import ServerFiles, storage_refusal
 from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
 from argent.tools.call_policy import CallPolicy
 from argent.tools.registry import ResolvedFileInput, ToolSpec
@@ -323,13 +323,17 @@ async def _materialize(wire: FileInput, out: ResolvedInputs, files: ServerFiles)
             "the producing tool) and try again."
         )
     data = decode_content(path, content, wire.size)
-    directory = await asyncio.to_thread(files.mkdtemp, "file-input")
-    out.temp_dirs.append(directory)
     name = _UNSAFE_NAME.sub("_", os.path.basename(path))
     if name in ("", ".", ".."):
         name = "upload"
-    target = os.path.join(directory, name)
-    await asyncio.to_thread(_write_new, target, data)
+    try:
+        directory = await asyncio.to_thread(files.mkdtemp, "file-input")
+        out.temp_dirs.append(directory)
+        target = os.path.join(directory, name)
+        await asyncio.to_thread(_write_new, target, data)
+    except OSError as exc:
+        # The call's cleanup removes the directory, with the part of the file the disk took.
+        raise storage_refusal(exc, f'write the file input "{path}"', "the call did not run") from None
     return target
 
 

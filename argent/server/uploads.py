@@ -65,7 +65,7 @@ from argent.link.archive import (
     safe_extract_tar_gz,
 )
 from argent.server.body import body_chunks
-from argent.server.tmp_files import ServerFiles
+from argent.server.tmp_files import DISK_ERRNOS, ServerFiles, storage_refusal
 
 log = logging.getLogger(__name__)
 
@@ -314,7 +314,8 @@ class UploadStore:
 
         A declared length over the per-upload cap is refused before a byte is read (413), and so is
         a body that grows past it. Pending bytes over the storage cap, or over the cap of the named
-        token ``owner``, give 507. On any failure, a dropped connection included, the partial file
+        token ``owner``, give 507, and so does a temp dir whose disk is full or read-only
+        (``ServerStorageError``). On any failure, a dropped connection included, the partial file
         is deleted and no bytes stay reserved.
         """
         if self._closed:
@@ -337,7 +338,11 @@ class UploadStore:
         # Created here, not in a worker thread: a task cancelled while a thread is still creating
         # the file would leave it behind. The upload's worker thread only writes into it.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        writer = _BatchWriter(os.open(path, flags, 0o600), content_length)
+        try:
+            fd = os.open(path, flags, 0o600)
+        except OSError as exc:
+            raise _not_stored(exc) from None
+        writer = _BatchWriter(fd, content_length)
         self._in_flight.add(path)
         try:
             async for chunk in body_chunks(stream, self.body_idle_seconds):
@@ -352,8 +357,14 @@ class UploadStore:
                     raise self._full()
                 if self._over_for_token(owner):
                     raise self._full_for_token()
-                await writer.write(chunk)
-            await writer.finish()
+                try:
+                    await writer.write(chunk)
+                except OSError as exc:  # the disk's, not the socket's: only the file is written here
+                    raise _not_stored(exc) from None
+            try:
+                await writer.finish()
+            except OSError as exc:
+                raise _not_stored(exc) from None
             if self._closed:
                 raise self._closed_error()
         except BaseException:
@@ -422,6 +433,11 @@ class UploadStore:
             await _remove(upload.tar_path)
         for path in list(self._in_flight):
             await _remove(path)
+
+
+def _not_stored(exc: OSError) -> ArgentError:
+    """The 507 for an upload the temp dir's disk refused (full, read-only)."""
+    return storage_refusal(exc, "store the upload", "the upload was discarded")
 
 
 def _client_basename(client_path: str) -> str:
@@ -519,6 +535,10 @@ async def extract_upload(
     except ArchiveError as exc:
         raise _extract_failed(client_path, exc) from exc
     except OSError as exc:
+        if exc.errno in DISK_ERRNOS:
+            raise storage_refusal(
+                exc, f'extract the upload for "{client_path}"', "the call did not run"
+            ) from None
         raise FileInputError(EXTRACT_FAILED.format(path=client_path, msg=exc.strerror or exc)) from exc
 
 

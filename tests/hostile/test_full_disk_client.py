@@ -1,0 +1,240 @@
+"""A careless host on the client's side of the link: the reports, images, baselines and link config
+the real CLI writes land on a full or read-only file system (a real tmpfs of 2 MiB).
+
+Each write either lands whole or leaves the older good file as it was; the CLI says, in an
+``Error:``/``✗`` line that names the path and what to do, what it could not write, never a
+traceback; and the run's result is still printed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from argent.link.png import PNG_SIGNATURE
+from tests.e2e.conftest import Cli
+from tests.hostile.hostile_server import (
+    HostileToolServer,
+    baseline_directive,
+    report,
+    result_line,
+    step,
+    streamed,
+)
+from tests.hostile.small_fs import fill, read_only, small_fs
+
+MAIN = "steps:\n  - echo: hello\n"
+
+
+def no_traceback(done: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr
+
+
+@pytest.fixture
+def disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB tmpfs outside the project, for the reports."""
+    with small_fs(tmp_path / "disk") as mounted:
+        yield mounted
+
+
+@pytest.fixture
+def main_flow(project: Path) -> Path:
+    flow = project / ".argent" / "flows" / "main.yaml"
+    flow.write_text(MAIN)
+    return flow
+
+
+# --------------------------------------------------------------------------------------------
+# --junit-xml
+
+
+def test_a_junit_report_on_a_full_disk_keeps_the_old_report_and_says_what_to_do(
+    cli: Cli, main_flow: Path, disk: Path
+) -> None:
+    junit = disk / "junit.xml"
+    first = cli.run("flow", "run", "main", "--junit-xml", str(junit))
+    assert first.returncode == 0, first.stderr
+    old = junit.read_bytes()
+    fill(disk)
+    done = cli.run("flow", "run", "main", "--junit-xml", str(junit))
+    no_traceback(done)
+    assert done.returncode == 1
+    assert junit.read_bytes() == old
+    assert sorted(p.name for p in disk.iterdir()) == [".filler", "junit.xml"]
+    assert "✓" in done.stdout or "passed" in done.stdout, done.stdout
+    assert (
+        f"Error: could not write the JUnit report {junit}: No space left on device. Free some space there "
+        "or pass another --junit-xml path; the flows' results are above."
+    ) in done.stderr.splitlines()
+
+
+def test_a_junit_report_on_a_read_only_disk_is_refused_before_the_run(
+    cli: Cli, main_flow: Path, disk: Path
+) -> None:
+    junit = disk / "junit.xml"
+    junit.write_text("<testsuites/>\n")
+    read_only(disk)
+    done = cli.run("flow", "run", "main", "--junit-xml", str(junit))
+    no_traceback(done)
+    assert done.returncode == 2
+    assert junit.read_text() == "<testsuites/>\n"
+    assert (
+        f"Error: --junit-xml cannot write {junit}: Read-only file system. Remount that file system read-write "
+        "or pass another --junit-xml path."
+    ) in done.stderr.splitlines()
+
+
+# --------------------------------------------------------------------------------------------
+# --html
+
+
+def test_an_html_report_on_a_full_disk_keeps_the_old_page_and_says_what_to_do(
+    cli: Cli, main_flow: Path, disk: Path
+) -> None:
+    html = disk / "report"
+    first = cli.run("flow", "run", "main", "--html", str(html))
+    assert first.returncode == 0, first.stderr
+    old = (html / "index.html").read_bytes()
+    fill(disk)
+    done = cli.run("flow", "run", "main", "--html", str(html))
+    no_traceback(done)
+    assert done.returncode == 1
+    assert (html / "index.html").read_bytes() == old
+    assert not [p.name for p in html.iterdir() if p.name.endswith(".tmp")]
+    assert (
+        f"Error: could not write the HTML report in {html}: No space left on device. Free some space there "
+        "or pass another --html directory; the flows' results are above."
+    ) in done.stderr.splitlines()
+
+
+def test_an_html_report_on_a_read_only_disk_is_refused_before_the_run(
+    cli: Cli, main_flow: Path, disk: Path
+) -> None:
+    html = disk / "report"
+    first = cli.run("flow", "run", "main", "--html", str(html))
+    assert first.returncode == 0, first.stderr
+    old = (html / "index.html").read_bytes()
+    read_only(disk)
+    done = cli.run("flow", "run", "main", "--html", str(html))
+    no_traceback(done)
+    assert done.returncode == 2
+    assert (html / "index.html").read_bytes() == old
+    assert (
+        f"Error: --html cannot use {html}: Read-only file system. Remount that file system read-write or pass "
+        "another --html directory."
+    ) in done.stderr.splitlines()
+
+
+# --------------------------------------------------------------------------------------------
+# Baselines the tool-server sends (--update-baselines over a link)
+
+
+@pytest.fixture
+def baselines(project: Path) -> Iterator[Path]:
+    """The project's ``__baselines__`` directory, a 2 MiB tmpfs; the flow snapshots ``home``."""
+    flows = project / ".argent" / "flows"
+    (flows / "main.yaml").write_text("steps:\n  - snapshot: home\n")
+    with small_fs(flows / "__baselines__") as mounted:
+        yield mounted
+
+
+def _baseline_run(
+    cli: Cli, hostile: HostileToolServer, target: Path, data: bytes
+) -> subprocess.CompletedProcess[str]:
+    directive = baseline_directive(target, data)
+    hostile.on("flow-execute", streamed(result_line(report(step(), baselineWrites=[directive]))))
+    return cli.run("flow", "run", "main", "--update-baselines", **hostile.env())
+
+
+def test_a_baseline_on_a_full_disk_keeps_the_old_image(
+    cli: Cli, baselines: Path, hostile: HostileToolServer
+) -> None:
+    target = baselines / "main" / "home__chromium-1x1.png"
+    target.parent.mkdir()
+    old = PNG_SIGNATURE + b"old"
+    target.write_bytes(old)
+    fill(baselines)
+    done = _baseline_run(cli, hostile, target, PNG_SIGNATURE + bytes(256 * 1024))
+    no_traceback(done)
+    assert done.returncode == 1
+    assert target.read_bytes() == old
+    assert sorted(p.name for p in target.parent.iterdir()) == [target.name]
+    assert (
+        f"✗ baseline not written: {target}: ENOSPC: no space left on device, write '{target}'. Free some space "
+        "there and run with --update-baselines again; an older baseline there is unchanged."
+    ) in done.stderr.splitlines(), done.stderr
+
+
+def test_a_baseline_on_a_read_only_disk_keeps_the_old_image(
+    cli: Cli, baselines: Path, hostile: HostileToolServer
+) -> None:
+    target = baselines / "main" / "home__chromium-1x1.png"
+    target.parent.mkdir()
+    old = PNG_SIGNATURE + b"old"
+    target.write_bytes(old)
+    read_only(baselines)
+    done = _baseline_run(cli, hostile, target, PNG_SIGNATURE + b"new")
+    no_traceback(done)
+    assert done.returncode == 1
+    assert target.read_bytes() == old
+    assert (
+        f"✗ baseline not written: {target}: EROFS: read-only file system, write '{target}'. Remount that file "
+        "system read-write and run with --update-baselines again; an older baseline there is unchanged."
+    ) in done.stderr.splitlines(), done.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# The client's own state: ~/.argent/link.json
+
+
+def test_a_link_on_a_read_only_home_says_what_to_do(cli: Cli, disk: Path) -> None:
+    cli.home = disk
+    first = cli.run("link", "--no-verify", "argent://tok@127.0.0.1:3001")
+    assert first.returncode == 0, first.stderr
+    old = (disk / ".argent" / "link.json").read_bytes()
+    read_only(disk)
+    done = cli.run("link", "--no-verify", "argent://other@127.0.0.1:3002")
+    no_traceback(done)
+    assert done.returncode == 1
+    link = disk / ".argent" / "link.json"
+    assert link.read_bytes() == old
+    assert done.stderr.splitlines() == [
+        f"Error: Could not write {link}: Read-only file system. Remount that file system read-write and run "
+        "the command again; the link stays as it was. Meanwhile ARGENT_TOOLS_URL (and ARGENT_AUTH_TOKEN) route "
+        "calls without the file."
+    ]
+    unlinked = cli.run("unlink")
+    no_traceback(unlinked)
+    assert unlinked.returncode == 1
+    assert f"Error: Could not remove {link}: Read-only file system." in unlinked.stderr
+    assert link.read_bytes() == old
+
+
+def test_a_link_on_a_full_home_keeps_the_old_link(cli: Cli, disk: Path) -> None:
+    cli.home = disk
+    first = cli.run("link", "--no-verify", "argent://tok@127.0.0.1:3001")
+    assert first.returncode == 0, first.stderr
+    old = (disk / ".argent" / "link.json").read_bytes()
+    fill(disk)
+    done = cli.run("link", "--no-verify", "argent://other@127.0.0.1:3002")
+    no_traceback(done)
+    assert done.returncode == 1
+    link = disk / ".argent" / "link.json"
+    assert link.read_bytes() == old
+    assert sorted(p.name for p in (disk / ".argent").iterdir()) == ["link.json"]
+    assert done.stderr.startswith(
+        f"Error: Could not write {link}: No space left on device. Free some space there and run the command "
+        "again; the link stays as it was."
+    )
+
+
+def test_a_flow_runs_with_a_read_only_home(cli: Cli, main_flow: Path, disk: Path) -> None:
+    """Nothing of the client's own state is needed to run a flow (the fs cache lives in memory)."""
+    cli.home = disk
+    read_only(disk)
+    done = cli.run("flow", "run", "main")
+    no_traceback(done)
+    assert done.returncode == 0, done.stderr
