@@ -25,6 +25,9 @@ import uuid
 from attrs import define, field, frozen
 
 from argent.errors import ServerStorageError
+from argent.utils.oserrors import DISK_ERRNOS
+
+__all__ = ["DISK_ERRNOS", "ServerFiles", "TmpClaim", "reclaim_stopped_servers", "storage_refusal"]
 
 #: Kinds of directory a server makes with ``mkdtemp``; uploads and artifacts have names of their own.
 TEMP_DIR_KINDS = ("tar-upload-parent", "file-input")
@@ -39,8 +42,6 @@ _TEMP_SUFFIX = r"[a-z0-9_]{8}"
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
-#: The errors of a careless host: the disk under the temp dir is full or read-only.
-DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 STORAGE_REFUSED = (
     "The tool-server could not {what} in its temp dir ({reason}); {then}. Retry later; if it keeps failing, "
     "the tool-server's operator must {fix} its temp dir (TMPDIR)."

@@ -45,6 +45,9 @@ def enoent_message(path: str) -> str:
     return f"ENOENT: {_UV_TEXT[errno.ENOENT]}, open '{path}'"
 
 
+#: The errors of a careless host: the disk is full or read-only (another path on it fares no better).
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
 #: What a person does about a write a careless host refused, by errno (a full or read-only disk, a
 #: directory they may not write); other errors have no advice of their own.
 _REMEDIES = {

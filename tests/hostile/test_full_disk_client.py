@@ -8,6 +8,7 @@ traceback; and the run's result is still printed.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -238,3 +239,88 @@ def test_a_flow_runs_with_a_read_only_home(cli: Cli, main_flow: Path, disk: Path
     done = cli.run("flow", "run", "main")
     no_traceback(done)
     assert done.returncode == 0, done.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# --output: the images of failed snapshots
+
+
+def _failed_snapshot(tmp_path: Path) -> tuple[dict[str, object], Path]:
+    """A flow-execute result whose snapshot step failed, with its image in a scratch directory."""
+    scratch = tmp_path / "argent-flow-diff-abc123"
+    scratch.mkdir()
+    image = scratch / "home-current.png"
+    image.write_bytes(PNG_SIGNATURE + bytes(512 * 1024))
+    failed = step(0, kind="snapshot", status="fail", snapshotKey="home", artifacts={"current": str(image)})
+    return report(failed, ok=False, passed=0, failed=1), image
+
+
+def test_an_output_dir_on_a_full_disk_leaves_no_part_and_is_used_once_space_is_back(
+    cli: Cli, main_flow: Path, disk: Path, tmp_path: Path, hostile: HostileToolServer
+) -> None:
+    result, image = _failed_snapshot(tmp_path)
+    hostile.on("flow-execute", streamed(result_line(result)))
+    out = disk / "out"
+    filler = fill(disk)
+    done = cli.run("flow", "run", "main", "--output", str(out), **hostile.env())
+    no_traceback(done)
+    assert done.returncode == 1  # the flow failed; the export's trouble is told, not hidden
+    assert [p for p in out.rglob("*") if p.is_file()] == []
+    lines = done.stderr.splitlines()
+    assert (
+        f"warning: could not export the artifacts of main to {out / 'main'}: No space left on device. Free some "
+        "space there and run again, or pass another --output directory."
+    ) in lines, done.stderr
+    assert not any("so neither set is overwritten" in line for line in lines), done.stderr
+    filler.unlink()
+    again = cli.run("flow", "run", "main", "--output", str(out), **hostile.env())
+    assert again.returncode == 1, again.stderr
+    assert (out / "main" / "home-current.png").read_bytes() == image.read_bytes()
+    assert "warning" not in again.stderr, again.stderr
+
+
+def test_an_output_dir_made_read_only_keeps_the_old_images(
+    cli: Cli, main_flow: Path, disk: Path, tmp_path: Path, hostile: HostileToolServer
+) -> None:
+    result, image = _failed_snapshot(tmp_path)
+    hostile.on("flow-execute", streamed(result_line(result)))
+    out = disk / "out"
+    first = cli.run("flow", "run", "main", "--output", str(out), **hostile.env())
+    assert first.returncode == 1, first.stderr
+    exported = out / "main" / "home-current.png"
+    assert exported.read_bytes() == image.read_bytes()
+    image.write_bytes(PNG_SIGNATURE + b"newer")
+    read_only(disk)
+    done = cli.run("flow", "run", "main", "--output", str(out), **hostile.env())
+    no_traceback(done)
+    assert done.returncode == 1
+    assert exported.read_bytes() != image.read_bytes()
+    assert exported.stat().st_size == 8 + 512 * 1024
+    assert (
+        f"warning: could not export {image} to {exported}: Read-only file system. Remount that file system "
+        "read-write and run again, or pass another --output directory."
+    ) in done.stderr.splitlines(), done.stderr
+    assert "✗" in done.stdout or "fail" in done.stdout.lower(), done.stdout
+
+
+def test_an_export_on_a_full_disk_keeps_the_old_image_whole(
+    cli: Cli, main_flow: Path, disk: Path, tmp_path: Path, hostile: HostileToolServer
+) -> None:
+    result, image = _failed_snapshot(tmp_path)
+    hostile.on("flow-execute", streamed(result_line(result)))
+    out = disk / "out"
+    first = cli.run("flow", "run", "main", "--output", str(out), **hostile.env())
+    assert first.returncode == 1, first.stderr
+    exported = out / "main" / "home-current.png"
+    old = exported.read_bytes()
+    image.write_bytes(PNG_SIGNATURE + os.urandom(768 * 1024))
+    fill(disk)
+    done = cli.run("flow", "run", "main", "--output", str(out), **hostile.env())
+    no_traceback(done)
+    assert done.returncode == 1
+    assert exported.read_bytes() == old
+    assert sorted(p.name for p in exported.parent.iterdir()) == [".argent-flow-source", exported.name]
+    assert (
+        f"warning: could not export {image} to {exported}: No space left on device. Free some space there and "
+        "run again, or pass another --output directory."
+    ) in done.stderr.splitlines(), done.stderr
