@@ -30,6 +30,7 @@ from argent.client.collect import Collection
 from argent.link.codec import to_wire
 from argent.link.models import BaselineNotWritten
 from argent.link.png import is_png
+from argent.runner.files import BASELINE_RUN_AGAIN
 from argent.utils.atomic import write_atomically
 from argent.utils.oserrors import os_error_text, write_failure_text
 
@@ -45,8 +46,6 @@ CONTROL_CHARACTERS = (
     "are linked to."
 )
 NOT_PNG_CONTENT = "the content for {path} is not a PNG image (it lacks the PNG signature)"
-#: What to do once a full or read-only disk is dealt with (the older baseline, if any, is unchanged).
-RUN_AGAIN = "run with --update-baselines again; an older baseline there is unchanged"
 
 _SEGMENTS = re.compile(r"[/\\]")
 #: C0 and C1 controls, DEL and lone surrogates: never in a baseline path, and NUL breaks every syscall.
@@ -133,13 +132,13 @@ def write_baseline(path: str, content: Any, scope: BaselineWriteScope) -> str | 
     except _Refused as refused:
         return refused.reason
     except OSError as exc:
-        return write_failure_text(exc, path, "open", then=RUN_AGAIN)
+        return write_failure_text(exc, path, "open", then=BASELINE_RUN_AGAIN)
     except ValueError as exc:  # what the checks above let through still never crashes the client
         return f"{path}: {exc}"
     try:
         _replace(target, data, mode)
     except OSError as exc:
-        return write_failure_text(exc, target, then=RUN_AGAIN)
+        return write_failure_text(exc, target, then=BASELINE_RUN_AGAIN)
     return None
 
 
