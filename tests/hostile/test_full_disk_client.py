@@ -20,10 +20,13 @@ from tests.e2e.conftest import Cli
 from tests.hostile.hostile_server import (
     HostileToolServer,
     baseline_directive,
+    buffered,
+    hostile_tool_server,
     report,
     result_line,
     step,
     streamed,
+    text_directive,
 )
 from tests.hostile.small_fs import fill, read_only, small_fs
 
@@ -324,3 +327,83 @@ def test_an_export_on_a_full_disk_keeps_the_old_image_whole(
         f"warning: could not export {image} to {exported}: No space left on device. Free some space there and "
         "run again, or pass another --output directory."
     ) in done.stderr.splitlines(), done.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# The client's own temp dir: where it packs a tar-upload
+
+
+INSTALL_TOOL = {
+    "name": "install",
+    "inputSchema": {"type": "object", "properties": {"appPath": {"type": "string"}}},
+    "fileInputs": [{"target": "appPath", "path": "${appPath}", "kind": "tar-upload"}],
+}
+
+
+@pytest.mark.parametrize("how", ["full", "read-only"])
+def test_a_tar_upload_is_packed_elsewhere_when_the_temp_dir_is_full_or_read_only(
+    cli: Cli, project: Path, disk: Path, how: str
+) -> None:
+    """Python's ``tempfile`` tries a file in TMPDIR before it uses it and moves on to the next
+    candidate (/tmp, ...) when it cannot: the upload is packed there, sent, and removed."""
+    app = project / "app"
+    app.mkdir()
+    (app / "bundle.js").write_bytes(os.urandom(256 * 1024))
+    if how == "full":
+        fill(disk)
+    else:
+        read_only(disk)
+    before = sorted(p.name for p in disk.iterdir())
+    with hostile_tool_server([INSTALL_TOOL]) as server:
+        done = cli.run("run", "install", "--appPath", str(app), TMPDIR=str(disk), **server.env())
+        assert len(server.uploads) == 1 and len(server.calls) == 1
+    no_traceback(done)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in disk.iterdir()) == before
+
+
+def test_a_flow_runs_with_a_full_temp_dir(cli: Cli, main_flow: Path, disk: Path) -> None:
+    """The embedded tool-server needs no byte of its temp dir to run a flow that boots no browser."""
+    fill(disk)
+    done = cli.run("flow", "run", "main", TMPDIR=str(disk))
+    no_traceback(done)
+    assert done.returncode == 0, done.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# A client-kept recording (the tool-server sends the text, the client writes it)
+
+
+@pytest.mark.parametrize("how", ["full", "read-only"])
+def test_a_client_kept_recording_on_a_full_or_read_only_disk_keeps_the_old_file(
+    cli: Cli, project: Path, hostile: HostileToolServer, how: str
+) -> None:
+    with small_fs(project / ".argent") as argent:
+        flows = argent / "flows"
+        flows.mkdir()
+        target = flows / "rec.yaml"
+        target.write_text("steps: []\n")
+        text = "steps:\n" + "  - echo: recorded\n" * 4096
+        hostile.on(
+            "flow-start-recording",
+            buffered({"data": {"message": "started", "savedTo": text_directive(target, text)}}),
+        )
+        if how == "full":
+            fill(argent)
+        else:
+            read_only(argent)
+        done = cli.run(
+            "run", "flow-start-recording", "--name", "rec", "--project-root", str(project), **hostile.env()
+        )
+        no_traceback(done)
+        assert done.returncode == 1
+        assert target.read_text() == "steps: []\n"
+        assert sorted(p.name for p in flows.iterdir()) == ["rec.yaml"]
+        code, reason = (
+            ("ENOSPC", "no space left on device") if how == "full" else ("EROFS", "read-only file system")
+        )
+        remedy = "Free some space there" if how == "full" else "Remount that file system read-write"
+        assert (
+            f"✗ client file not written: {target}: {code}: {reason}, write '{target}'. {remedy} and record again; "
+            "an older file there is unchanged."
+        ) in done.stderr.splitlines(), done.stderr
