@@ -23,7 +23,7 @@ from typing import Any, TypeAlias
 from attrs import define, field
 from cattrs.errors import ClassValidationError
 
-from argent.errors import FileInputError
+from argent.errors import FileInputError, ServerStorageError
 from argent.link.codec import NotAnObject, Read, read
 from argent.link.models import CONTENT_OMITTED_SIZE_LIMIT, FileInput, FileInputSpec
 from argent.runner.files import WATCHES, canonical_path
@@ -37,7 +37,7 @@ from argent.server.member_inputs import (
     linked_step_members,
     named_uploads,
 )
-from argent.server.tmp_files import ServerFiles, storage_refusal
+from argent.server.tmp_files import ServerFiles
 from argent.server.uploads import UploadStore, extract_upload, upload_not_found_message
 from argent.tools.call_policy import CallPolicy
 from argent.tools.registry import ResolvedFileInput, ToolSpec
@@ -333,7 +333,9 @@ async def _materialize(wire: FileInput, out: ResolvedInputs, files: ServerFiles)
         await asyncio.to_thread(_write_new, target, data)
     except OSError as exc:
         # The call's cleanup removes the directory, with the part of the file the disk took.
-        raise storage_refusal(exc, f'write the file input "{path}"', "the call did not run") from None
+        raise ServerStorageError.refused(
+            exc, f'write the file input "{path}"', "the call did not run"
+        ) from None
     return target
 
 

@@ -13,7 +13,6 @@ have exactly one of the shapes above, a symlink, or a file another user owns.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 import re
@@ -23,11 +22,6 @@ import tempfile
 import uuid
 
 from attrs import define, field, frozen
-
-from argent.errors import ServerStorageError
-from argent.utils.oserrors import DISK_ERRNOS
-
-__all__ = ["DISK_ERRNOS", "ServerFiles", "TmpClaim", "reclaim_stopped_servers", "storage_refusal"]
 
 #: Kinds of directory a server makes with ``mkdtemp``; uploads and artifacts have names of their own.
 TEMP_DIR_KINDS = ("tar-upload-parent", "file-input")
@@ -40,26 +34,6 @@ _LOCK_NAME = re.compile(rf"{re.escape(LOCK_PREFIX)}(?P<id>[0-9a-f]{{12}}){re.esc
 #: What ``tempfile.mkdtemp`` appends to a prefix.
 _TEMP_SUFFIX = r"[a-z0-9_]{8}"
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-
-
-STORAGE_REFUSED = (
-    "The tool-server could not {what} in its temp dir ({reason}); {then}. Retry later; if it keeps failing, "
-    "the tool-server's operator must {fix} its temp dir (TMPDIR)."
-)
-
-
-def storage_refusal(exc: OSError, what: str, then: str) -> ServerStorageError:
-    """The 507 for a file of this server's temp dir that the disk refused (``exc``): ``what`` the
-    server was doing, and ``then`` what became of the call."""
-    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
-    return ServerStorageError(
-        STORAGE_REFUSED.format(
-            what=what,
-            reason=exc.strerror or exc,
-            then=then,
-            fix="free space in" if full else "make writable",
-        )
-    )
 
 
 def new_server_id() -> str:

@@ -39,6 +39,7 @@ from argent.errors import (
     UPLOAD_STORE_CLOSED,
     ArgentError,
     FileInputError,
+    ServerStorageError,
     UploadStorageFullError,
     UploadTooLargeError,
 )
@@ -65,7 +66,8 @@ from argent.link.archive import (
     safe_extract_tar_gz,
 )
 from argent.server.body import body_chunks
-from argent.server.tmp_files import DISK_ERRNOS, ServerFiles, storage_refusal
+from argent.server.tmp_files import ServerFiles
+from argent.utils.oserrors import DISK_ERRNOS
 
 log = logging.getLogger(__name__)
 
@@ -437,7 +439,7 @@ class UploadStore:
 
 def _not_stored(exc: OSError) -> ArgentError:
     """The 507 for an upload the temp dir's disk refused (full, read-only)."""
-    return storage_refusal(exc, "store the upload", "the upload was discarded")
+    return ServerStorageError.refused(exc, "store the upload", "the upload was discarded")
 
 
 def _client_basename(client_path: str) -> str:
@@ -536,7 +538,7 @@ async def extract_upload(
         raise _extract_failed(client_path, exc) from exc
     except OSError as exc:
         if exc.errno in DISK_ERRNOS:
-            raise storage_refusal(
+            raise ServerStorageError.refused(
                 exc, f'extract the upload for "{client_path}"', "the call did not run"
             ) from None
         raise FileInputError(EXTRACT_FAILED.format(path=client_path, msg=exc.strerror or exc)) from exc

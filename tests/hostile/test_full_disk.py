@@ -20,15 +20,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 
 from argent.errors import ArgentError
+from argent.server.config import ServerConfig
+from argent.server.keys import REGISTRY
+from argent.server.serve import start_server
 from argent.server.uploads import UploadStore
 from tests.e2e.conftest import Cli
 from tests.hostile.conftest import Probe, start_probe
 from tests.hostile.hostile_server import post_upload
 from tests.hostile.small_fs import fill, read_only, read_only_layer, small_fs
+from tests.integration.test_file_input_dirs import PNG, SHOT, Mid, linked_call, look_tool
 
 MIB = 1024 * 1024
 
@@ -258,3 +263,40 @@ def test_a_recording_on_a_full_disk_keeps_what_was_recorded(
     status, body = hostile_server.call("flow-finish-recording", {"name": "rec", "project_root": root})
     assert status == 200, body
     assert "echo: one" in flow.read_text() and "echo: two" in flow.read_text()
+
+
+# --------------------------------------------------------------------------------------------
+# The file argument of a `tool:` step in a linked run
+
+
+async def test_a_tool_steps_file_argument_on_a_full_temp_dir_is_a_clear_step_error(tmp_path: Path) -> None:
+    with small_fs(tmp_path / "server-tmp") as tmp_dir:
+        server = await start_server(ServerConfig(port=0, tmp_dir=str(tmp_dir)))
+        try:
+            server.runner.app[REGISTRY].register(look_tool(tmp_dir, Mid()))
+            big = PNG + os.urandom(256 * 1024)
+            args = linked_call(f"steps:\n  - tool: look\n    args:\n      file: {SHOT}\n", {SHOT: big})
+            filler = fill(tmp_dir)
+            async with (
+                aiohttp.ClientSession() as session,
+                session.post(f"{server.url}/tools/flow-execute", json=args) as resp,
+            ):
+                body = await resp.json()
+            assert resp.status == 200, body
+            (tool_step,) = body["data"]["steps"]
+            assert tool_step["status"] == "error"
+            assert tool_step["reason"] == (
+                f'The tool-server could not write the file argument "file" ({SHOT}) of look in its temp dir (No '
+                "space left on device); the step did not run. Retry later; if it keeps failing, the tool-server's "
+                "operator must free space in its temp dir (TMPDIR)."
+            )
+            assert sorted(p.name for p in tmp_dir.iterdir() if p.name.startswith("argent-")) == []
+            filler.unlink()
+            async with (
+                aiohttp.ClientSession() as session,
+                session.post(f"{server.url}/tools/flow-execute", json=args) as resp,
+            ):
+                body = await resp.json()
+            assert [(s["kind"], s["status"]) for s in body["data"]["steps"]] == [("tool", "pass")]
+        finally:
+            await server.stop()
