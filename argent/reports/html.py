@@ -33,7 +33,7 @@ from argent.reports.junit import REPORT_FILE_MODE, ReportPathProblem
 from argent.reports.model import FlowOutcome, counts
 from argent.reports.render import terminal_safe
 from argent.utils.atomic import write_atomically
-from argent.utils.oserrors import remedy
+from argent.utils.oserrors import DISK_ERRNOS, remedy
 
 INDEX = "index.html"
 IMAGES = "images"
@@ -143,6 +143,8 @@ class HtmlReport:
     def __init__(self, directory: str) -> None:
         self.directory = directory
         self._images: dict[tuple[int, int], list[ImageRef]] = {}
+        #: The errors of the images a full or read-only disk kept out of the report (told, not hidden).
+        self.not_copied: list[OSError] = []
 
     async def collect(self, outcome: FlowOutcome) -> None:
         """Copy the images of ``outcome``'s steps into ``images/`` (in a thread: they can be large)."""
@@ -163,8 +165,10 @@ class HtmlReport:
                 dest = os.path.join(self.directory, *href.split("/"))
                 try:
                     copied = copy_image(source, dest)
-                except OSError:
+                except OSError as exc:
                     copied = False
+                    if exc.errno in DISK_ERRNOS:
+                        self.not_copied.append(exc)
                 refs.append(ImageRef(role, source, href if copied else None))
             if refs:
                 self._images[(outcome.position, index)] = refs

@@ -116,6 +116,15 @@ class SuiteRecorder:
                     f"could not write the HTML report in {self.html.directory}: {exc.strerror or exc}. "
                     f"{remedy(exc) or 'Check that disk'} or pass another --html directory; {RESULTS_ABOVE}."
                 )
+            else:
+                if self.html.not_copied:
+                    first = self.html.not_copied[0]
+                    count = len(self.html.not_copied)
+                    problems.append(
+                        f"the HTML report in {self.html.directory} lacks {count} image{'s' if count > 1 else ''}: "
+                        f"{first.strerror or first}. {remedy(first)} or pass another --html directory; "
+                        f"{RESULTS_ABOVE}."
+                    )
         return problems
 
 

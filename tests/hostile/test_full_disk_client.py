@@ -407,3 +407,26 @@ def test_a_client_kept_recording_on_a_full_or_read_only_disk_keeps_the_old_file(
             f"✗ client file not written: {target}: {code}: {reason}, write '{target}'. {remedy} and record again; "
             "an older file there is unchanged."
         ) in done.stderr.splitlines(), done.stderr
+
+
+def test_an_html_report_on_a_full_disk_leaves_no_cut_image(
+    cli: Cli, main_flow: Path, disk: Path, tmp_path: Path, hostile: HostileToolServer
+) -> None:
+    result, image = _failed_snapshot(tmp_path)
+    hostile.on("flow-execute", streamed(result_line(result)))
+    html = disk / "report"
+    first = cli.run("flow", "run", "main", "--html", str(html), **hostile.env())
+    assert first.returncode == 1, first.stderr
+    assert (html / "images" / "1" / "1-current.png").is_file()
+    image.write_bytes(PNG_SIGNATURE + os.urandom(1024 * 1024))  # more than the old image frees
+    fill(disk)
+    done = cli.run("flow", "run", "main", "--html", str(html), **hostile.env())
+    no_traceback(done)
+    assert done.returncode == 1
+    images = [p for p in (html / "images").rglob("*") if p.is_file()]
+    assert images == [], images
+    # The old image made room for the page, not for the new image: the page says which is missing.
+    assert done.stderr.splitlines() == [
+        f"Error: the HTML report in {html} lacks 1 image: No space left on device. Free some space there or pass "
+        "another --html directory; the flows' results are above."
+    ]
