@@ -91,9 +91,9 @@ def test_an_upload_past_the_free_space_is_a_507_and_leaves_nothing(full_tmp_serv
     assert probe.leftovers() == []
     assert disk_used(probe.tmp_dir) <= before + 64 * 1024
     probe.assert_healthy()
+    probe.assert_still_fine()
     # The space is back: the next upload is stored.
     assert post_upload(probe, os.urandom(MIB))
-    probe.assert_healthy()
 
 
 def test_an_upload_to_a_read_only_temp_dir_is_a_507(cli: Cli, project: Path, tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ def test_an_inline_file_input_on_a_full_temp_dir_is_a_507_and_leaves_nothing(ful
     filler.unlink()
     status, body = probe.call("flow-read-prerequisite", inline_prerequisite_call(256 * 1024))
     assert status == 200, body
-    assert probe.leftovers() == []
+    probe.assert_still_fine()
 
 
 # --------------------------------------------------------------------------------------------

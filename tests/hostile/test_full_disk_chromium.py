@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from argent.link.png import PNG_SIGNATURE
 from argent.server.tmp_files import LOCK_PREFIX, LOCK_SUFFIX
 from tests.e2e.conftest import Cli, chromium_marks
 from tests.hostile.conftest import Probe, start_probe
@@ -70,10 +71,10 @@ def test_a_baseline_on_a_full_disk_is_an_error_that_keeps_the_old_one(cli: Cli, 
     flows = project / ".argent" / "flows"
     (flows / "main.yaml").write_text(FLOW)
     with small_fs(flows / "__baselines__") as baselines:
-        first = cli.run("flow", "run", "main", "--update-baselines", timeout=120)
-        assert first.returncode == 0, first.stdout + first.stderr
-        (baseline,) = (baselines / "main").iterdir()
-        old = baseline.read_bytes()
+        baseline = baselines / "main" / "home__chromium-1000x800.png"  # the default window's device class
+        baseline.parent.mkdir()
+        old = PNG_SIGNATURE + b"the older baseline"
+        baseline.write_bytes(old)
         fill(baselines)
         done = cli.run("flow", "run", "main", "--update-baselines", timeout=120)
         assert done.returncode == 1, done.stdout + done.stderr
