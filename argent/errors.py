@@ -7,6 +7,7 @@ answers with. Transports serialize these; nothing else invents status codes.
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 from argent.link.codec import to_wire
@@ -32,6 +33,7 @@ FILE_INPUT_INVALID = "FILE_INPUT_INVALID"
 UPLOAD_TOO_LARGE = "UPLOAD_TOO_LARGE"
 UPLOAD_STORAGE_FULL = "UPLOAD_STORAGE_FULL"
 UPLOAD_STORE_CLOSED = "UPLOAD_STORE_CLOSED"
+SERVER_STORAGE_FULL = "SERVER_STORAGE_FULL"
 # Policy refusals (HTTP 403/415/429): which rule refused.
 TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
 LOCAL_FLOWS_DISABLED = "LOCAL_FLOWS_DISABLED"
@@ -47,6 +49,13 @@ SELECTOR_TOO_COSTLY = "SELECTOR_TOO_COSTLY"
 TOOL_SERVER_CONNECTION_CLOSED = "TOOL_SERVER_CONNECTION_CLOSED"
 TOOL_SERVER_UNREACHABLE = "TOOL_SERVER_UNREACHABLE"
 TOOL_SERVER_PROTOCOL = "TOOL_SERVER_PROTOCOL"
+
+
+#: What a tool-server says when its temp dir's disk refused a write (``ServerStorageError.refused``).
+STORAGE_REFUSED = (
+    "The tool-server could not {what} in its temp dir ({reason}); {then}. Retry later; if it keeps failing, "
+    "the tool-server's operator must {fix} its temp dir (TMPDIR)."
+)
 
 
 class ArgentError(Exception):
@@ -180,6 +189,23 @@ class UploadStorageFullError(ArgentError):
     status = 507
     default_code = UPLOAD_STORAGE_FULL
     default_kind = "unavailable"
+
+
+class ServerStorageError(ArgentError):
+    """The tool-server's own disk (its temp dir) refused what a call needs written: full or read-only
+    (HTTP 507). Nothing of the call stays behind; retry once its operator freed space."""
+
+    status = 507
+    default_code = SERVER_STORAGE_FULL
+    default_kind = "unavailable"
+
+    @classmethod
+    def refused(cls, exc: OSError, what: str, then: str) -> ServerStorageError:
+        """The error for a file of the temp dir that the disk refused (``exc``): ``what`` the server
+        was doing, and ``then`` what became of the call."""
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        fix = "free space in" if full else "make writable"
+        return cls(STORAGE_REFUSED.format(what=what, reason=exc.strerror or exc, then=then, fix=fix))
 
 
 class PolicyRefusal(ArgentError):

@@ -38,6 +38,7 @@ from argent.reports.render import (
     summary_line,
     unwritten_baseline_lines,
 )
+from argent.utils.oserrors import DISK_ERRNOS, remedy
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -343,7 +344,9 @@ def export_artifacts(
         try:
             ok = copy_image(src, str(target))
         except OSError as exc:
-            warn(f"warning: could not export {src} to {target}: {exc.strerror or exc}")
+            advice = remedy(exc)
+            then = f" {advice} and run again, or pass another --output directory." if advice else ""
+            warn(f"warning: could not export {src} to {target}: {exc.strerror or exc}.{then}")
             continue
         if not ok:  # not a PNG image, a link, or over the size cap
             warn(EXPORT_REFUSED.format(src=src, role=role, number=number))
@@ -364,7 +367,14 @@ def _claim_export_dir(out: Path, stem: str, flow_path: str, warn: Callable[[str]
     candidates = [out / stem] + [out / f"{stem}-{digest[:n]}" for n in range(8, 65, 8)]
     owned = f"{flow_path}\n"
     for i, cand in enumerate(candidates):
-        why = _claim(cand, owned)
+        try:
+            why = _claim(cand, owned)
+        except OSError as exc:  # a full or read-only disk: every other candidate is on it too
+            warn(
+                f"warning: could not export the artifacts of {stem} to {cand}: {exc.strerror or exc}. "
+                f"{remedy(exc)} and run again, or pass another --output directory."
+            )
+            return None
         if why is None:
             return cand
         if i + 1 < len(candidates):
@@ -391,10 +401,18 @@ def _claim(directory: Path, owned: str) -> str | None:
         except FileExistsError:
             owner = marker.read_text(encoding="utf-8", errors="replace")
         else:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(owned)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(owned)
+            except BaseException:
+                # An empty or cut marker would claim the directory for "an unknown source" for ever.
+                with contextlib.suppress(OSError):
+                    marker.unlink()
+                raise
             return None
     except OSError as exc:
+        if exc.errno in DISK_ERRNOS:
+            raise
         return f"cannot be used ({exc.strerror or exc})"
     if owner == owned:
         return None

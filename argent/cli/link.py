@@ -28,12 +28,18 @@ from argent.client.link_config import (
     remove_link_config,
     write_link_config,
 )
-from argent.client.routing import TOOLS_URL_ENV
+from argent.client.routing import AUTH_TOKEN_ENV, TOOLS_URL_ENV
 from argent.limits import MAX_RESULT_BYTES, MAX_RESULT_JSON_DEPTH, MAX_RESULT_JSON_VALUES
 from argent.link.codec import read_or_none
 from argent.link.models import ErrorBody, ToolListing
+from argent.utils.oserrors import remedy
 
 PREFLIGHT_TIMEOUT_SECONDS = 3.0
+#: A link file the disk refused (full, read-only): the link as it was is kept.
+NOT_STORED = (
+    "Could not {verb} {path}: {reason}. {remedy} and run the command again; the link stays as it was. "
+    f"Meanwhile {TOOLS_URL_ENV} (and {AUTH_TOKEN_ENV}) route calls without the file."
+)
 
 NO_TARGET = (
     "Pass the tool-server to link to: argent link argent://<token>@<host>:<port> "
@@ -215,7 +221,10 @@ def link(target: str | None, token: str | None, no_verify: bool, show: bool) -> 
     config = LinkConfig(
         url=parsed.url, host=parsed.host, port=parsed.port, created_at=now_iso(), token=chosen
     )
-    path = write_link_config(config)
+    try:
+        path = write_link_config(config)
+    except OSError as exc:
+        raise CommandFailed(_not_stored(exc, "write")) from None
     click.echo(f"Linked to {parsed.url}; tool calls now go to this tool-server ({path}).")
     if parsed.url.startswith("http://") and not is_loopback(parsed.host):
         _warn(
@@ -237,12 +246,25 @@ def link(target: str | None, token: str | None, no_verify: bool, show: bool) -> 
     _env_note()
 
 
+def _not_stored(exc: OSError, verb: str) -> str:
+    """What a link file the disk refused says (the file it names, never the temp file beside it)."""
+    return NOT_STORED.format(
+        verb=verb,
+        path=link_config_path(),
+        reason=exc.strerror or exc,
+        remedy=remedy(exc) or "Check that disk",
+    )
+
+
 @click.command("unlink", short_help="Forget the remote tool-server.")
 def unlink() -> None:
     """Forget the remote tool-server: tool calls run on an embedded tool-server again."""
     path = link_config_path()
     existed = path.exists()
-    previous = remove_link_config(path)
+    try:
+        previous = remove_link_config(path)
+    except OSError as exc:
+        raise CommandFailed(_not_stored(exc, "remove")) from None
     if not existed:
         click.echo("Not linked; nothing to remove.")
     elif previous is None:

@@ -30,8 +30,9 @@ from argent.client.collect import Collection
 from argent.link.codec import to_wire
 from argent.link.models import BaselineNotWritten
 from argent.link.png import is_png
+from argent.runner.files import BASELINE_RUN_AGAIN
 from argent.utils.atomic import write_atomically
-from argent.utils.oserrors import os_error_text
+from argent.utils.oserrors import os_error_text, write_failure_text
 
 NOT_ALLOWED = "{path} is not a .png file directly in the baseline directory of a run of this call that updates baselines"
 OUTSIDE = "{path} is outside every root this client serves"
@@ -131,13 +132,13 @@ def write_baseline(path: str, content: Any, scope: BaselineWriteScope) -> str | 
     except _Refused as refused:
         return refused.reason
     except OSError as exc:
-        return os_error_text(exc, path)
+        return write_failure_text(exc, path, "open", then=BASELINE_RUN_AGAIN)
     except ValueError as exc:  # what the checks above let through still never crashes the client
         return f"{path}: {exc}"
     try:
         _replace(target, data, mode)
     except OSError as exc:
-        return os_error_text(exc, target, "write")
+        return write_failure_text(exc, target, then=BASELINE_RUN_AGAIN)
     return None
 
 

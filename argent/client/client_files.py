@@ -47,7 +47,7 @@ from argent.link.codec import NotAnObject, Read, read
 from argent.link.models import CLIENT_FILE_MARKER, ClientFileDirective
 from argent.link.rules import RECORDING_TOOLS
 from argent.utils.atomic import write_atomically
-from argent.utils.oserrors import os_error_text
+from argent.utils.oserrors import DISK_ERRNOS, write_failure_text
 
 SAVED_TO = "savedTo"
 FLOW_FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+\.yaml\Z")
@@ -254,7 +254,8 @@ def write_recording(project_root: str, name: str, content: str) -> str | None:
         return refused.reason
     except OSError as exc:
         shown = exc.filename if isinstance(exc.filename, str) and os.path.isabs(exc.filename) else target
-        return os_error_text(exc, shown)
+        syscall = "write" if exc.errno in DISK_ERRNOS else "open"
+        return write_failure_text(exc, shown, syscall, then="record again; an older file there is unchanged")
     finally:
         for fd in reversed(fds):
             os.close(fd)

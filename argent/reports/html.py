@@ -33,6 +33,7 @@ from argent.reports.junit import REPORT_FILE_MODE, ReportPathProblem
 from argent.reports.model import FlowOutcome, counts
 from argent.reports.render import terminal_safe
 from argent.utils.atomic import write_atomically
+from argent.utils.oserrors import DISK_ERRNOS, remedy
 
 INDEX = "index.html"
 IMAGES = "images"
@@ -70,7 +71,7 @@ def prepare_report_dir(directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
         entries = os.listdir(directory)
     except OSError as exc:
-        raise ReportDirProblem(f"--html cannot use {directory}: {exc.strerror or exc}.") from None
+        raise _cannot_use(directory, exc) from None
     if entries and MARKER not in entries:
         raise ReportDirProblem(
             f"--html {directory} already holds files that are not an argent report; pass a new or empty "
@@ -86,7 +87,14 @@ def prepare_report_dir(directory: str) -> None:
         with open(marker, "w", encoding="utf-8") as fh:
             fh.write("argent HTML report: index.html and images/ are replaced by the next run\n")
     except OSError as exc:
-        raise ReportDirProblem(f"--html cannot use {directory}: {exc.strerror or exc}.") from None
+        raise _cannot_use(directory, exc) from None
+
+
+def _cannot_use(directory: str, exc: OSError) -> ReportDirProblem:
+    return ReportDirProblem(
+        f"--html cannot use {directory}: {exc.strerror or exc}. "
+        f"{remedy(exc) or 'Check that disk'} or pass another --html directory."
+    )
 
 
 def html_owned(path: str, directory: str) -> None:
@@ -125,8 +133,7 @@ def copy_image(source: str, dest: str) -> bool:
     if len(data) > MAX_REPORT_IMAGE_BYTES or not data.startswith(PNG_SIGNATURE):
         return False
     os.makedirs(os.path.dirname(dest), exist_ok=True)
-    with open(dest, "wb") as out:
-        out.write(data)
+    write_atomically(dest, data)  # a full disk leaves no part of an image behind
     return True
 
 
@@ -136,6 +143,8 @@ class HtmlReport:
     def __init__(self, directory: str) -> None:
         self.directory = directory
         self._images: dict[tuple[int, int], list[ImageRef]] = {}
+        #: The errors of the images a full or read-only disk kept out of the report (told, not hidden).
+        self.not_copied: list[OSError] = []
 
     async def collect(self, outcome: FlowOutcome) -> None:
         """Copy the images of ``outcome``'s steps into ``images/`` (in a thread: they can be large)."""
@@ -156,8 +165,10 @@ class HtmlReport:
                 dest = os.path.join(self.directory, *href.split("/"))
                 try:
                     copied = copy_image(source, dest)
-                except OSError:
+                except OSError as exc:
                     copied = False
+                    if exc.errno in DISK_ERRNOS:
+                        self.not_copied.append(exc)
                 refs.append(ImageRef(role, source, href if copied else None))
             if refs:
                 self._images[(outcome.position, index)] = refs

@@ -26,6 +26,7 @@ from datetime import datetime
 from argent.reports.model import FlowOutcome, counts
 from argent.reports.render import terminal_safe
 from argent.utils.atomic import write_atomically
+from argent.utils.oserrors import remedy
 
 SUITE_NAME = "argent"
 CLASSNAME = "argent"
@@ -62,7 +63,10 @@ def prepare_junit_path(path: str) -> None:
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(probe)
-        raise ReportPathProblem(f"--junit-xml cannot write {path}: {exc.strerror or exc}.") from None
+        raise ReportPathProblem(
+            f"--junit-xml cannot write {path}: {exc.strerror or exc}. "
+            f"{remedy(exc) or 'Check that disk'} or pass another --junit-xml path."
+        ) from None
 
 
 def _is_junit_report(path: str) -> bool:

@@ -23,8 +23,11 @@ from argent.link.models import ToolEntry
 from argent.reports.html import HtmlReport
 from argent.reports.junit import write_junit
 from argent.reports.model import NOT_RUN, RUN_ABORTED, FlowOutcome, FlowTarget, outcome_of
+from argent.utils.oserrors import remedy
 
 FLOW_EXECUTE = "flow-execute"
+#: How a report that could not be written ends: the run itself went as printed.
+RESULTS_ABOVE = "the flows' results are above"
 
 
 def relative_name(path: str, root: str) -> str:
@@ -101,14 +104,27 @@ class SuiteRecorder:
             try:
                 write_junit(self.junit, outcomes, seconds=seconds, timestamp=self.started)
             except OSError as exc:
-                problems.append(f"could not write the JUnit report {self.junit}: {exc.strerror or exc}")
+                problems.append(
+                    f"could not write the JUnit report {self.junit}: {exc.strerror or exc}. "
+                    f"{remedy(exc) or 'Check that disk'} or pass another --junit-xml path; {RESULTS_ABOVE}."
+                )
         if self.html is not None:
             try:
                 self.html.write(outcomes, seconds=seconds, timestamp=self.started)
             except OSError as exc:
                 problems.append(
-                    f"could not write the HTML report in {self.html.directory}: {exc.strerror or exc}"
+                    f"could not write the HTML report in {self.html.directory}: {exc.strerror or exc}. "
+                    f"{remedy(exc) or 'Check that disk'} or pass another --html directory; {RESULTS_ABOVE}."
                 )
+            else:
+                if self.html.not_copied:
+                    first = self.html.not_copied[0]
+                    count = len(self.html.not_copied)
+                    problems.append(
+                        f"the HTML report in {self.html.directory} lacks {count} image{'s' if count > 1 else ''}: "
+                        f"{first.strerror or first}. {remedy(first)} or pass another --html directory; "
+                        f"{RESULTS_ABOVE}."
+                    )
         return problems
 
 

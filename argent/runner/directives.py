@@ -72,7 +72,7 @@ from argent.limits import (
     TYPE_FOCUS_POLL_MS,
 )
 from argent.runner import pixels
-from argent.runner.files import FlowFileError, baseline_dir
+from argent.runner.files import BASELINE_RUN_AGAIN, FlowFileError, baseline_dir
 from argent.runner.idle import Aborted as _Aborted
 from argent.runner.idle import Outage as _Outage
 from argent.runner.idle import ReadTimeout as _ReadTimeout
@@ -97,12 +97,15 @@ from argent.runner.selectors import (
     flatten,
     resolve_strict,
 )
+from argent.utils.oserrors import write_failure_text
 
 T = TypeVar("T")
 
 RUN_ABORTED_DURING_SNAPSHOT_SETTLE = "run aborted during snapshot settle"
 RUN_ABORTED_WHILE_RESOLVING_CROP = "run aborted while resolving cropOn"
 DIFF_SCRATCH_PREFIX = "argent-flow-diff-"
+#: The warning of a failed snapshot whose images the disk refused (the verdict stands without them).
+IMAGES_NOT_KEPT = "the images of this snapshot were not kept: {error}"
 #: The artifact role of the screenshot a failed device step carries (beside baseline/current/diff).
 FAILURE_SCREENSHOT_ROLE = "screenshot"
 
@@ -253,7 +256,8 @@ class DeviceDirectives:
         try:
             shot = await self._race(ctx, device.screenshot(), FAILURE_SCREENSHOT_TIMEOUT_SECONDS)
             pixels.png_size(shot)
-            return await asyncio.to_thread(_write, self._scratch(), name, shot)
+            (path,) = await asyncio.to_thread(self._write_scratch, {name: shot})
+            return path
         except Exception:
             return None
 
@@ -751,7 +755,11 @@ class DeviceDirectives:
             return current
         path = f"{baseline_dir(run.root, run.name)}/{key}.png"
         if run.update_baselines:
-            existed = await run.files.write_baseline(path, current)
+            try:
+                existed = await run.files.write_baseline(path, current)
+            except OSError as exc:
+                reason = f"baseline not written: {write_failure_text(exc, path, then=BASELINE_RUN_AGAIN)}"
+                return DirectiveOutcome("error", reason, snapshot_key=key)
             reason = f"baseline {'updated' if existed else 'written'} ({key}.png)"
             if run.files.local_path(run.root, ".") is None:
                 # Over a link the client writes it from the result's baselineWrites.
@@ -760,12 +768,13 @@ class DeviceDirectives:
             return DirectiveOutcome("pass", reason, artifacts={"baseline": path}, snapshot_key=key)
         baseline = await run.files.read_baseline(path)
         if baseline is None:
-            artifacts = await self._artifacts(key, current=current)
+            artifacts, warning = await self._artifacts(key, current=current)
             return DirectiveOutcome(
                 "fail",
                 f'no baseline for "{step.name}" on this device class — expected {path}, nothing was compared. '
                 "Run with updateBaselines (--update-baselines) to adopt the current screen, then review and "
                 "commit it",
+                warning=warning,
                 artifacts=artifacts,
                 snapshot_key=key,
             )
@@ -832,7 +841,7 @@ class DeviceDirectives:
         diff, images = result
         if diff.dimension_mismatch:
             (bw, bh), (cw, ch) = diff.baseline_size, diff.current_size
-            artifacts = await self._artifacts(key, baseline=baseline, current=current)
+            artifacts, warning = await self._artifacts(key, baseline=baseline, current=current)
             if crop_sel is not None:
                 reason = (
                     f"baseline is {bw}x{bh} but the cropOn region is {cw}x{ch} ({key}.png) — nothing was "
@@ -843,16 +852,20 @@ class DeviceDirectives:
                 reason = (
                     f"baseline is {bw}x{bh} but the capture is {cw}x{ch} ({key}.png) — nothing was compared"
                 )
-            return DirectiveOutcome("fail", reason, artifacts=artifacts, snapshot_key=key)
+            return DirectiveOutcome("fail", reason, warning=warning, artifacts=artifacts, snapshot_key=key)
         shown = pixels.js_to_fixed(diff.mismatch, 2)
         if diff.mismatch <= max_mismatch:
             return DirectiveOutcome("pass", f"diff {shown}% ≤ {limit}% ({key}.png)")
         written = {"baseline": baseline, "current": current}
         if images is not None:
             written["diff"] = images
-        artifacts = await self._artifacts(key, **written)
+        artifacts, warning = await self._artifacts(key, **written)
         return DirectiveOutcome(
-            "fail", f"diff {shown}% > {limit}% ({key}.png)", artifacts=artifacts, snapshot_key=key
+            "fail",
+            f"diff {shown}% > {limit}% ({key}.png)",
+            warning=warning,
+            artifacts=artifacts,
+            snapshot_key=key,
         )
 
     async def _quiet_capture(self, signals: PageSignals, device: Device, ctx: DirectiveContext) -> bytes:
@@ -864,14 +877,31 @@ class DeviceDirectives:
             await self._waiter(device, ctx).quiet()
             return await self._race(ctx, signals.capture(None), None)
 
-    async def _artifacts(self, key: str, **images: bytes) -> dict[str, str]:
+    async def _artifacts(self, key: str, **images: bytes) -> tuple[dict[str, str] | None, str | None]:
         """Write a failed snapshot's images (by role) to a fresh scratch directory, in a thread: the
-        event loop never waits on the disk."""
-        return await asyncio.to_thread(self._write_artifacts, key, images)
+        event loop never waits on the disk. (images by role, None) — or, when the disk refuses them
+        (full, read-only), (None, a warning saying so): the step's verdict stands without them."""
+        try:
+            return await asyncio.to_thread(self._write_artifacts, key, images), None
+        except OSError as exc:
+            where = self._scratch_dir or tempfile.gettempdir()
+            return None, IMAGES_NOT_KEPT.format(
+                error=write_failure_text(exc, where, then="run again to keep them")
+            )
 
     def _write_artifacts(self, key: str, images: dict[str, bytes]) -> dict[str, str]:
+        paths = self._write_scratch({f"{key}-{role}.png": data for role, data in images.items()})
+        return dict(zip(images, paths, strict=True))
+
+    def _write_scratch(self, files: dict[str, bytes]) -> list[str]:
+        """Write ``files`` (by name) to a fresh scratch directory; their paths. On a failure (a full
+        or read-only disk) the directory goes with what it holds: no cut image for a report to show."""
         scratch = self._scratch()
-        return {role: _write(scratch, f"{key}-{role}.png", data) for role, data in images.items()}
+        try:
+            return [_write(scratch, name, data) for name, data in files.items()]
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
 
     def _scratch(self) -> str:
         """A fresh directory for one failed snapshot's images (they outlive the run as its artifacts;

@@ -371,6 +371,10 @@ def _read_capped(path: str, what: str) -> bytes:
     return data
 
 
+#: What to do once a full or read-only disk refused a baseline (the older one, if any, is unchanged).
+BASELINE_RUN_AGAIN = "run with --update-baselines again; an older baseline there is unchanged"
+
+
 def _write_baseline(path: str, data: bytes) -> bool:
     """Replace ``path`` in one rename (directories created as needed); True when it existed."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

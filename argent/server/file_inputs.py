@@ -23,7 +23,7 @@ from typing import Any, TypeAlias
 from attrs import define, field
 from cattrs.errors import ClassValidationError
 
-from argent.errors import FileInputError
+from argent.errors import FileInputError, ServerStorageError
 from argent.link.codec import NotAnObject, Read, read
 from argent.link.models import CONTENT_OMITTED_SIZE_LIMIT, FileInput, FileInputSpec
 from argent.runner.files import WATCHES, canonical_path
@@ -323,13 +323,19 @@ async def _materialize(wire: FileInput, out: ResolvedInputs, files: ServerFiles)
             "the producing tool) and try again."
         )
     data = decode_content(path, content, wire.size)
-    directory = await asyncio.to_thread(files.mkdtemp, "file-input")
-    out.temp_dirs.append(directory)
     name = _UNSAFE_NAME.sub("_", os.path.basename(path))
     if name in ("", ".", ".."):
         name = "upload"
-    target = os.path.join(directory, name)
-    await asyncio.to_thread(_write_new, target, data)
+    try:
+        directory = await asyncio.to_thread(files.mkdtemp, "file-input")
+        out.temp_dirs.append(directory)
+        target = os.path.join(directory, name)
+        await asyncio.to_thread(_write_new, target, data)
+    except OSError as exc:
+        # The call's cleanup removes the directory, with the part of the file the disk took.
+        raise ServerStorageError.refused(
+            exc, f'write the file input "{path}"', "the call did not run"
+        ) from None
     return target
 
 

@@ -10,13 +10,14 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from argent.errors import ArgentError
+from argent.errors import ArgentError, ServerStorageError
 from argent.link.codec import to_wire
 from argent.link.models import ErrorBody
 from argent.server.body import BodyReadInterrupted
 from argent.server.config import LOOPBACK_HOSTS, ServerConfig
 from argent.server.connections import GuardedRequestHandler
 from argent.server.keys import CONFIG
+from argent.utils.oserrors import DISK_ERRNOS
 
 log = logging.getLogger("argent.server")
 
@@ -72,6 +73,14 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
             # The client went away mid-request (a dropped upload): nobody to answer, nothing to log.
             log.debug("client closed the connection during %s %s", request.method, request.path)
             return json_error(400, "The client closed the connection before the request finished.")
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return json_error(500, "Internal error in the tool-server; its log has the details.")
+    except OSError as exc:
+        if exc.errno in DISK_ERRNOS:  # a careless host: a full or read-only temp dir, wherever it struck
+            log.warning("disk refused a write during %s %s: %s", request.method, request.path, exc)
+            return web.json_response(
+                ServerStorageError.refused(exc, "write", "the call did not run").to_wire(), status=507
+            )
         log.exception("unexpected error on %s %s", request.method, request.path)
         return json_error(500, "Internal error in the tool-server; its log has the details.")
     except Exception:

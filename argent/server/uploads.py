@@ -27,7 +27,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import aiofiles
 import aiofiles.os
@@ -39,6 +39,7 @@ from argent.errors import (
     UPLOAD_STORE_CLOSED,
     ArgentError,
     FileInputError,
+    ServerStorageError,
     UploadStorageFullError,
     UploadTooLargeError,
 )
@@ -69,6 +70,7 @@ from argent.link.archive import (
 )
 from argent.server.body import body_reads
 from argent.server.tmp_files import ServerFiles
+from argent.utils.oserrors import DISK_ERRNOS
 
 log = logging.getLogger(__name__)
 
@@ -214,10 +216,10 @@ class _ChunkWriter:
         await asyncio.get_running_loop().run_in_executor(writer, os.close, self._fd)
         writer.shutdown(wait=False)
 
-    def abort(self) -> None:
+    def abort(self) -> Future[None] | None:
         """Drop the batches not yet written (their bytes go with them); the file is closed once a
-        batch being written is done. Synchronous, so it completes while the receiving task is
-        being cancelled."""
+        batch being written is done (the returned future: until then an unlinked file still holds
+        its space). Synchronous, so it completes while the receiving task is being cancelled."""
         for written, _size, _reads in self._queued:
             written.cancel()
         self._queued.clear()
@@ -226,9 +228,10 @@ class _ChunkWriter:
         writer, self._writer = self._writer, None
         if writer is None:
             _close_quietly(self._fd)
-            return
-        writer.submit(_close_quietly, self._fd)  # after the batch being written, if any
+            return None
+        closed = writer.submit(_close_quietly, self._fd)  # after the batch being written, if any
         writer.shutdown(wait=False)
+        return closed
 
 
 #: The most buffers one ``writev`` takes (POSIX guarantees at least 16; Linux takes 1024).
@@ -331,7 +334,8 @@ class UploadStore:
 
         A declared length over the per-upload cap is refused before a byte is read (413), and so is
         a body that grows past it. Pending bytes over the storage cap, or over the cap of the named
-        token ``owner``, give 507. On any failure, a dropped connection included, the partial file
+        token ``owner``, give 507, and so does a temp dir whose disk is full or read-only
+        (``ServerStorageError``). On any failure, a dropped connection included, the partial file
         is deleted and no bytes stay reserved.
         """
         if self._closed:
@@ -357,7 +361,11 @@ class UploadStore:
         # Created here, not in a worker thread: a task cancelled while a thread is still creating
         # the file would leave it behind. The upload's worker thread only writes into it.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        writer = _ChunkWriter(os.open(path, flags, 0o600))
+        try:
+            fd = os.open(path, flags, 0o600)
+        except OSError as exc:
+            raise _not_stored(exc) from None
+        writer = _ChunkWriter(fd)
         self._in_flight.add(path)
         try:
             async for chunk in body_reads(stream, self.body_idle_seconds):
@@ -372,16 +380,26 @@ class UploadStore:
                     raise self._full()
                 if self._over_for_token(owner):
                     raise self._full_for_token()
-                await writer.write(chunk)
-            await writer.finish()
+                try:
+                    await writer.write(chunk)
+                except OSError as exc:  # the disk's, not the socket's: only the file is written here
+                    raise _not_stored(exc) from None
+            try:
+                await writer.finish()
+            except OSError as exc:
+                raise _not_stored(exc) from None
             if self._closed:
                 raise self._closed_error()
-        except BaseException:
+        except BaseException as exc:
             # Synchronous on purpose: this must finish even while the task is being cancelled.
             self._count(owner, -reserved)
             self._in_flight.discard(path)
             _remove_quietly(path)
-            writer.abort()
+            closed = writer.abort()
+            if closed is not None and not isinstance(exc, asyncio.CancelledError):
+                # An answered refusal (a full disk, a cap) comes once the file's space is free.
+                with contextlib.suppress(Exception):
+                    await asyncio.wrap_future(closed)
             raise
         self._in_flight.discard(path)
         upload = Upload(upload_id, path, size, self._clock() + self.expiry_seconds, owner)
@@ -442,6 +460,11 @@ class UploadStore:
             await _remove(upload.tar_path)
         for path in list(self._in_flight):
             await _remove(path)
+
+
+def _not_stored(exc: OSError) -> ArgentError:
+    """The 507 for an upload the temp dir's disk refused (full, read-only)."""
+    return ServerStorageError.refused(exc, "store the upload", "the upload was discarded")
 
 
 def _client_basename(client_path: str) -> str:
@@ -539,6 +562,10 @@ async def extract_upload(
     except ArchiveError as exc:
         raise _extract_failed(client_path, exc) from exc
     except OSError as exc:
+        if exc.errno in DISK_ERRNOS:
+            raise ServerStorageError.refused(
+                exc, f'extract the upload for "{client_path}"', "the call did not run"
+            ) from None
         raise FileInputError(EXTRACT_FAILED.format(path=client_path, msg=exc.strerror or exc)) from exc
 
 

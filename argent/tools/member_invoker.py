@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from argent.errors import ToolExecutionError
+from argent.errors import ServerStorageError, ToolExecutionError
 from argent.link.rules import classify_file_inputs
 from argent.runner.member_files import MemberFlowFiles
 from argent.runner.run import ToolCallContext, ToolOutcome
@@ -83,11 +83,17 @@ class MemberToolInvoker:
         call_args = dict(args)
         try:
             if file_args:
-                directory = await asyncio.to_thread(self.file_input_dirs)
                 for argument in file_args:
                     data = self._client_bytes(argument.path, argument.name, tool)
-                    sub = await asyncio.to_thread(tempfile.mkdtemp, "", "arg-", directory)
-                    call_args[argument.name] = await asyncio.to_thread(_write_temp, sub, argument.path, data)
+                    try:
+                        if directory is None:
+                            directory = await asyncio.to_thread(self.file_input_dirs)
+                        sub = await asyncio.to_thread(tempfile.mkdtemp, "", "arg-", directory)
+                        written = await asyncio.to_thread(_write_temp, sub, argument.path, data)
+                    except OSError as exc:  # a full or read-only temp dir: the finally removes the part
+                        what = f'write the file argument "{argument.name}" ({argument.path}) of {tool}'
+                        raise ServerStorageError.refused(exc, what, "the step did not run") from None
+                    call_args[argument.name] = written
                     resolved[argument.name] = ResolvedFileInput(argument.path, False, via_upload=True)
             result = await self.registry.invoke(
                 tool,

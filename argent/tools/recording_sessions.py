@@ -72,7 +72,21 @@ MKDIR_HINTS = {
         "rather than a file."
     ),
     "EACCES": "the tool-server may not create {dir} — check the permissions of project_root.",
-    "EROFS": "{dir} is on a read-only file system.",
+    "EROFS": (
+        "{dir} is on a read-only file system. Remount it read-write, or record in a project on a writable disk."
+    ),
+}
+#: What a careless host's refusal of a recording write says, by code (``{dir}``: the flows directory).
+WRITE_HINTS = {
+    "EROFS": MKDIR_HINTS["EROFS"],
+    "ENOSPC": (
+        "the disk of {dir} is full. Free some space there and call the tool again; the file as it was is kept."
+    ),
+    "EDQUOT": (
+        "the disk quota of {dir} is used up. Free some space there and call the tool again; the file as it was "
+        "is kept."
+    ),
+    "EACCES": "the directory {dir} is not writable.",
 }
 
 
@@ -263,6 +277,8 @@ def write_recording(flow_file: str, text: str) -> None:
         mode = None
     except OSError as exc:
         raise _write_failed(flow_file, errno_code(exc), exc.strerror or str(exc)) from None
+    if _read_only(directory):
+        raise _write_failed(flow_file, "EROFS", WRITE_HINTS["EROFS"].format(dir=directory))
     if mode is not None and (not mode & stat.S_IWUSR or not os.access(target, os.W_OK)):
         hint = NOT_WRITABLE_HINT.format(target=target, mode=f"{mode:o}".rjust(3, "0"))
         raise _write_failed(flow_file, "EACCES", hint)
@@ -271,8 +287,17 @@ def write_recording(flow_file: str, text: str) -> None:
         write_atomically(target, text.encode("utf-8"), mode=mode, temp_name=temp)
     except OSError as exc:
         code = errno_code(exc)
-        hint = f"the directory {directory} is not writable." if code == "EACCES" else exc.strerror or str(exc)
+        hint = WRITE_HINTS.get(code, exc.strerror or str(exc)).format(dir=directory)
         raise _write_failed(flow_file, code, hint) from None
+
+
+def _read_only(directory: str) -> bool:
+    """Whether ``directory`` is on a read-only file system (``os.access`` then refuses every write as
+    if the file's mode did, which it does not)."""
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def client_file(flow_file: str, text: str) -> dict[str, Any]:

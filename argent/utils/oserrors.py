@@ -43,3 +43,31 @@ def os_error_text(exc: OSError, path: str, syscall: str = "open") -> str:
 def enoent_message(path: str) -> str:
     """What reading a missing ``path`` says."""
     return f"ENOENT: {_UV_TEXT[errno.ENOENT]}, open '{path}'"
+
+
+#: The errors of a careless host: the disk is full or read-only (another path on it fares no better).
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
+#: What a person does about a write a careless host refused, by errno (a full or read-only disk, a
+#: directory they may not write); other errors have no advice of their own.
+_REMEDIES = {
+    errno.ENOSPC: "Free some space there",
+    errno.EDQUOT: "Free some space there (the disk quota is used up)",
+    errno.EROFS: "Remount that file system read-write",
+    errno.EACCES: "Make that directory writable",
+    errno.EPERM: "Make that directory writable",
+}
+
+
+def remedy(exc: OSError) -> str | None:
+    """The start of a sentence saying what to do about a write that failed with ``exc`` ("Free some
+    space there"), for the caller to end (" and run again."); None for an error without advice."""
+    return _REMEDIES.get(exc.errno or 0)
+
+
+def write_failure_text(exc: OSError, path: str, syscall: str = "write", *, then: str = "run again") -> str:
+    """``os_error_text`` of a failed write, followed by what to do (then ``then``) when a full or
+    read-only disk or a permission refused it."""
+    text = os_error_text(exc, path, syscall)
+    advice = remedy(exc)
+    return text if advice is None else f"{text}. {advice} and {then}."
