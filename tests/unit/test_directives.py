@@ -925,7 +925,9 @@ async def test_snapshot_in_a_fragment_uses_the_root_flows_baselines(
 
 async def test_idle_settles_on_a_still_screen(dd: DeviceDirectives, tmp_path: Path) -> None:
     dev = FakeDevice(view=lambda: page(SAVE))
-    out = await dd.execute(IdleStep(), dev, make_ctx(tmp_path, dev))
+    # A timeout of 2 s of real time (FAST scales it by 0.02): a still screen settles at its first
+    # stable window, however loaded the machine; the default's 0.1 s ran out at load 11.
+    out = await dd.execute(IdleStep(timeout_ms=100_000), dev, make_ctx(tmp_path, dev))
     assert (out.status, out.warning) == ("pass", None)
 
 
