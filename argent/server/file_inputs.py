@@ -188,7 +188,7 @@ def _keepable(
 def _stat(path: str) -> _Seen | None:
     try:
         st = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path, which names no file
         return None
     return st.st_mode, st.st_size, st.st_mtime_ns
 

@@ -152,8 +152,8 @@ class _ChunkWriter:
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._writer: ThreadPoolExecutor | None = None
-        #: Batches handed to the thread and not yet reaped: (written, bytes, reads).
-        self._queued: deque[tuple[asyncio.Future[None], int, int]] = deque()
+        #: Batches handed to the thread and not yet reaped: (written, bytes, reads, the reads).
+        self._queued: deque[tuple[asyncio.Future[None], int, int, list[bytes]]] = deque()
         self._batch: list[bytes] = []
         self._batch_bytes = 0
         self._in_flight = 0
@@ -190,13 +190,13 @@ class _ChunkWriter:
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argent-upload-write")
         written = asyncio.get_running_loop().run_in_executor(self._writer, _writev_all, self._fd, batch)
-        self._queued.append((written, size, len(batch)))
+        self._queued.append((written, size, len(batch), batch))
         self._in_flight += size
         self._in_flight_reads += len(batch)
 
     async def _reap(self) -> None:
         """Wait for the oldest batch handed over; a failed write fails the upload."""
-        written, size, reads = self._queued[0]
+        written, size, reads, _batch = self._queued[0]
         await asyncio.shield(written)
         self._queued.popleft()
         self._in_flight -= size
@@ -219,9 +219,14 @@ class _ChunkWriter:
     def abort(self) -> Future[None] | None:
         """Drop the batches not yet written (their bytes go with them); the file is closed once a
         batch being written is done (the returned future: until then an unlinked file still holds
-        its space). Synchronous, so it completes while the receiving task is being cancelled."""
-        for written, _size, _reads in self._queued:
+        its space). Synchronous, so it completes while the receiving task is being cancelled.
+
+        Each queued batch is emptied here: the thread's queue keeps its work items (and so their
+        reads) until it reaches them, which a lagging disk delays for as long as it lags, while the
+        upload's bytes no longer count against any cap. (The batch being written holds its own list.)"""
+        for written, _size, _reads, batch in self._queued:
             written.cancel()
+            batch.clear()
         self._queued.clear()
         self._in_flight = self._in_flight_reads = 0
         self._batch, self._batch_bytes = [], 0

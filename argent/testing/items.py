@@ -82,12 +82,15 @@ class FlowItem(pytest.Item):
     def repr_failure(self, excinfo: ExceptionInfo[BaseException], style: object = None) -> str | TerminalRepr:
         if not isinstance(excinfo.value, FlowNotPassed):
             return super().repr_failure(excinfo)
-        from argent.reports.render import one_line, terminal_safe
+        from argent.cli.problems import SERVER_MESSAGE_INDENT
+        from argent.reports.render import hang, one_line, terminal_safe
 
         outcome = excinfo.value.outcome
         if outcome.status == "error":
             message = outcome.message or "the flow could not start"
-            lines = [f"Error: {message}"]
+            # The tool-server's words: their later lines stay under "Error: ", as the CLI prints
+            # them, so none can pose as pytest's own (a summary, another item's result).
+            lines = hang(f"Error: {message}", SERVER_MESSAGE_INDENT).split("\n")
             headline = f"Error: {message.splitlines()[0] if message else ''}"
         else:
             flow = outcome.result.get("flow") if outcome.result is not None else None

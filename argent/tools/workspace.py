@@ -21,7 +21,7 @@ import os
 import re
 from collections.abc import Mapping
 
-from argent.errors import WORKSPACE_UNSAFE, PolicyRefusal
+from argent.errors import WORKSPACE_UNSAFE, InvalidToolInputError, PolicyRefusal
 from argent.runner.files import canonical_path
 
 #: Directories no project lives in, each refused as the directory itself (and every ``/lib*``).
@@ -46,6 +46,10 @@ READ_REFUSED = (
     "never directly in the filesystem root, the home directory or a system directory, nor under /proc, /sys "
     "or /dev. Pass a file of the project, or send the file from the client (over a link it travels with the "
     "call)."
+)
+NUL_IN_ROOT = (
+    'project_root "{root}" holds a NUL character, which no path on this host can hold. Pass the '
+    "project's own directory."
 )
 NO_DISK_READS = (
     'The tool-server does not read "{path}": it reads no file of its own disk for a call (local_flows: false '
@@ -106,7 +110,10 @@ def within(path: str, root: str) -> bool:
 def check_workspace(project_root: str, unsafe: Mapping[str, str], roots: tuple[str, ...]) -> None:
     """Refuse (403 ``WORKSPACE_UNSAFE``) a ``project_root`` this host must not work in.
 
-    A relative root or one with ``..`` is left to the tool's own check (its own message)."""
+    A relative root or one with ``..`` is left to the tool's own check (its own message); one holding
+    a NUL names no directory (the system calls that resolve it refuse it): 400."""
+    if "\0" in project_root:
+        raise InvalidToolInputError(NUL_IN_ROOT.format(root=project_root.replace("\0", "\\u0000")))
     if not os.path.isabs(project_root) or ".." in re.split(r"[\\/]+", project_root):
         return
     real = canonical_path(project_root)
@@ -122,6 +129,8 @@ def check_workspace(project_root: str, unsafe: Mapping[str, str], roots: tuple[s
 def may_read(path: str, unsafe: Mapping[str, str], roots: tuple[str, ...]) -> bool:
     """Whether a tool may read ``path`` on this host: the directory holding its real file is not an
     unsafe directory itself, and with project roots the file lies under one."""
+    if "\0" in path:
+        return False  # names no file (the system calls refuse it): nothing to read
     if not os.path.isabs(path):
         return True  # the tool reports a relative path with its own words
     real = canonical_path(path)

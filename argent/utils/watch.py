@@ -65,8 +65,9 @@ _MOUNTS = "/proc/self/mountinfo"
 
 def plain_parts(path: str) -> list[str] | None:
     """The components of an absolute path with no ``.``, ``..`` or empty ones; None otherwise
-    (such a path is not watched: its resolution depends on names it does not spell)."""
-    if not path.startswith("/") or path.startswith("//"):
+    (such a path is not watched: its resolution depends on names it does not spell). A NUL makes
+    it None too: the C calls would watch the path up to it, not the one spelled."""
+    if not path.startswith("/") or path.startswith("//") or "\0" in path:
         return None
     parts = path[1:].split("/")
     if any(part in ("", ".", "..") for part in parts):
