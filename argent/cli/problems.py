@@ -34,8 +34,10 @@ SERVER_MESSAGE_INDENT = " " * len("Error: ")
 
 def server_message(exc: ToolCallError) -> str:
     """A tool-server's error message for ``Error: ``, each line after its first indented under it: a
-    server (a hostile one, or a script's stderr tail) cannot start a line of its own, say a ``PASS``."""
-    return hang(exc.message, SERVER_MESSAGE_INDENT)
+    server (a hostile one, or a script's stderr tail) cannot start a line of its own, say a ``PASS``.
+    The client's own hint (where a refused token comes from) keeps its line of its own."""
+    said = hang(exc.said, SERVER_MESSAGE_INDENT)
+    return said if exc.hint is None else f"{said}\n{exc.hint}"
 
 
 def call_failed(exc: ToolCallError) -> CommandFailed:

@@ -28,9 +28,16 @@ class ToolCallError(Exception):
         error_code: str | None = None,
         error_kind: str | None = None,
         may_have_run: bool = False,
+        hint: str | None = None,
     ) -> None:
-        super().__init__(message)
-        self.message = message
+        full = message if hint is None else f"{message}\n{hint}"
+        super().__init__(full)
+        #: The whole message: what the tool-server (or the transport) said, then the client's hint.
+        self.message = full
+        #: What the tool-server or the transport said, without the client's hint.
+        self.said = message
+        #: The client's own advice on its own line (what to set when a token was refused), or None.
+        self.hint = hint
         self.status = status
         self.error_code = error_code
         self.error_kind = error_kind

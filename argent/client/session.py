@@ -313,15 +313,14 @@ class ToolServerClient:
                 f"{message} {MAY_HAVE_RUN}" if call else message, TOOL_SERVER_PROTOCOL, may_have_run=call
             )
 
-    def _with_token_hint(self, message: str, status: int) -> str:
+    def _token_hint(self, status: int) -> str | None:
+        """The client's advice under a refused token (401): where the token comes from."""
         if status != 401:
-            return message
+            return None
         hint = TOKEN_HINT.get(self.source or "")
         if hint is None:
-            return message
-        if self.token is None:
-            hint = "No token is configured. " + hint
-        return f"{message}\n{hint}"
+            return None
+        return "No token is configured. " + hint if self.token is None else hint
 
     # ------------------------------------------------------------------------------------------
     # GET /tools
@@ -365,7 +364,7 @@ class ToolServerClient:
                     error = _error_of(body).text
                     if error:
                         message = f"{message}: {error}"
-                    raise ToolCallError(self._with_token_hint(message, resp.status), status=resp.status)
+                    raise ToolCallError(message, status=resp.status, hint=self._token_hint(resp.status))
         listing = read_or_none(body, ToolListing)
         if listing is None:
             raise transport_error(
@@ -490,9 +489,10 @@ class ToolServerClient:
             message = CALL_FAILED.format(
                 url=self.url, status=resp.status, reason=resp.reason or "", name=name
             )
-            raise ToolCallError(self._with_token_hint(message, resp.status), status=resp.status)
+            raise ToolCallError(message, status=resp.status, hint=self._token_hint(resp.status))
         raise ToolCallError(
-            self._with_token_hint(error.text, resp.status),
+            error.text,
+            hint=self._token_hint(resp.status),
             status=resp.status,
             error_code=error.error_code,
             error_kind=error.error_kind,
@@ -642,7 +642,7 @@ class ToolServerClient:
                 message = f"{message}: {error}"
             if status == 413:
                 message = f"{message} (the archive of {path} is {size} bytes)"
-            raise ToolCallError(self._with_token_hint(message, status), status=status)
+            raise ToolCallError(message, status=status, hint=self._token_hint(status))
         answer = read_or_none(body, UploadAnswer)
         if answer is None or not answer.upload_id:
             raise transport_error(

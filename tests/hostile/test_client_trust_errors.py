@@ -45,3 +45,17 @@ def test_a_listing_error_cannot_forge_a_line(cli: Cli, hostile: HostileToolServe
     done = cli.run("tools", "list", **hostile.env())
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr == f"Error: GET {hostile.url}/tools failed: 500 Internal Server Error: " + SHOWN[7:]
+
+
+def test_a_refused_tokens_hint_keeps_its_own_line_under_the_servers_indented_words(
+    cli: Cli, hostile: HostileToolServer
+) -> None:
+    # The client's own advice (where the token comes from) is not the server's: it starts its line.
+    hostile.listing = buffered({"error": "boom" + FORGED}, status=401)
+    done = cli.run("tools", "list", **hostile.env())
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == (
+        f"Error: GET {hostile.url}/tools failed: 401 Unauthorized: "
+        + SHOWN[7:]
+        + "The token comes from ARGENT_AUTH_TOKEN: set it to the token `argent server start` printed.\n"
+    )
