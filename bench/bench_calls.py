@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from typing import Any
 
 import aiohttp
 from bench_server import free_port
-from common import add_src_option, cpu_seconds, report, sources_of
+from common import add_src_option, cpu_seconds, report, sources_of, start_argent_no_auth
 
 from argent.client.calls import prepare_file_inputs
 from argent.tools.flow_tools import FLOW_FILE_INPUT, FLOW_PATH_INPUT
@@ -87,23 +86,6 @@ def start_bare() -> tuple[subprocess.Popen[str], str]:
     return proc, f"http://127.0.0.1:{port}"
 
 
-def start_argent(tmp: str, pythonpath: str | None) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "TMPDIR": tmp}
-    if pythonpath is not None:
-        env["PYTHONPATH"] = pythonpath
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "argent", "server", "start", "--port", "0", "--no-auth"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-        cwd=tmp,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    return proc, line.removeprefix("Tools server listening on ")
-
-
 def write_project(root: Path) -> None:
     flows = root / ".argent" / "flows"
     flows.mkdir(parents=True)
@@ -146,7 +128,7 @@ async def bench(calls: int, sources: dict[str, str | None]) -> dict[str, dict[st
         root = Path(tmp) / "proj"
         write_project(root)
         bare, bare_url = start_bare()
-        servers = {label: start_argent(tmp, path) for label, path in sources.items()}
+        servers = {label: start_argent_no_auth(tmp, path) for label, path in sources.items()}
         echo = {"name": "echo20", "project_root": str(root)}
         cli = await prepare_file_inputs([FLOW_PATH_INPUT, FLOW_FILE_INPUT], echo, linked=False)
         chain = {"name": "chain", "project_root": str(root)}

@@ -26,7 +26,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -34,7 +33,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import aiohttp
-from common import add_src_option, cpu_seconds, median_seconds, report, rss_kib, sources_of
+from common import (
+    add_src_option,
+    cpu_seconds,
+    median_seconds,
+    report,
+    rss_kib,
+    sources_of,
+    start_argent_no_auth,
+)
 
 from argent.client.collect import collect_flow_members
 from argent.client.flow_members import plan_transfer
@@ -162,29 +169,13 @@ def bench_call(repeat: int, echo_calls: int, sources: dict[str, str | None]) -> 
         flows.mkdir(parents=True)
         (flows / "echo20.yaml").write_text("steps:\n" + "".join(f"  - echo: step {i}\n" for i in range(20)))
         echo = json.dumps({"name": "echo20", "project_root": str(flows.parent.parent)}).encode()
-        servers = {label: _start_server(tmp, path) for label, path in sources.items()}
+        servers = {label: start_argent_no_auth(tmp, path) for label, path in sources.items()}
         try:
             return asyncio.run(_calls(servers, payload, small, echo, repeat, echo_calls))
         finally:
             for proc, _ in servers.values():
                 proc.terminate()
                 proc.wait(timeout=30)
-
-
-def _start_server(tmp: str, pythonpath: str | None) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "TMPDIR": tmp}
-    if pythonpath is not None:
-        env["PYTHONPATH"] = pythonpath
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "argent", "server", "start", "--port", "0", "--no-auth"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-        cwd=tmp,
-    )
-    assert proc.stdout is not None
-    return proc, proc.stdout.readline().strip().removeprefix("Tools server listening on ")
 
 
 async def _calls(

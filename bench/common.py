@@ -6,6 +6,8 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -79,3 +81,21 @@ def sources_of(parser: argparse.ArgumentParser, specs: list[tuple[str, str]]) ->
             parser.error(f"--src names {name} twice")
         sources[name] = path
     return sources
+
+
+def start_argent_no_auth(tmp: str, pythonpath: str | None) -> tuple[subprocess.Popen[str], str]:
+    """`argent server start --port 0 --no-auth` in ``tmp`` (its TMPDIR too), with the ``argent``
+    package of ``pythonpath`` (None: the installed one); the server and its URL from its banner."""
+    env = {**os.environ, "TMPDIR": tmp}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "argent", "server", "start", "--port", "0", "--no-auth"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=tmp,
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip().removeprefix("Tools server listening on ")

@@ -6,11 +6,8 @@ vouch for are checked afresh every time."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,19 +24,8 @@ from argent.tools.builtin import build_registry
 from argent.tools.call_policy import CallPolicy
 from argent.tools.flow_tools import FLOW_FILE_INPUT, FLOW_PATH_INPUT
 from argent.tools.registry import ToolSpec
-
-
-class CountingExecutor(ThreadPoolExecutor):
-    """The loop's default executor, counting the jobs handed to it."""
-
-    def __init__(self) -> None:
-        super().__init__(max_workers=4)
-        self.jobs = 0
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        self.jobs += 1
-        return super().submit(fn, *args, **kwargs)
-
+from tests.integration.test_runner_files_hops import CountingExecutor
+from tests.integration.test_runner_read_cache import streamed_messages
 
 ECHO20 = "steps:\n" + "".join(f"  - echo: step {i}\n" for i in range(20))
 
@@ -73,24 +59,15 @@ async def test_a_second_cli_call_hops_to_no_worker_thread(
     executor = CountingExecutor()
     asyncio.get_running_loop().set_default_executor(executor)
     args = await cli_args(project)
-    headers = {"Accept": "application/x-ndjson"}
-
-    async def call() -> list[str]:
-        resp = await client.post("/tools/flow-execute", json=args, headers=headers)
-        assert resp.status == 200
-        lines = [json.loads(line) for line in (await resp.text()).splitlines()]
-        assert lines[-1]["event"] == "result" and lines[-1]["data"]["ok"] is True, lines[-1]
-        return [step["message"] for step in lines[-1]["data"]["steps"]]
-
-    assert await call() == [f"step {i}" for i in range(20)]
+    assert await streamed_messages(client, args) == [f"step {i}" for i in range(20)]
     assert executor.jobs >= 1
     executor.jobs = 0
-    assert await call() == [f"step {i}" for i in range(20)]
+    assert await streamed_messages(client, args) == [f"step {i}" for i in range(20)]
     assert executor.jobs == 0
     # A changed flow file is checked and read afresh, and its new steps run.
     flow_file(project).write_text("steps:\n  - echo: changed\n")
     args = await cli_args(project)
-    assert await call() == ["changed"]
+    assert await streamed_messages(client, args) == ["changed"]
     assert executor.jobs >= 1
 
 

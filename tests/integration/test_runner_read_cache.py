@@ -180,22 +180,22 @@ async def test_a_changed_saved_flow_and_fragment_reach_the_next_call(
     thread; the lines of a call made after a change carry the new text."""
     client = await aiohttp_client(create_app(ServerConfig(tmp_dir=str(tmp_path)), build_registry()))
     args = {"name": "main", "project_root": str(project)}
-    headers = {"Accept": "application/x-ndjson"}
-
-    async def call() -> list[str]:
-        resp = await client.post("/tools/flow-execute", json=args, headers=headers)
-        assert resp.status == 200
-        lines = [json.loads(line) for line in (await resp.text()).splitlines()]
-        assert lines[-1]["event"] == "result" and lines[-1]["data"]["ok"] is True, lines[-1]
-        return [step.get("message", "") for step in lines[-1]["data"]["steps"]]
-
-    assert await call() == ["one", "", "frag one"]
+    assert await streamed_messages(client, args) == ["one", "", "frag one"]
     reads.hops = 0
-    assert await call() == ["one", "", "frag one"]
+    assert await streamed_messages(client, args) == ["one", "", "frag one"]
     assert reads.hops == 0
     (flows(project) / "main.yaml").write_text("steps:\n  - echo: two\n  - run: frag\n")
     (flows(project) / "frag.yaml").write_text("steps:\n  - echo: frag two\n")
-    assert await call() == ["two", "", "frag two"]
+    assert await streamed_messages(client, args) == ["two", "", "frag two"]
+
+
+async def streamed_messages(client: Any, args: dict[str, Any]) -> list[str]:
+    """The step messages of one streamed flow-execute call that passed ("" for a step without one)."""
+    resp = await client.post("/tools/flow-execute", json=args, headers={"Accept": "application/x-ndjson"})
+    assert resp.status == 200
+    lines = [json.loads(line) for line in (await resp.text()).splitlines()]
+    assert lines[-1]["event"] == "result" and lines[-1]["data"]["ok"] is True, lines[-1]
+    return [step.get("message", "") for step in lines[-1]["data"]["steps"]]
 
 
 def test_a_mount_with_no_event_around_it_still_spoils_earlier_stamps(tmp_path: Path) -> None:
