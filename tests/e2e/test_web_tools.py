@@ -17,6 +17,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from argent import limits
+from argent.devices.base import DeviceError
 from argent.devices.chromium import ChromiumDevice, ChromiumDeviceProvider, find_chromium
 from argent.devices.chromium.cdp import CdpSession
 from argent.errors import InvalidToolInputError, PolicyRefusal, ToolExecutionError
@@ -105,6 +106,22 @@ async def call(tools: ToolRegistry, name: str, args: dict[str, Any], ctx: ToolCo
 
 async def page(device: ChromiumDevice, expression: str) -> Any:
     return await device.session.evaluate(expression, await_promise=True)
+
+
+async def loaded(device: ChromiumDevice, url: str, within: float = 10.0) -> None:
+    """Until the device's active page is ``url``, fully loaded. No event of a tab opened by
+    ``Target.createTarget`` can be awaited without missing one that came before the session
+    attached, so ask, bounded."""
+    deadline = asyncio.get_running_loop().time() + within
+    probe = f"location.href === {json.dumps(url)} && document.readyState === 'complete'"
+    while True:
+        try:  # a navigation under way destroys the context an evaluation runs in
+            if await page(device, probe):
+                return
+        except DeviceError:
+            pass
+        assert asyncio.get_running_loop().time() < deadline, f"{url} never loaded in the new tab"
+        await asyncio.sleep(0.02)
 
 
 # --------------------------------------------------------------------------------------------
@@ -590,7 +607,9 @@ async def test_each_page_session_enables_the_network_domain_once(
         pages = {id(session) for session, method in sent if method == "Page.enable"}
         enables = [id(session) for session, method in sent if method == "Network.enable"]
         assert len(pages) == 2 and sorted(enables) == sorted(pages)
-        # ... and that one serves the recorder of the new tab
+        # ... and that one serves the recorder of the new tab, once its page is in (the tool returns
+        # when the tab is listed and active, maybe still on its first about:blank document)
+        await loaded(other, f"{site}/app.html")
         finished = other.session.expect("Network.loadingFinished")
         assert await page(other, "fetch('/api/data').then(r => r.status)") == 200
         await asyncio.wait_for(finished, 5)
