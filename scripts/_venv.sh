@@ -17,6 +17,10 @@ if [ ! -x .venv/bin/python ]; then
   fi
 fi
 log=$(mktemp)
+# The distribution was called `argent` before it became `argent-flows`: a .venv made then holds both.
+if [ -n "$(.venv/bin/python -m pip list --disable-pip-version-check --format=freeze 2>/dev/null | grep -i '^argent==')" ]; then
+  .venv/bin/python -m pip uninstall --disable-pip-version-check -y -q argent >/dev/null 2>&1 || true
+fi
 if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip \
        && .venv/bin/python -m pip install --disable-pip-version-check -e ".${EXTRAS:-}"; } >"$log" 2>&1; then
   cat "$log" >&2

@@ -262,12 +262,17 @@ async def boot_for_leading_launch(
     req: FlowRequest, flow: Flow, ref: FlowRef, files: FlowFiles, name: str, devices: DeviceProvider | None
 ) -> Device | None:
     """A fresh chromium for a run without ``device`` whose leading launch (through the leading
-    `run:` chain) targets chromium; the caller stops it when the run ends. The launch step then
+    `run:` chain) targets chromium — also a bare web target (a URL, an HTML file) when the run names
+    no platform and no device is booted; the caller stops it when the run ends. The launch step then
     opens its target on it."""
     if req.device or devices is None:
         return None
     leading = await leading_launch(flow, [StackEntry(ref, name)], files, name)
-    if not isinstance(leading, tuple) or not launches_chromium(leading[0], req.platform):
+    if not isinstance(leading, tuple):
+        return None
+    if not launches_chromium(leading[0], req.platform) and not (
+        req.platform is None and leading[0].web_target() is not None and not await devices.list_booted()
+    ):
         return None
     try:
         return await devices.boot("chromium")

@@ -295,3 +295,27 @@ def test_an_unknown_tool_step_says_the_tool_does_not_exist(cli: Cli, project: Pa
     assert done.returncode == 1
     assert done.stdout.splitlines()[1] == '  ✗  1 tool flow-lst — Tool "flow-lst" not found'
     assert "No booted device" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("target", ["page.html", "PAGE.HTM"])
+def test_a_bare_web_launch_without_platform_runs_on_chromium(cli: Cli, project: Path, target: str) -> None:
+    """INTERFACE.md section 11: `launch: <page>` with no `--platform` and no booted device runs on
+    chromium (it used to answer "No booted device found. Pass a device id or platform explicitly.")."""
+    from argent.devices.chromium import chromium_unavailable_reason
+
+    if (reason := chromium_unavailable_reason()) is not None:
+        pytest.skip(reason)
+    flows = project / ".argent" / "flows"
+    write(flows / target, "<!doctype html><p>On the page</p>")
+    write(flows / "web.yaml", f"steps:\n  - launch: {target}\n  - assert: {{ visible: On the page }}\n")
+    done = cli.run("flow", "run", "web", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["device"].startswith("chromium-cdp-") and result["passed"] == 2
+
+
+def test_a_bare_app_id_launch_still_needs_a_device(cli: Cli, project: Path) -> None:
+    write(project / ".argent" / "flows" / "app.yaml", "steps:\n  - launch: com.example.shop\n")
+    done = cli.run("flow", "run", "app")
+    assert done.returncode == 1
+    assert "No booted device found. Pass a device id or platform explicitly." in done.stderr

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -19,6 +20,8 @@ _GENERIC = (
     "launch needs an app id (bare string) or a per-platform map ({ native | ios | android | vega: "
     "<app id>, chromium: <app path> | { path, args } })"
 )
+#: A bare launch target a browser opens (not an app id): a web URL or an HTML file's path.
+_WEB_TARGET = re.compile(r"^(?:https?://|file://|data:)|\.x?html?$", re.IGNORECASE)
 
 
 @frozen
@@ -48,6 +51,13 @@ class LaunchStep:
         if self.app is not None:
             return self.app
         return self.apps.get(platform) or self.apps.get("native")
+
+    def web_target(self) -> str | None:
+        """The bare target when it is a page a browser opens (a URL, an HTML file), not an app id:
+        with no platform given and no device booted it runs on chromium (INTERFACE.md section 11)."""
+        if self.app is not None and _WEB_TARGET.search(self.app):
+            return self.app
+        return None
 
     def label(self) -> str | None:
         return None
