@@ -226,6 +226,9 @@ MAX_OPEN_CONNECTIONS = 4096
 #: Connections the kernel queues before the server accepts them (a burst of clients is not dropped);
 #: the kernel caps it at net.core.somaxconn.
 LISTEN_BACKLOG = 1024
+#: Call-log lines waiting for stderr before new ones are dropped: a stderr nobody reads (a pipe
+#: whose reader stalls) costs at most this many lines of memory and never stops the server.
+CALL_LOG_QUEUE_LINES = 10_000
 #: File descriptors kept free beside the connections (uploads, temp files, Chromium pipes).
 FD_RESERVE = 512
 #: Request line, one header field, and headers of one request (aiohttp's defaults, named here).

@@ -121,13 +121,20 @@ def start(
     elif not policy.tokens:
         chosen = token or env_token or secrets.token_hex(32)
     config = ServerConfig(
-        host=host, port=port, token=chosen, idle_timeout_minutes=idle_timeout, policy=policy
+        host=host, port=port, token=chosen, idle_timeout_minutes=idle_timeout, policy=policy, log_calls=True
     )
     asyncio.run(_run(config))
 
 
 async def _run(config: ServerConfig) -> None:
-    from argent.server.serve import format_origin, serve_forever, start_server  # aiohttp: once it starts
+    from argent.server.call_log import calls_logged_to_stderr  # aiohttp: once it starts
+
+    with calls_logged_to_stderr():
+        await _serve(config)
+
+
+async def _serve(config: ServerConfig) -> None:
+    from argent.server.serve import format_origin, serve_forever, start_server
 
     try:
         running = await start_server(config)

@@ -46,6 +46,8 @@ class ServerConfig:
     max_connections: int = MAX_OPEN_CONNECTIONS
     #: The --config policy (named tokens, project roots, local flows, scripts, limits).
     policy: ServerPolicy = field(factory=ServerPolicy)
+    #: One line per tool call on stderr (``argent server start``; an embedded server stays quiet).
+    log_calls: bool = False
 
     @property
     def allowed_hosts(self) -> frozenset[str] | None:

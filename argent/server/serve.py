@@ -13,6 +13,7 @@ from aiohttp import web
 from argent.cpu import prompt_gil_handoff
 from argent.limits import LISTEN_BACKLOG
 from argent.server.app import claim_tmp_dir, create_app
+from argent.server.call_log import CALL_LOGGER, ToolCallLog
 from argent.server.config import ServerConfig
 from argent.server.connections import GuardedAppRunner
 from argent.server.heap import keep_freed_heap
@@ -60,7 +61,8 @@ async def start_server(config: ServerConfig, registry: ToolRegistry | None = Non
         # A client that hangs up cancels its call's handler, which aborts the run (routes._invoke).
         handler_cancellation=True,
         shutdown_timeout=SHUTDOWN_GRACE_SECONDS,
-        access_log=None,
+        access_log_class=ToolCallLog,
+        access_log=CALL_LOGGER if config.log_calls else None,
     )
     await runner.setup()
     site = web.TCPSite(runner, config.host or None, config.port, backlog=LISTEN_BACKLOG)
