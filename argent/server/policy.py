@@ -35,6 +35,7 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, Iterabl
 from cattrs.gen import make_dict_structure_fn
 
 from argent.errors import PolicyRefusal
+from argent.flows.grammar import did_you_mean
 from argent.limits import (
     DEFAULT_CONCURRENT_CALLS_PER_TOKEN,
     DEFAULT_DEVICES_PER_TOKEN,
@@ -178,10 +179,14 @@ def _problems(exc: BaseException, path: list[str | int]) -> Iterator[str]:
         for inner in without:
             yield from _problems(inner, path)
     elif isinstance(exc, ForbiddenExtraKeysError):
-        allowed = ", ".join(f.name for f in attrs.fields(exc.cl))
-        unknown = ", ".join(sorted(exc.extra_fields))
+        names = [f.name for f in attrs.fields(exc.cl)]
+        extra = sorted(exc.extra_fields)
+        hints = [f"{key} -> {hint}" for key in extra if (hint := did_you_mean(key, names)) is not None]
+        guess = f" — did you mean {', '.join(hints)}?" if len(extra) > 1 and hints else ""
+        if len(extra) == 1 and hints:
+            guess = f" — did you mean {hints[0].split(' -> ')[1]}?"
         where = f"{_where(path)}: " if path else ""
-        yield f"{where}unknown key {unknown} (allowed: {allowed})"
+        yield f"{where}unknown key {', '.join(extra)}{guess} (allowed: {', '.join(names)})"
     elif isinstance(exc, KeyError):
         yield f"{_where(path)}: is required"
     else:

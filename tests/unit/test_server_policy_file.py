@@ -82,7 +82,12 @@ def test_an_empty_file_is_the_default_policy(tmp_path: Path) -> None:
     [
         (
             "script: false\n",
-            "unknown key script (allowed: tokens, project_roots, local_flows, scripts, limits)",
+            "unknown key script — did you mean scripts? (allowed: tokens, project_roots, local_flows, scripts, limits)",
+        ),
+        (
+            "scripts: false\nlocal_flow: false\nproject_root: [/srv]\n",
+            "unknown key local_flow, project_root — did you mean local_flow -> local_flows, project_root -> "
+            "project_roots? (allowed: tokens, project_roots, local_flows, scripts, limits)",
         ),
         ("scripts: no-thanks\n", "scripts: must be true or false, got text"),
         ('local_flows: "false"\n', "local_flows: must be true or false, got text"),
@@ -118,6 +123,11 @@ def test_an_empty_file_is_the_default_policy(tmp_path: Path) -> None:
         (
             "tokens:\n  - name: ci\n    token_env: ARGENT_TOKEN_CI\n    tools: ['*']\n    token: abc\n",
             "tokens[0]: unknown key token (allowed: name, token_env, tools)",
+        ),
+        (
+            "tokens:\n  - name: ci\n    token_evn: ARGENT_TOKEN_CI\n    tools: ['*']\n",
+            "tokens[0].token_env: is required\n"
+            "tokens[0]: unknown key token_evn — did you mean token_env? (allowed: name, token_env, tools)",
         ),
         ("tokens:\n  - ci\n", "tokens[0]: must be a mapping of name, token_env, tools; got text"),
         (
