@@ -16,6 +16,7 @@ Under pytest-xdist each worker collects and runs on its own, so each has its own
 from __future__ import annotations
 
 import os
+import warnings
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -61,8 +62,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+#: pytest-asyncio's notice, at configure time, that a project left its fixture loop scope unset.
+_LOOP_SCOPE_UNSET = r'The configuration option "asyncio_default_fixture_loop_scope" is unset'
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     flow_dirs(config)  # a flow directory that is not one is a usage error before anything runs
+    # Installing argent-flows[pytest] brings pytest-asyncio, which warns in every run of a project
+    # whose config does not set its loop scope, even one with no async code of its own (only flows):
+    # argent's own async fixtures name their loop scope, so the notice concerns nothing we brought.
+    try:
+        scope = config.getini("asyncio_default_fixture_loop_scope")
+    except ValueError:  # pytest-asyncio is not installed: nothing warns
+        return
+    if not scope:
+        warnings.filterwarnings("ignore", message=_LOOP_SCOPE_UNSET, category=pytest.PytestDeprecationWarning)
 
 
 @pytest.hookimpl(tryfirst=True)

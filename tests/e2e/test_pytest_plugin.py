@@ -79,6 +79,28 @@ def test_it_does_nothing_unless_asked(project: pytest.Pytester) -> None:
     assert "argent_flows (paths):" in helped.stdout.str()
 
 
+def test_a_bare_pytest_ini_runs_flows_with_no_warning(tmp_path: Path) -> None:
+    """A project with only flows and a bare ``pytest.ini``: no warning of ours or of the dependencies
+    argent-flows[pytest] brings (pytest-asyncio warns of an unset loop scope by default); the notice
+    still reaches a project that has async code of its own only through its own config."""
+    project = tmp_path / "proj"
+    write(project / "pytest.ini", "[pytest]\n")
+    write(project / "flows" / "hello.yaml", PASSING)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGENT_", "PYTEST_"))}
+    env.update(HOME=str(tmp_path / "home"), COLUMNS="200")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--argent-flows", "flows", "-p", "no:cacheprovider"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "warning" not in (done.stdout + done.stderr).lower(), done.stdout + done.stderr
+
+
 # --------------------------------------------------------------------------------------------
 # Collection
 
