@@ -21,6 +21,7 @@ log=$(mktemp)
 if [ -n "$(.venv/bin/python -m pip list --disable-pip-version-check --format=freeze 2>/dev/null | grep -i '^argent==')" ]; then
   .venv/bin/python -m pip uninstall --disable-pip-version-check -y -q argent >/dev/null 2>&1 || true
 fi
+rm -rf argent.egg-info  # its metadata, which the checkout on sys.path would still offer beside the new one
 if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip \
        && .venv/bin/python -m pip install --disable-pip-version-check -e ".${EXTRAS:-}"; } >"$log" 2>&1; then
   cat "$log" >&2
