@@ -26,6 +26,7 @@ FLOW_RECORDING_FAILED = "FLOW_RECORDING_FAILED"
 FLOW_RECORDING_NOT_ACTIVE = "FLOW_RECORDING_NOT_ACTIVE"
 FLOW_RECORDING_WRITE_FAILED = "FLOW_RECORDING_WRITE_FAILED"
 FLOW_RECORDING_REFUSED = "FLOW_RECORDING_REFUSED"
+FLOW_RECORDING_CONFLICT = "FLOW_RECORDING_CONFLICT"
 REGISTRY_TOOL_NOT_FOUND = "REGISTRY_TOOL_NOT_FOUND"
 REGISTRY_TOOL_EXECUTION_FAILED = "REGISTRY_TOOL_EXECUTION_FAILED"
 TOOL_INPUT_INVALID = "TOOL_INPUT_INVALID"
@@ -100,6 +101,14 @@ class FlowParseError(FlowError):
         super().__init__(message, error_code=error_code, error_kind="validation")
         self.line = line
         self.step = step
+
+
+class ConflictError(ArgentError):
+    """A call that would undo another caller's work (HTTP 409): nothing was changed."""
+
+    status = 409
+    default_code = FLOW_RECORDING_CONFLICT
+    default_kind = "conflict"
 
 
 class ToolNotFoundError(ArgentError):

@@ -9,6 +9,7 @@ The file (YAML, every part optional)::
     project_roots: [/srv/projects]   # a co-located project_root must lie under one (by real path)
     local_flows: false               # flows only from the files a client sends (over a link)
     scripts: false                   # no script: step, no flow-add-script
+    overwrite_flows: false           # with tokens: a token restarts only the saved flows it recorded
     limits:
       concurrent_calls_per_token: 4  # over it: 429 with Retry-After
       steps_per_call: 20000          # lines one call may report (see runner/budget.py)
@@ -80,6 +81,7 @@ class PolicyFile:
     project_roots: tuple[str, ...] = ()
     local_flows: bool = True
     scripts: bool = True
+    overwrite_flows: bool = False
     limits: LimitsEntry = LimitsEntry()
 
 
@@ -224,6 +226,8 @@ class ServerPolicy:
     devices_per_token: int = DEFAULT_DEVICES_PER_TOKEN
     #: Longest one call runs before it is aborted.
     seconds_per_call: int = DEFAULT_SECONDS_PER_CALL
+    #: With named tokens: may any token restart (truncate) a saved flow another token recorded?
+    overwrite_flows: bool = False
     #: The unsafe directories, fixed when the server starts (``$HOME`` as it was then).
     unsafe: Mapping[str, str] = field(factory=unsafe_directories, repr=False)
 
@@ -246,6 +250,7 @@ class ServerPolicy:
             guard=rule.guard if rule is not None else None,
             tools=rule.tools if rule is not None else None,
             devices_per_token=self.devices_per_token,
+            overwrite_flows=self.overwrite_flows,
         )
 
 
@@ -357,6 +362,7 @@ def load_policy(path: str, environ: Mapping[str, str] | None = None) -> ServerPo
         project_roots=_project_roots(path, parsed.project_roots, unsafe),
         local_flows=parsed.local_flows,
         scripts=parsed.scripts,
+        overwrite_flows=parsed.overwrite_flows,
         concurrent_calls_per_token=parsed.limits.concurrent_calls_per_token,
         steps_per_call=parsed.limits.steps_per_call,
         devices_per_token=parsed.limits.devices_per_token,

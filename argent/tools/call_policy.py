@@ -68,6 +68,8 @@ class CallPolicy:
     tools: tuple[str, ...] | None = None
     #: Chromium devices the caller may hold at once (``limits.devices_per_token``).
     devices_per_token: int = DEFAULT_DEVICES_PER_TOKEN
+    #: With named tokens: may a token restart (truncate) a saved flow it did not record?
+    overwrite_flows: bool = False
     _disk_files: list[PolicyDiskFlowFiles] = field(factory=list, init=False, repr=False, eq=False)
 
     # -- devices ------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from attrs import evolve, frozen
 
 from argent.cpu import run_cpu
 from argent.devices.base import DeviceProvider
+from argent.devices.caller import current_caller
 from argent.errors import (
     FLOW_RECORDING_REFUSED,
     ArgentError,
@@ -78,9 +79,11 @@ from argent.tools.recording_sessions import (
     RecordingError,
     RecordingSession,
     RecordingSessions,
+    being_recorded,
     client_file,
     make_flows_dir,
     no_longer_active,
+    not_yours,
     other_spelling,
     read_recording,
     recording_key,
@@ -455,9 +458,12 @@ class Recorder:
         text = flow_to_yaml(Flow(execution_prerequisite=args.execution_prerequisite or ""))
         async with self.sessions.lock(key):
             previous = self.sessions.get(key)
+            if not client_kept:
+                await self._check_start_on_host(args, key, flow_file, previous, ctx)
             discarded = await self._count_steps(previous) if previous is not None else None
             if not client_kept:
                 await asyncio.to_thread(_reset_on_disk, args.project_root, flow_file, text)
+                self.sessions.note_recorder(key)
             session = RecordingSession(
                 key=key,
                 name=args.name,
@@ -478,6 +484,26 @@ class Recorder:
         out["flowFile"] = flow_file
         out["savedTo"] = self._saved_to(session, text)
         return out
+
+    async def _check_start_on_host(
+        self,
+        args: StartRecordingArgs,
+        key: str,
+        flow_file: str,
+        previous: RecordingSession | None,
+        ctx: ToolContext,
+    ) -> None:
+        """With named tokens, a recording of a file on this host undoes no other token's work: not one
+        that token is recording now, nor a saved flow this token did not record (unless the policy's
+        ``overwrite_flows``). 409 and nothing changed otherwise. One user's server restarts any."""
+        if current_caller().owner is None:
+            return
+        if self.sessions.host_holder(key) is not None:
+            raise being_recorded(args.name, args.project_root)
+        overwrite = ctx.policy is not None and ctx.policy.overwrite_flows
+        mine = previous is not None or self.sessions.recorded_here(key)
+        if not mine and not overwrite and await asyncio.to_thread(os.path.lexists, key):
+            raise not_yours(args.name, args.project_root, flow_file)
 
     async def _count_steps(self, session: RecordingSession) -> int | None:
         try:

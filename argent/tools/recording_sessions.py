@@ -33,6 +33,7 @@ from argent.errors import (
     FLOW_RECORDING_NOT_ACTIVE,
     FLOW_RECORDING_WRITE_FAILED,
     ArgentError,
+    ConflictError,
 )
 from argent.flows.names import js_json_string
 from argent.flows.write import FlowDocument
@@ -55,6 +56,15 @@ OTHER_SPELLING = (
 NO_LONGER_ACTIVE = (
     'Recording of "{name}" in {root} is no longer active — it was finished, restarted or evicted while this '
     "call waited or ran, so nothing was recorded{ran}. Call flow-start-recording to begin a new take."
+)
+BEING_RECORDED = (
+    'Flow "{name}" in {root} is being recorded by another token; nothing was changed. Record under another '
+    "name, or start again once that recording is finished."
+)
+NOT_YOURS = (
+    'Flow "{name}" in {root} is a saved flow this token did not record; flow-start-recording would truncate '
+    "{path}, so nothing was changed. Record under a fresh name, or have its owner (or the tool-server's "
+    "operator) remove it first; a policy with overwrite_flows: true lets any token restart a saved flow."
 )
 WRITE_FAILED = "Failed to write flow file {path} ({code}) — {hint}"
 NOT_WRITABLE_HINT = (
@@ -134,6 +144,8 @@ class RecordingSessions:
         self.limit = limit
         self._sessions: OrderedDict[tuple[str | None, str], RecordingSession] = OrderedDict()
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        #: Who last started a recording of each file this host keeps, since the server started.
+        self._recorded_by: dict[str, str | None] = {}
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -165,6 +177,22 @@ class RecordingSessions:
             del self._sessions[slot]
         return previous
 
+    def host_holder(self, key: str) -> RecordingSession | None:
+        """Another caller's live recording of the host file ``key`` (a client-kept one names a file on
+        its own client, which no other client shares)."""
+        owner = current_caller().owner
+        for (other, at), session in self._sessions.items():
+            if at == key and other != owner and not session.client_kept:
+                return session
+        return None
+
+    def recorded_here(self, key: str) -> bool:
+        """The current caller started the last recording of the host file ``key`` in this server's life."""
+        return key in self._recorded_by and self._recorded_by[key] == current_caller().owner
+
+    def note_recorder(self, key: str) -> None:
+        self._recorded_by[key] = current_caller().owner
+
     def is_current(self, session: RecordingSession) -> bool:
         return self._sessions.get((session.owner, session.key)) is session
 
@@ -194,6 +222,14 @@ class RecordingSessions:
             ),
             error_code=FLOW_RECORDING_NOT_ACTIVE,
         )
+
+
+def being_recorded(name: str, project_root: str) -> ConflictError:
+    return ConflictError(BEING_RECORDED.format(name=name, root=project_root))
+
+
+def not_yours(name: str, project_root: str, path: str) -> ConflictError:
+    return ConflictError(NOT_YOURS.format(name=name, root=project_root, path=path))
 
 
 def no_longer_active(session: RecordingSession, *, tool_ran: bool) -> RecordingError:

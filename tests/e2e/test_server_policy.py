@@ -221,7 +221,7 @@ def test_a_bad_config_file_is_a_usage_error_naming_file_key_and_allowed(cli: Cli
     done = cli.run("server", "start", "--port", "0", "--config", cfg)
     assert done.returncode == 2
     assert (
-        f"{cfg}: unknown key local_flow (allowed: tokens, project_roots, local_flows, scripts, limits)"
+        f"{cfg}: unknown key local_flow — did you mean local_flows? (allowed: tokens, project_roots, local_flows, scripts, overwrite_flows, limits)"
         in done.stderr
     )
     missing = cli.run("server", "start", "--port", "0", "--config", cfg.replace(".yaml", "-nope.yaml"))

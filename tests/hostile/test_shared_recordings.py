@@ -16,7 +16,7 @@ import pytest
 from argent.tools.recording_sessions import MAX_LIVE_RECORDINGS
 from tests.e2e.conftest import Cli
 from tests.hostile.conftest import Probe, start_probe
-from tests.hostile.test_shared_devices import ALICE, BOB, call_as, start_shared_server
+from tests.hostile.test_shared_devices import ALICE, BOB, call_as, config_file, start_shared_server
 
 ROOT = "/nonexistent-on-the-server/shop"
 NAME = "checkout"
@@ -98,5 +98,77 @@ def test_a_recording_never_writes_through_a_link_out_of_the_project_roots(
         status, body = probe.call("flow-start-recording", {"name": "ok", "project_root": str(roots / "fine")})
         assert status == 200, body
         assert (roots / "fine" / ".argent" / "flows" / "ok.yaml").is_file()
+    finally:
+        probe.server.stop()
+
+
+# --------------------------------------------------------------------------------------------
+# A recording this host keeps (a co-located project both tokens may use): one file, one recorder
+
+
+def host_rec(
+    probe: Probe, token: str, tool: str, root: Path, name: str = "rec", **args: Any
+) -> tuple[int, Any]:
+    return call_as(probe, token, tool, {"name": name, "project_root": str(root), **args})
+
+
+def test_another_token_cannot_wipe_or_write_into_a_recording_on_this_host(
+    shared_server: Probe, project: Path
+) -> None:
+    """issue 24: bob's flow-start-recording of the file alice records emptied it (`steps: []`), his
+    flow-add-step landed in it and alice's finish reported bob's steps as hers."""
+    path = project / ".argent" / "flows" / "rec.yaml"
+    assert host_rec(shared_server, ALICE, "flow-start-recording", project)[0] == 200
+    for message in ("alice one", "alice two"):
+        assert host_rec(shared_server, ALICE, "flow-add-echo", project, message=message)[0] == 200
+    before = path.read_text()
+
+    status, body = host_rec(shared_server, BOB, "flow-start-recording", project)
+    assert status == 409, body
+    assert body["error_code"] == "FLOW_RECORDING_CONFLICT"
+    assert body["error"] == (
+        f'Flow "rec" in {project} is being recorded by another token; nothing was changed. Record under '
+        "another name, or start again once that recording is finished."
+    )
+    status, body = host_rec(shared_server, BOB, "flow-add-echo", project, message="bob's")
+    assert status != 200 and body["error_code"] == "FLOW_RECORDING_NOT_ACTIVE", body
+    assert path.read_text() == before
+
+    status, body = host_rec(shared_server, ALICE, "flow-finish-recording", project)
+    assert status == 200, body
+    assert body["data"]["summary"] == ["1. echo: alice one", "2. echo: alice two"]
+    shared_server.assert_still_fine()
+
+
+def test_a_saved_flow_is_restarted_only_by_the_token_that_recorded_it(
+    shared_server: Probe, project: Path
+) -> None:
+    saved = project / ".argent" / "flows" / "smoke.yaml"
+    saved.write_text("steps:\n  - echo: a flow the team runs\n")
+    status, body = host_rec(shared_server, BOB, "flow-start-recording", project, name="smoke")
+    assert status == 409 and body["error_code"] == "FLOW_RECORDING_CONFLICT", body
+    assert body["error"].startswith(f'Flow "smoke" in {project} is a saved flow this token did not record;')
+    assert "overwrite_flows: true" in body["error"]
+    assert saved.read_text() == "steps:\n  - echo: a flow the team runs\n"
+
+    # alice records a fresh one, finishes it, and may take it again; bob may not
+    assert host_rec(shared_server, ALICE, "flow-start-recording", project, name="mine")[0] == 200
+    assert host_rec(shared_server, ALICE, "flow-finish-recording", project, name="mine")[0] == 200
+    assert host_rec(shared_server, ALICE, "flow-start-recording", project, name="mine")[0] == 200
+    assert host_rec(shared_server, ALICE, "flow-finish-recording", project, name="mine")[0] == 200
+    assert host_rec(shared_server, BOB, "flow-start-recording", project, name="mine")[0] == 409
+
+
+def test_overwrite_flows_lets_any_token_restart_a_saved_flow(cli: Cli, project: Path, tmp_path: Path) -> None:
+    config = config_file(tmp_path, "overwrite_flows: true\n")
+    probe = start_probe(cli, project, tmp_path, "--config", str(config), TOKEN_ALICE=ALICE, TOKEN_BOB=BOB)
+    probe.server.token = ALICE
+    try:
+        saved = project / ".argent" / "flows" / "smoke.yaml"
+        saved.write_text("steps:\n  - echo: old\n")
+        assert host_rec(probe, BOB, "flow-start-recording", project, name="smoke")[0] == 200
+        assert saved.read_text() == "steps: []\n"
+        # still never into a file another token is recording right now
+        assert host_rec(probe, ALICE, "flow-start-recording", project, name="smoke")[0] == 409
     finally:
         probe.server.stop()

@@ -82,12 +82,12 @@ def test_an_empty_file_is_the_default_policy(tmp_path: Path) -> None:
     [
         (
             "script: false\n",
-            "unknown key script — did you mean scripts? (allowed: tokens, project_roots, local_flows, scripts, limits)",
+            "unknown key script — did you mean scripts? (allowed: tokens, project_roots, local_flows, scripts, overwrite_flows, limits)",
         ),
         (
             "scripts: false\nlocal_flow: false\nproject_root: [/srv]\n",
             "unknown key local_flow, project_root — did you mean local_flow -> local_flows, project_root -> "
-            "project_roots? (allowed: tokens, project_roots, local_flows, scripts, limits)",
+            "project_roots? (allowed: tokens, project_roots, local_flows, scripts, overwrite_flows, limits)",
         ),
         ("scripts: no-thanks\n", "scripts: must be true or false, got text"),
         ('local_flows: "false"\n', "local_flows: must be true or false, got text"),
@@ -156,7 +156,7 @@ def test_an_empty_file_is_the_default_policy(tmp_path: Path) -> None:
         ),
         (
             "[1, 2]\n",
-            "the file must be a mapping of settings (allowed keys: tokens, project_roots, local_flows, scripts, limits)",
+            "the file must be a mapping of settings (allowed keys: tokens, project_roots, local_flows, scripts, overwrite_flows, limits)",
         ),
         ("scripts: [\n", "not valid YAML"),
         ("scripts: true\nscripts: false\n", "not valid YAML"),
