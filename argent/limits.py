@@ -190,6 +190,16 @@ TYPE_FOCUS_MAX_MS = 3000
 #: (a search button that focuses its field) before the text goes to it; a text field takes it at once.
 TYPE_FOCUS_GRACE_MS = 250
 TYPE_FOCUS_POLL_MS = 100
+#: `press: { keys, times }`: the most presses of one step.
+MAX_PRESS_TIMES = 100
+#: `select:`: the options a failed choice lists in its message (the rest counted).
+MAX_LISTED_OPTIONS = 20
+#: Native dialogs (alert, confirm, prompt, beforeunload): those a device remembers for the reports of
+#: the steps and tool calls that opened them (oldest forgotten first), those one step's line names (the
+#: rest counted), and the characters of a dialog's message a report shows.
+MAX_KEPT_DIALOGS = 100
+MAX_REPORTED_DIALOGS = 10
+MAX_DIALOG_MESSAGE_CHARS = 200
 IDLE_POLL_MS = 200
 #: The event-driven settle: a request in flight longer than this no longer holds a page busy (a long
 #: poll, a stream, a slow beacon), so such a page settles on its DOM alone.

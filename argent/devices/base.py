@@ -7,10 +7,14 @@ are independent of the viewport's pixel size.
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Literal, Protocol, runtime_checkable
 
 from attrs import field, frozen
+
+from argent.limits import MAX_DIALOG_MESSAGE_CHARS, MAX_REPORTED_DIALOGS
 
 
 @frozen
@@ -97,7 +101,8 @@ class Device(Protocol):
     async def type_text(self, text: str) -> None: ...
 
     async def press_key(self, key: str) -> None:
-        """A named key: enter, tab, escape, backspace, arrowup, ..."""
+        """A key or a chord: W3C key names (any case) or one character, modifiers joined by ``+``
+        (``Enter``, ``Shift+Enter``, ``Control+S``; see ``argent.utils.keys``)."""
         ...
 
     async def scroll(self, x: float, y: float, dx: float, dy: float) -> None:
@@ -155,6 +160,111 @@ class PageSignals(Protocol):
     async def reveal(self, ref: int) -> UiTree | None:
         """Scroll the element ``ref`` of the last kept read into view, then a kept read; None
         when that element is gone."""
+        ...
+
+
+#: What ``FormControls.focus_at`` did: the field already had the focus (or held it), it took the
+#: focus now, or no field there takes it (tap it instead).
+Focused = Literal["kept", "focused", "none"]
+
+
+@frozen
+class Choice:
+    """What ``FormControls.choose`` did. ``problem`` None: the options are chosen (``changed``: the
+    choice differs from before, and ``input`` and ``change`` fired). Else what stood in the way:
+    ``not-select`` (``tag`` names the element there), ``disabled`` (the select itself), ``not-multiple``,
+    ``missing`` or ``disabled-option`` (``wanted`` names it); ``options`` lists the labels (or values)
+    the select offers, ``more`` how many it has past those."""
+
+    problem: str | None = None
+    changed: bool = False
+    tag: str = ""
+    wanted: str = ""
+    options: tuple[str, ...] = ()
+    more: int = 0
+
+
+@runtime_checkable
+class FormControls(Protocol):
+    """Optional, beside ``Device``: a device that can focus an element and choose the options of a
+    native select in the page itself, as a person's choice does, without a pointer."""
+
+    async def focus_at(self, x: float, y: float) -> Focused:
+        """Focus the text field at (x, y) — the element there, its nearest ancestor that takes the
+        focus, or the control of the label there, when that takes text — without a click: the caret
+        and the selection stay where the page put them. ``kept`` when a field there had the focus
+        already (or the element there holds it); ``none`` for anything else (tap it instead)."""
+        ...
+
+    async def select_all(self) -> bool:
+        """Select the whole text of the focused field (input, textarea, editable element), so typed
+        text replaces it; False when the focus is on no field."""
+        ...
+
+    async def choose(self, x: float, y: float, choices: tuple[str, ...], by_value: bool) -> Choice:
+        """Choose ``choices`` (labels, or values with ``by_value``) in the select at (x, y): exactly
+        those selected, then ``input`` and ``change`` fired when that changed the choice."""
+        ...
+
+
+@frozen
+class DialogAnswer:
+    """How native dialogs are answered: ``accept`` (a prompt with ``text``, or the text it proposes
+    when None), else dismissed."""
+
+    accept: bool
+    text: str | None = None
+
+
+@frozen
+class DialogSeen:
+    """A native dialog a device answered: its ``number`` (counting every dialog the device saw),
+    kind (``alert``, ``confirm``, ``prompt``, ``beforeunload``), message, whether it was accepted and
+    the text a prompt got."""
+
+    number: int
+    kind: str
+    message: str
+    accepted: bool
+    text: str | None = None
+
+    def note(self) -> str:
+        """``dialog confirm "Delete all?" dismissed`` — how a report names it (a long message cut)."""
+        most = MAX_DIALOG_MESSAGE_CHARS
+        message = self.message if len(self.message) <= most else self.message[: most - 1] + "…"
+        shown = f" {json.dumps(message, ensure_ascii=False)}" if message else ""
+        answer = "accepted" if self.accepted else "dismissed"
+        if self.accepted and self.text is not None and self.kind == "prompt":
+            answer += f" with {json.dumps(self.text, ensure_ascii=False)}"
+        return f"dialog {self.kind}{shown} {answer}"
+
+
+def dialog_notes(seen: list[DialogSeen]) -> list[str]:
+    """How a step line or a tool's result names the dialogs a call saw (the first few; the rest
+    counted)."""
+    notes = [dialog.note() for dialog in seen[:MAX_REPORTED_DIALOGS]]
+    if len(seen) > MAX_REPORTED_DIALOGS:
+        notes.append(f"{len(seen) - MAX_REPORTED_DIALOGS} more dialogs")
+    return notes
+
+
+@runtime_checkable
+class NativeDialogs(Protocol):
+    """Optional, beside ``Device``: a device that answers the page's native dialogs itself (none is
+    ever left open to freeze it) and remembers the last ones for the reports that ask."""
+
+    def dialog_mark(self) -> int:
+        """The number of dialogs seen so far: ``dialogs_since`` it names those that open later."""
+        ...
+
+    def dialogs_since(self, mark: int) -> list[DialogSeen]:
+        """The dialogs answered since ``mark`` (those still remembered), oldest first."""
+        ...
+
+    def answer_dialogs(self, answer: DialogAnswer | None) -> Callable[[], None]:
+        """Answer the dialogs that open from now on with ``answer`` (None: the defaults — alert
+        accepted, confirm, prompt and beforeunload dismissed); returns the undo, which puts back the
+        answer before it unless another was set since."""
         ...
 
 

@@ -1,8 +1,8 @@
 """Device directives on a ``Device``: the runner's ``DirectiveExecutor``.
 
-``DeviceDirectives`` carries out `launch`, `tap`, `long-press`, `type`, `await` (with
-`idle`), `assert`, `scroll-to`, `pinch`, `rotate` and `snapshot`, and answers `when:` UI
-guards. It only talks to the ``Device`` protocol and to ``FlowFiles`` (baselines), so any
+``DeviceDirectives`` carries out `launch`, `tap`, `long-press`, `type`, `press`, `select`,
+`await` (with `idle`), `assert`, `scroll-to`, `pinch`, `rotate`, `snapshot` and `dialogs`, and
+answers `when:` UI guards. A native dialog that opens while a step runs is reported in its line. It only talks to the ``Device`` protocol and to ``FlowFiles`` (baselines), so any
 backend and any file store (disk, or a link's in-memory members) works.
 
 Timing: a *settle* waits until the page says it is quiet and reads the tree once (at most
@@ -30,20 +30,35 @@ import attrs
 from attrs import define, field, frozen
 
 from argent.cpu import run_cpu
-from argent.devices.base import Device, DeviceError, Frame, PageSignals, UiTree
+from argent.devices.base import (
+    Choice,
+    Device,
+    DeviceError,
+    DialogAnswer,
+    DialogSeen,
+    FormControls,
+    Frame,
+    NativeDialogs,
+    PageSignals,
+    UiTree,
+    dialog_notes,
+)
 from argent.devices.deferred import resolved
 from argent.flows.model import (
     AssertStep,
     AwaitStep,
     Condition,
+    DialogsStep,
     IdleStep,
     LaunchStep,
     LongPressStep,
     PinchStep,
     Point,
+    PressStep,
     RotateStep,
     ScrollToStep,
     Selector,
+    SelectStep,
     SnapshotStep,
     Step,
     TapStep,
@@ -181,10 +196,13 @@ class _Refusal(Exception):
 
 @define
 class _RunState:
-    """What one run remembers across steps: launched apps and which app captured which key."""
+    """What one run remembers across steps: launched apps, which app captured which key, and how
+    its native dialogs are answered (None: the defaults) and on which devices that answer is set."""
 
     launched: dict[str, str] = field(factory=dict)
     captured: dict[str, str | None] = field(factory=dict)
+    dialogs: DialogAnswer | None = None
+    answered: set[str] = field(factory=set)
 
 
 PollState = Literal["met", "unmet", "indeterminate"]
@@ -238,11 +256,17 @@ class DeviceDirectives:
 
     async def execute(self, step: Step, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
         device = await resolved(device)  # an explicit device is looked up by the step that needs it
+        dialogs = device if isinstance(device, NativeDialogs) else None
+        mark = dialogs.dialog_mark() if dialogs is not None else 0
+        if dialogs is not None:
+            self._answer_dialogs(ctx.run, device, dialogs)
         outcome = await self._execute(step, device, ctx)
         if self._failure_screenshots and outcome.status in ("fail", "error") and not outcome.artifacts:
             path = await self._failure_screenshot(device, ctx)
             if path is not None:
                 outcome = attrs.evolve(outcome, artifacts={FAILURE_SCREENSHOT_ROLE: path})
+        if dialogs is not None:
+            outcome = _with_dialogs(outcome, dialogs.dialogs_since(mark))
         return outcome
 
     async def _failure_screenshot(self, device: Device, ctx: DirectiveContext) -> str | None:
@@ -299,6 +323,8 @@ class DeviceDirectives:
             "tap": self._tap,
             "long-press": self._long_press,
             "type": self._type,
+            "press": self._press,
+            "select": self._select,
             "await": self._await,
             "assert": self._assert,
             "idle": self._idle,
@@ -307,6 +333,7 @@ class DeviceDirectives:
             "rotate": self._two_finger_step,
             "launch": self._launch,
             "snapshot": self._snapshot,
+            "dialogs": self._dialogs,
         }
 
     async def _tap(self, step: TapStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
@@ -428,6 +455,8 @@ class DeviceDirectives:
         return DirectiveOutcome("pass", warning=warning)
 
     async def _type(self, step: TypeStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        """Focus the field without a click when it can take the focus (the caret and selection the
+        app made stay), else tap it; empty it with `clear`; type; Enter with `submit`."""
         env = self._env if self._env is not None else os.environ
         try:
             text, secrets = fill_secrets(step.text, env)
@@ -436,23 +465,93 @@ class DeviceDirectives:
         leaf = await self._require(step.into, device, ctx)
         x, y = leaf.frame.center
         self._live(ctx)
-        await device.tap(x, y)
-        await self._await_focus(device, ctx, x, y)
+        if not await self._focus(device, x, y):
+            self._live(ctx)
+            await device.tap(x, y)
+            await self._await_focus(device, ctx, x, y)
         signals = signals_of(device)
         try:
-            self._live(ctx)
-            if signals is not None:
-                await signals.enter_text(text)
-            else:
-                await device.type_text(text)
+            if step.clear:
+                self._live(ctx)
+                await self._select_all(device, step, emptied=not text)
+            if text:
+                self._live(ctx)
+                if signals is not None:
+                    await signals.enter_text(text)
+                else:
+                    await device.type_text(text)
             if step.submit:
                 self._live(ctx)
                 await device.press_key("enter")
-        except _Aborted:
+        except (_Aborted, _Refusal):
             raise
         except Exception as exc:
             raise DeviceError(redact(error_message(exc), secrets)) from None
         return DirectiveOutcome("pass")
+
+    @staticmethod
+    async def _focus(device: Device, x: float, y: float) -> bool:
+        """Give the element at (x, y) the focus without a click; False when the device cannot, or
+        nothing there takes the focus (then it is tapped)."""
+        if not isinstance(device, FormControls):
+            return False
+        try:
+            return await device.focus_at(x, y) != "none"
+        except DeviceError:
+            return False
+
+    @staticmethod
+    async def _select_all(device: Device, step: TypeStep, *, emptied: bool) -> None:
+        """`clear`: the field's whole text selected, so the typed text replaces it (a person's
+        select-all), deleted when nothing is typed."""
+        if isinstance(device, FormControls):
+            if not await device.select_all():
+                raise _Refusal(
+                    f"clear: the focus is on no text field after focusing {describe_selector(step.into)} — "
+                    "there is nothing to clear; name the field itself in `into`"
+                )
+        else:
+            await device.press_key(SELECT_ALL_CHORD)
+        if emptied:
+            await device.press_key("Backspace")
+
+    async def _press(self, step: PressStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        """The key or chord, ``times`` times, to the focused element of a settled screen."""
+        warning = await self._settle_best_effort(device, ctx)
+        for _ in range(step.times):
+            self._live(ctx)
+            await device.press_key(step.keys)
+        return DirectiveOutcome("pass", warning=warning)
+
+    async def _select(self, step: SelectStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        """Choose the step's options in the native select it names, as a person's choice does."""
+        if not isinstance(device, FormControls):
+            return DirectiveOutcome(
+                "fail", f"select is unsupported on {device.platform} — this device has no native <select>"
+            )
+        leaf = await self._require(step.target, device, ctx)
+        x, y = leaf.frame.center
+        self._live(ctx)
+        choice = await device.choose(x, y, step.choices, step.by == "value")
+        problem = _choice_problem(step, choice)
+        return DirectiveOutcome("pass") if problem is None else DirectiveOutcome("fail", problem)
+
+    async def _dialogs(self, step: DialogsStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        """Answer the native dialogs of this run from now on as the step says (until the run ends)."""
+        state = self._state(ctx.run)
+        state.dialogs = DialogAnswer(accept=step.accept, text=step.text)
+        state.answered.clear()
+        if isinstance(device, NativeDialogs):
+            self._answer_dialogs(ctx.run, device, device)
+        return DirectiveOutcome("pass")
+
+    def _answer_dialogs(self, run: Run, device: Device, dialogs: NativeDialogs) -> None:
+        """Set the run's `dialogs:` answer on ``device`` once (undone when the run ends)."""
+        state = self._runs.get(run)
+        if state is None or state.dialogs is None or device.id in state.answered:
+            return
+        state.answered.add(device.id)
+        run.on_end.append(dialogs.answer_dialogs(state.dialogs))
 
     async def _await_focus(self, device: Device, ctx: DirectiveContext, x: float, y: float) -> None:
         """Wait until the tap at (x, y) put the focus on a text field, or kept it on the tapped
@@ -1032,6 +1131,47 @@ async def _cropped(shot: _Shot, step: SnapshotStep) -> bytes | DirectiveOutcome:
             "resolution — nothing was compared",
         )
     return await run_cpu(_crop_png, shot.png, rect)
+
+
+#: The chord that selects a field's whole text on a device that cannot select it itself.
+SELECT_ALL_CHORD = "Control+A"
+
+
+def _with_dialogs(outcome: DirectiveOutcome, seen: list[DialogSeen]) -> DirectiveOutcome:
+    """The outcome with the native dialogs that opened during the step named in its reason."""
+    if not seen:
+        return outcome
+    text = "; ".join(dialog_notes(seen))
+    return attrs.evolve(outcome, reason=f"{outcome.reason}; {text}" if outcome.reason else text)
+
+
+def _quoted(names: tuple[str, ...], more: int) -> str:
+    shown = ", ".join(js_json(name) for name in names)
+    return shown + (f" (+{more} more)" if more else "")
+
+
+def _choice_problem(step: SelectStep, choice: Choice) -> str | None:
+    """Why a `select` could not choose, for a person; None when it chose."""
+    where = describe_selector(step.target)
+    what = "value" if step.by == "value" else "option"
+    there = f"its {what}s: {_quoted(choice.options, choice.more)}" if choice.options else "it has no options"
+    if choice.problem is None:
+        return None
+    if choice.problem == "not-select":
+        tag = f"a <{choice.tag}>" if choice.tag else "no element"
+        return (
+            f"select chooses in a native <select>, and {where} is {tag} — for a list the page draws "
+            "itself, tap it open and tap the option"
+        )
+    if choice.problem == "disabled":
+        return f"the select {where} is disabled — a person cannot choose in it"
+    if choice.problem == "not-multiple":
+        return f"the select {where} takes one option, not {len(step.choices)} — use `{what}:` with one"
+    if choice.problem == "disabled-option":
+        return (
+            f"{what} {js_json(choice.wanted)} of the select {where} is disabled — a person cannot choose it"
+        )
+    return f"no {what} {js_json(choice.wanted)} in the select {where} — {there}"
 
 
 #: Roles of the elements that take typed text (the tree of a device without page signals).

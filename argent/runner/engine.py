@@ -129,6 +129,8 @@ async def execute_run(run: Run, flow: Flow) -> FlowRunResult:
         await exec_steps(run, flow.steps, 0)
     finally:
         run.stack.pop()
+        while run.on_end:
+            run.on_end.pop()()
     nested = len(run.stack) > 0
     return FlowRunResult(
         flow=run.name,

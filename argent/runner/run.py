@@ -170,6 +170,9 @@ class Run:
     stopped: bool = False
     #: Why the run stopped, repeated on every line skipped after it (None: an earlier fail/error).
     stop_reason: str | None = None
+    #: What to undo when this run ends (its `run:` fragments share it; a nested run has its own), last
+    #: first: a `dialogs:` answer set on a device holds until the flow that set it ends.
+    on_end: list[Callable[[], None]] = field(factory=list)
 
     @property
     def current_platform(self) -> str | None:

@@ -12,8 +12,8 @@ Recorded steps are normalised for replay: device ids are dropped (a replay binds
 device); a page opened with ``boot-device`` / ``open-url`` becomes ``launch: { chromium: <url> }``,
 so a replay boots and opens it itself (the chromium form of upstream's ``restart-app`` to
 ``launch`` rewrite); a ``gesture-tap`` becomes a selector tap when the screen it tapped offers
-a selector that resolves back to the tapped point; and a ``flow-execute`` of a flow beside the
-recording becomes ``run: <name>.yaml``.
+a selector that resolves back to the tapped point; a ``keyboard`` key or chord becomes
+``press: <keys>``; and a ``flow-execute`` of a flow beside the recording becomes ``run: <name>.yaml``.
 
 Where the file lives is decided when the recording starts: a call over a link
 (``x-argent-linked: 1``), or a ``project_root`` that does not exist on this host, makes the
@@ -43,6 +43,7 @@ from argent.errors import (
     InvalidToolInputError,
     ToolExecutionError,
 )
+from argent.flows.directives.press import chord
 from argent.flows.load import parse_flow_async
 from argent.flows.model import (
     ChromiumApp,
@@ -50,6 +51,7 @@ from argent.flows.model import (
     Flow,
     LaunchStep,
     Point,
+    PressStep,
     RunStep,
     ScriptStep,
     Selector,
@@ -103,6 +105,8 @@ FINISH_RECORDING = "flow-finish-recording"
 Prepared = tuple[FlowDocument, FlowDocument]
 
 GESTURE_TAP = "gesture-tap"
+#: Recorded as `press: <keys>` when it presses a key or a chord.
+KEYBOARD = "keyboard"
 #: Tools that open a page; recorded as `launch: { chromium: <url> }` so a replay opens it itself.
 OPENS_A_PAGE = frozenset({"boot-device", "open-url"})
 #: Arguments an opening call may carry besides ``url`` and still be a launch.
@@ -328,6 +332,18 @@ def _launch_of(args: Mapping[str, Any]) -> LaunchStep | None:
     if any(key not in _LAUNCH_EXTRA and key != "url" for key in args):
         return None
     return LaunchStep(chromium=ChromiumApp(url))
+
+
+def _press_of(args: Mapping[str, Any]) -> PressStep | None:
+    """The `press:` a keyboard call amounts to: a ``key`` that is a key or a chord, and nothing but
+    device keys beside it."""
+    key = args.get("key")
+    if not isinstance(key, str) or any(name not in DEVICE_ARG_KEYS and name != "key" for name in args):
+        return None
+    try:
+        return PressStep(keys=chord(key).name)
+    except ValueError:
+        return None  # the call fails with its own words; nothing is recorded
 
 
 def _same_dir(a: str, b: str) -> bool:
@@ -632,6 +648,10 @@ class Recorder:
             launch = _launch_of(args)
             if launch is not None:
                 return StepPlan(command, args, launch)
+        if command == KEYBOARD and delay_ms is None:
+            press = _press_of(args)
+            if press is not None:
+                return StepPlan(command, args, press)
         if (
             command == GESTURE_TAP
             and delay_ms is None
@@ -786,7 +806,8 @@ class Recorder:
                 description=(
                     "Run one tool call and record it as the next flow step. command is the tool, args "
                     "the JSON text of its arguments. A gesture-tap is recorded by selector when the "
-                    "screen offers a stable one; a flow beside the recording becomes a run: step."
+                    "screen offers a stable one; a keyboard key or chord (Shift+Enter) becomes a press: "
+                    "step; a flow beside the recording becomes a run: step."
                 ),
                 args_type=AddStepArgs,
                 execute=self.add_step,

@@ -36,6 +36,8 @@ def test_registry_order_and_one_entry_per_key() -> None:
         "tap",
         "long-press",
         "type",
+        "press",
+        "select",
         "await",
         "assert",
         "wait",
@@ -43,6 +45,7 @@ def test_registry_order_and_one_entry_per_key() -> None:
         "pinch",
         "rotate",
         "snapshot",
+        "dialogs",
     )
     assert len(BY_KEY) == len(DIRECTIVES)
     for directive in DIRECTIVES:

@@ -936,7 +936,7 @@ def test_type_errors() -> None:
     assert step_detail("type: { into: Email, text: 5 }") == "type needs a non-empty text"
     assert step_detail("type: { into: Email, text: x, submit: 'no' }") == "type.submit must be a boolean"
     assert step_detail("type: { into: Email, text: x, sumbit: false }") == (
-        "type has unknown key `sumbit` (did you mean `submit`?) — allowed keys: into, text, submit"
+        "type has unknown key `sumbit` (did you mean `submit`?) — allowed keys: into, text, submit, clear"
     )
     assert step_detail("type: { into: { roel: x }, text: x }") == (
         f"type.into: selector has unknown key `roel` (did you mean `role`?) — allowed keys: {SELECTOR_KEYS}"

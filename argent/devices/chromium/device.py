@@ -13,21 +13,23 @@ import base64
 import contextlib
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
 
-from argent.devices.base import DeviceError, UiTree
+from argent.devices.base import Choice, DeviceError, DialogAnswer, DialogSeen, Focused, UiTree
 from argent.devices.chromium.cdp import CdpSession, connect_session
+from argent.devices.chromium.dialogs import DialogAnswers
 from argent.devices.chromium.file_access import FileAccess, FileGuard
-from argent.devices.chromium.keys import KeyDef, char_key, named_key, unknown_key_message
+from argent.devices.chromium.keys import chord_events, press_events
 from argent.devices.chromium.launcher import ChromiumProcess
 from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
 from argent.devices.chromium.signals import PageSignals
 from argent.devices.chromium.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
-from argent.limits import CDP_NETWORK_BUFFER_BYTES, CDP_NETWORK_RESOURCE_BUFFER_BYTES
+from argent.limits import CDP_NETWORK_BUFFER_BYTES, CDP_NETWORK_RESOURCE_BUFFER_BYTES, MAX_LISTED_OPTIONS
+from argent.utils.keys import Key, KeyNameError, char_key, parse_chord
 
 ID_PREFIX = "chromium-cdp-"
 PLATFORM = "chromium"
@@ -163,6 +165,8 @@ class ChromiumDevice:
         #: What the page sessions of this device recorded (kept across tab switches).
         self.network = NetworkLog()
         self.console = ConsoleLog()
+        #: The native dialogs of its pages, answered as they open (kept across tab switches).
+        self.dialogs = DialogAnswers()
 
     # -- opening --
 
@@ -252,6 +256,7 @@ class ChromiumDevice:
     async def _prime(self, viewport: tuple[int, int] | None) -> None:
         session = self.session
         await self._files.reapply(session)
+        self.dialogs.attach(session)
         await session.send("Page.enable")
         await session.send("Inspector.enable")
         signals = PageSignals(session)
@@ -506,12 +511,10 @@ class ChromiumDevice:
                 if self.alive:
                     await self._mouse("mouseReleased", px, button="left", buttons=0, clickCount=1)
 
-    async def _key(self, key: KeyDef) -> None:
+    async def _key(self, key: Key) -> None:
         """Key down and up in one round trip (in order, as if each had been awaited)."""
         self._touch()
-        await self.session.send_in_order(
-            "Input.dispatchKeyEvent", [key.params(key.down_type), key.params("keyUp")]
-        )
+        await self.session.send_in_order("Input.dispatchKeyEvent", press_events(key))
 
     async def type_text(self, text: str) -> None:
         """Printable ASCII as real key events (keydown/keypress/input/keyup), newline as Enter, tab
@@ -535,11 +538,15 @@ class ChromiumDevice:
         await self.session.send("Input.insertText", {"text": text})
 
     async def press_key(self, key: str) -> None:
-        found = named_key(key)
-        if found is None:
-            raise DeviceError(unknown_key_message(key))
+        """A key or a chord (``Shift+Enter``): the modifiers down, the key down and up, the modifiers
+        up, as a person presses them, in one round trip."""
+        try:
+            chord = parse_chord(key)
+        except KeyNameError as exc:
+            raise DeviceError(str(exc)) from None
         async with self._input:
-            await self._key(found)
+            self._touch()
+            await self.session.send_in_order("Input.dispatchKeyEvent", chord_events(chord))
 
     async def scroll(self, x: float, y: float, dx: float, dy: float) -> None:
         width, height = self._viewport
@@ -591,6 +598,48 @@ class ChromiumDevice:
         if viewport[0] > 0 and viewport[1] > 0:
             self._viewport = viewport
         return tree
+
+    # -- form controls (``argent.devices.base.FormControls``) --
+
+    async def focus_at(self, x: float, y: float) -> Focused:
+        px, py = self._px(x, y)
+        async with self._input:
+            self._touch()
+            state, _ = await self.signals.focus_at(px, py)
+        return "kept" if state == "kept" else "focused" if state == "focused" else "none"
+
+    async def select_all(self) -> bool:
+        async with self._input:
+            self._touch()
+            return await self.signals.select_all()
+
+    async def choose(self, x: float, y: float, choices: tuple[str, ...], by_value: bool) -> Choice:
+        px, py = self._px(x, y)
+        async with self._input:
+            self._touch()
+            value = await self.signals.choose(px, py, choices, by_value, MAX_LISTED_OPTIONS)
+        if not isinstance(value, dict):
+            raise DeviceError(f"Chromium ({self.id}): the page gave no answer to a select.")
+        options = value.get("options")
+        return Choice(
+            problem=value["problem"] if isinstance(value.get("problem"), str) else None,
+            changed=value.get("changed") is True,
+            tag=str(value.get("tag") or ""),
+            wanted=str(value.get("wanted") or ""),
+            options=tuple(str(o) for o in options) if isinstance(options, list) else (),
+            more=int(value["more"]) if isinstance(value.get("more"), int) else 0,
+        )
+
+    # -- native dialogs (``argent.devices.base.NativeDialogs``) --
+
+    def dialog_mark(self) -> int:
+        return self.dialogs.mark()
+
+    def dialogs_since(self, mark: int) -> list[DialogSeen]:
+        return self.dialogs.since(mark)
+
+    def answer_dialogs(self, answer: DialogAnswer | None) -> Callable[[], None]:
+        return self.dialogs.answer(answer)
 
     async def enter_text(self, text: str) -> None:
         """Text as one ``Input.insertText`` per run when the focused element takes text and no key

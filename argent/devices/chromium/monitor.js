@@ -26,6 +26,7 @@
 //   reveal(ref) -> scrolls the element a kept walk (`refs`) numbered `ref` into the middle of
 //     its scroll containers; false when that element is gone.
 //   editable() -> whether the focused element takes text (an insert types into it).
+//   active() -> the focused element, deepest; isEditable(el) -> whether `el` takes text.
 //
 // A frame is looked at in a task right after its requestAnimationFrame callbacks (so the page's
 // own frame callbacks have had their say); a 250 ms timer stands in when no frame comes (a hidden
@@ -273,6 +274,8 @@
     waitFocus: waitFocus,
     reveal: reveal,
     editable: function () { const el = deepActive(); return !!el && editable(el); },
+    active: deepActive,
+    isEditable: function (el) { return !!el && editable(el); },
   };
   return true;
 })()

@@ -49,10 +49,16 @@ def monitor_source() -> str:
 
 
 @functools.cache
+def forms_source() -> str:
+    text = importlib.resources.files(__package__).joinpath("forms.js").read_text(encoding="utf-8")
+    return text.strip()
+
+
+@functools.cache
 def world_source() -> str:
-    """What a new world gets once: the monitor, and the walker compiled once as ``__argentWalk``
-    (a walk then costs no compile)."""
-    return f"{monitor_source()};\nglobalThis.__argentWalk = {walker_source()};\ntrue"
+    """What a new world gets once: the monitor, the form controls, and the walker compiled once as
+    ``__argentWalk`` (a walk then costs no compile)."""
+    return f"{monitor_source()};\n{forms_source()};\nglobalThis.__argentWalk = {walker_source()};\ntrue"
 
 
 def _walk(max_depth: int, max_nodes: int, keep: bool) -> str:
@@ -321,6 +327,28 @@ class PageSignals:
             return False
         self._focus_editable = (self._inputs, value.get("editable") is True)
         return value.get("ok") is True
+
+    async def focus_at(self, x: float, y: float) -> tuple[str, bool]:
+        """Focus the element at (x, y) CSS px without a click (``__argentForms.focusAt``): its state
+        (``kept``, ``focused``, ``none``) and whether the focus then takes text (kept for ``editable``)."""
+        value = await self.evaluate(f"globalThis.__argentForms.focusAt({x!r}, {y!r})")
+        if not isinstance(value, dict) or value.get("state") not in ("kept", "focused", "none"):
+            return "none", False
+        editable = value.get("editable") is True
+        if value["state"] != "none":
+            self._focus_editable = (self._inputs, editable)
+        return str(value["state"]), editable
+
+    async def select_all(self) -> bool:
+        """Select the focused field's whole text; False when the focus is on no field."""
+        return await self.evaluate("globalThis.__argentForms.selectAll()") is True
+
+    async def choose(self, x: float, y: float, choices: tuple[str, ...], by_value: bool, listed: int) -> Any:
+        """``__argentForms.choose`` at (x, y) CSS px: its answer as the page gave it."""
+        args = ", ".join(
+            [repr(x), repr(y), json.dumps(list(choices)), "true" if by_value else "false", str(int(listed))]
+        )
+        return await self.evaluate(f"globalThis.__argentForms.choose({args})")
 
     async def editable(self) -> bool:
         """Whether the focus takes text (as the last focus wait saw it, when no input came since)."""

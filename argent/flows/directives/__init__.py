@@ -17,14 +17,17 @@ from typing import Any
 from argent.flows.directives.assert_ import ASSERT, AssertStep
 from argent.flows.directives.await_ import AWAIT, AwaitStep, IdleStep
 from argent.flows.directives.base import Directive, EntryAt, Nodes, Step
+from argent.flows.directives.dialogs import DIALOGS, DialogsStep
 from argent.flows.directives.echo import ECHO, EchoStep
 from argent.flows.directives.launch import LAUNCH, ChromiumApp, LaunchStep
 from argent.flows.directives.long_press import LONG_PRESS, LongPressStep
 from argent.flows.directives.pinch import PINCH, PinchStep
+from argent.flows.directives.press import PRESS, PressStep
 from argent.flows.directives.rotate import ROTATE, RotateStep
 from argent.flows.directives.run import RUN, RunStep
 from argent.flows.directives.script import SCRIPT, ScriptStep
 from argent.flows.directives.scroll_to import SCROLL_TO, ScrollToStep
+from argent.flows.directives.select import SELECT, SelectStep
 from argent.flows.directives.snapshot import SNAPSHOT, SnapshotStep
 from argent.flows.directives.tap import TAP, TapStep
 from argent.flows.directives.tool import TOOL, ToolStep
@@ -41,6 +44,7 @@ __all__ = [
     "AssertStep",
     "AwaitStep",
     "ChromiumApp",
+    "DialogsStep",
     "Directive",
     "EchoStep",
     "EntryAt",
@@ -49,10 +53,12 @@ __all__ = [
     "LongPressStep",
     "Nodes",
     "PinchStep",
+    "PressStep",
     "RotateStep",
     "RunStep",
     "ScriptStep",
     "ScrollToStep",
+    "SelectStep",
     "SnapshotStep",
     "Step",
     "TapStep",
@@ -73,6 +79,8 @@ DIRECTIVES: tuple[Directive, ...] = (
     TAP,
     LONG_PRESS,
     TYPE,
+    PRESS,
+    SELECT,
     AWAIT,
     ASSERT,
     WAIT,
@@ -80,6 +88,7 @@ DIRECTIVES: tuple[Directive, ...] = (
     PINCH,
     ROTATE,
     SNAPSHOT,
+    DIALOGS,
 )
 
 #: The directive keys in registry order.

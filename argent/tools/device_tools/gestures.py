@@ -1,7 +1,10 @@
 """``gesture-tap``, ``gesture-scroll``, ``keyboard``: input at a point of the screen, or typed.
 
 Positions and scroll distances are fractions of the screen; ``{{secret:NAME}}`` in typed text is
-filled by ``argent.flows.secrets`` (as a flow's ``type:`` step does) and never echoed.
+filled by ``argent.flows.secrets`` (as a flow's ``type:`` step does) and never echoed. ``keyboard``
+presses a key or a chord (``Shift+Enter``) as a flow's ``press:`` does. A native dialog the call
+opened was answered by the device (alert accepted, the others dismissed): the result names it
+under ``dialogs``.
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ from typing import Any
 from attrs import frozen
 
 from argent import limits
-from argent.devices.base import DeviceError, DeviceProvider
-from argent.devices.chromium.keys import named_key, unknown_key_message
+from argent.devices.base import Device, DeviceError, DeviceProvider, NativeDialogs, dialog_notes
 from argent.errors import InvalidToolInputError
+from argent.flows.directives.press import chord
 from argent.flows.secrets import fill_secrets
 from argent.link import issues
 from argent.tools.args import arg
@@ -63,7 +66,9 @@ class KeyboardArgs:
         "tool-server and never echoed.",
     )
     key: str | None = arg(
-        None, doc="A named key instead: enter, tab, escape, backspace, delete, space, arrowup, …, f1–f12."
+        None,
+        doc="A key or a chord instead: W3C key names (any case) or one character, modifiers joined by + "
+        "(Enter, Tab, Escape, ArrowUp, F2, Shift+Enter, Control+S, Control+Shift+ArrowLeft).",
     )
     delay_ms: float | None = arg(
         None,
@@ -78,8 +83,9 @@ async def gesture_tap(devices: DeviceProvider, args: TapArgs, ctx: ToolContext) 
         raise InvalidToolInputError(f"clickCount must be between 1 and 10, got {args.click_count}.")
     device = await on_device(devices, args.udid)
     stamp = now_ms()
+    mark = _dialog_mark(device)
     await device.tap(x, y, click_count=args.click_count)
-    return {"tapped": True, "timestampMs": stamp}
+    return _with_dialogs({"tapped": True, "timestampMs": stamp}, device, mark)
 
 
 async def gesture_scroll(devices: DeviceProvider, args: ScrollArgs, ctx: ToolContext) -> Any:
@@ -97,15 +103,16 @@ async def gesture_scroll(devices: DeviceProvider, args: ScrollArgs, ctx: ToolCon
     duration = _bounded_ms("durationMs", args.duration_ms, limits.MAX_SCROLL_DURATION_MS)
     device = await on_device(devices, args.udid)
     stamp = now_ms()
+    mark = _dialog_mark(device)
     if not duration:
         await device.scroll(x, y, args.delta_x, args.delta_y)
-        return {"scrolled": True, "timestampMs": stamp}
+        return _with_dialogs({"scrolled": True, "timestampMs": stamp}, device, mark)
     steps = min(max(1, round(duration / limits.SCROLL_STEP_MS)), limits.MAX_SCROLL_STEPS)
     for index in range(steps):
         if index and await _paused(ctx, duration / steps):
             break
         await device.scroll(x, y, args.delta_x / steps, args.delta_y / steps)
-    return {"scrolled": True, "timestampMs": stamp}
+    return _with_dialogs({"scrolled": True, "timestampMs": stamp}, device, mark)
 
 
 def _bounded_ms(name: str, value: float | None, most: int) -> float:
@@ -131,11 +138,14 @@ async def keyboard(devices: DeviceProvider, args: KeyboardArgs, ctx: ToolContext
     if (args.text is None) == (args.key is None):
         raise InvalidToolInputError("Pass exactly one of text or key.")
     if args.key is not None:
-        if named_key(args.key) is None:
-            raise InvalidToolInputError(unknown_key_message(args.key))
+        try:
+            chord(args.key)
+        except ValueError as exc:
+            raise InvalidToolInputError(str(exc)) from None
         device = await on_device(devices, args.udid)
+        mark = _dialog_mark(device)
         await device.press_key(args.key)
-        return {"typed": args.key, "keys": 1}
+        return _with_dialogs({"typed": args.key, "keys": 1}, device, mark)
     delay = _bounded_ms("delayMs", args.delay_ms, limits.MAX_KEY_DELAY_MS)
     text = args.text or ""
     filled, secrets = fill_secrets(text, os.environ)
@@ -151,6 +161,7 @@ async def keyboard(devices: DeviceProvider, args: KeyboardArgs, ctx: ToolContext
             "lower delayMs or type the text in parts."
         )
     device = await on_device(devices, args.udid)
+    mark = _dialog_mark(device)
     try:
         if not delay:
             await device.type_text(filled)
@@ -161,7 +172,19 @@ async def keyboard(devices: DeviceProvider, args: KeyboardArgs, ctx: ToolContext
                 await device.type_text(char)
     except DeviceError as exc:
         raise device_failure(exc, secrets) from None
-    return {"typed": text, "keys": len(text)}
+    return _with_dialogs({"typed": text, "keys": len(text)}, device, mark)
+
+
+def _dialog_mark(device: Device) -> int | None:
+    return device.dialog_mark() if isinstance(device, NativeDialogs) else None
+
+
+def _with_dialogs(result: dict[str, Any], device: Device, mark: int | None) -> dict[str, Any]:
+    """``result`` with the native dialogs the call opened (each answered by the device)."""
+    if mark is None or not isinstance(device, NativeDialogs):
+        return result
+    seen = device.dialogs_since(mark)
+    return {**result, "dialogs": dialog_notes(seen)} if seen else result
 
 
 GESTURE_TAP = DeviceTool(
@@ -187,7 +210,7 @@ GESTURE_SCROLL = DeviceTool(
 
 KEYBOARD = DeviceTool(
     "keyboard",
-    "Type text into the focused element, or press a named key (enter, tab, escape, arrows, …).",
+    "Type text into the focused element, or press a key or a chord (Enter, Escape, Shift+Enter, Control+S, …).",
     KeyboardArgs,
     keyboard,
     search_hint="type text keyboard input named key enter escape arrow tv vega fire tv search field hid leanback",
