@@ -189,7 +189,8 @@ def _one(part: str) -> tuple[str, Key] | None:
     """A part of a chord: its canonical spelling and key."""
     if len(part) == 1:
         key = char_key(part)
-        return None if key is None else (part, key)
+        named = next((name for name, known in _NAMED.items() if known == key), None) if key else None
+        return None if key is None else (named or part, key)
     canonical = _BY_NORM.get(_norm(part))
     return None if canonical is None else (canonical, _NAMED[canonical])
 

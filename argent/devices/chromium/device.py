@@ -720,7 +720,8 @@ class ChromiumDevice:
         self._touch()
         loaded = session.expect("Page.loadEventFired")
         try:
-            reply = await session.send("Page.navigate", {"url": url})
+            with self.dialogs.leaving():
+                reply = await session.send("Page.navigate", {"url": url})
             error = reply.get("errorText")
             if error:
                 raise DeviceError(f'Chromium ({self.id}) could not open "{url}": {error}')

@@ -6,13 +6,17 @@ times out. ``DialogAnswers`` listens for ``Page.javascriptDialogOpening`` on eac
 the device and answers with ``Page.handleJavaScriptDialog`` right away — alert accepted, the others
 dismissed, unless a flow's `dialogs:` set another answer (``answer_dialogs``) — and remembers the
 last ones it answered, numbered, for the reports of the steps and tool calls that opened them.
+
+A page argent itself navigates away from (a `launch:`, ``open-url``) is left: its ``beforeunload``
+dialog is accepted, whatever the answer, or the navigation asked for would not happen.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from argent.devices.base import DialogAnswer, DialogSeen
@@ -32,6 +36,7 @@ class DialogAnswers:
         self._seen: collections.deque[DialogSeen] = collections.deque(maxlen=MAX_KEPT_DIALOGS)
         self._count = 0
         self._pending: set[asyncio.Future[Any]] = set()
+        self._leaving = 0
 
     def attach(self, session: CdpSession) -> None:
         """Answer the dialogs of ``session`` (its ``Page`` domain enabled by the device)."""
@@ -45,6 +50,8 @@ class DialogAnswers:
         proposed = params.get("defaultPrompt")
         answer = self._answer
         accept = kind in ACCEPTED_BY_DEFAULT if answer is None else answer.accept
+        if kind == "beforeunload" and self._leaving:
+            accept = True
         reply: dict[str, Any] = {"accept": accept}
         text: str | None = None
         if accept and kind == "prompt":
@@ -65,6 +72,15 @@ class DialogAnswers:
         self._pending.discard(task)
         if not task.cancelled():
             task.exception()  # retrieved: a dialog another client closed first, a session gone
+
+    @contextlib.contextmanager
+    def leaving(self) -> Iterator[None]:
+        """While argent navigates the page itself: a ``beforeunload`` dialog lets it go."""
+        self._leaving += 1
+        try:
+            yield
+        finally:
+            self._leaving -= 1
 
     def mark(self) -> int:
         return self._count
