@@ -673,6 +673,64 @@ async def test_a_page_that_fights_back_is_typed_into_chosen_in_and_survives_a_fl
     )
 
 
+async def test_a_dialog_during_a_tool_call_is_answered_and_named_in_its_result(
+    device: ChromiumDevice, site: str
+) -> None:
+    registry = build_registry(StaticDevices(device))
+    await device.navigate(f"{site}/dialogs.html")
+    tree = await device.ui_tree()
+    x, y = next(node for node in walk(tree.root) if node.identifier == "alert").frame.center
+    tapped = await registry.invoke("gesture-tap", {"udid": device.id, "x": x, "y": y}, ToolContext())
+    assert tapped["dialogs"] == ['dialog alert "Saved" accepted']
+    await device.session.evaluate("document.getElementById('prompt').focus()")
+    pressed = await registry.invoke("keyboard", {"udid": device.id, "key": "Enter"}, ToolContext())
+    assert pressed == {"typed": "Enter", "keys": 1, "dialogs": ['dialog prompt "Name?" dismissed']}
+    assert await page(device, "out.textContent") == "prompt null"
+    quiet = await registry.invoke("gesture-tap", {"udid": device.id, "x": 0.9, "y": 0.9}, ToolContext())
+    assert "dialogs" not in quiet
+
+
+# --------------------------------------------------------------------------------------------
+# The keyboard tool, and recording it
+
+
+async def test_the_keyboard_tool_presses_chords_and_a_recording_writes_them_as_press(
+    tmp_path: Path, device: ChromiumDevice, site: str
+) -> None:
+    registry = build_registry(StaticDevices(device))
+    await device.navigate(f"{site}/keys.html")
+    recorder = {"name": "keys", "project_root": str(tmp_path)}
+    ctx = ToolContext()
+    await registry.invoke("flow-start-recording", recorder, ctx)
+    for args in ({"key": "shift+enter"}, {"key": "Control+Shift+ArrowLeft"}, {"text": "ok"}):
+        added = await registry.invoke(
+            "flow-add-step",
+            {**recorder, "command": "keyboard", "args": json.dumps({"udid": device.id, **args})},
+            ctx,
+        )
+        assert added["toolResult"]["keys"] >= 1
+    finished = await registry.invoke("flow-finish-recording", recorder, ctx)
+    assert finished["summary"] == [
+        '1. press: "Shift+Enter"',
+        '2. press: "Control+Shift+ArrowLeft"',
+        '3. tool: keyboard {"text":"ok"}',
+    ]
+    assert (tmp_path / ".argent" / "flows" / "keys.yaml").read_text() == (
+        "steps:\n  - press: Shift+Enter\n  - press: Control+Shift+ArrowLeft\n"
+        "  - tool: keyboard\n    args:\n      text: ok\n"
+    )
+    downs = [event[1:] for event in await page(device, "keylog") if event[0] == "keydown"]
+    assert downs[:5] == [
+        ["Shift", "ShiftLeft", True, False, False, False],
+        ["Enter", "Enter", True, False, False, False],
+        ["Control", "ControlLeft", False, True, False, False],
+        ["Shift", "ShiftLeft", True, True, False, False],
+        ["ArrowLeft", "ArrowLeft", True, True, False, False],
+    ]
+    with pytest.raises(Exception, match='^Unknown key "Entr" \\(did you mean "Enter"\\?\\)\\. Supported: '):
+        await registry.invoke("keyboard", {"udid": device.id, "key": "Entr"}, ctx)
+
+
 # --------------------------------------------------------------------------------------------
 # Helpers
 
