@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from aiohttp import web
 
 from argent.devices.chromium import ChromiumDevice, find_chromium
 from argent.flows.parse import parse_flow
@@ -168,9 +169,25 @@ class NoTools:
         raise AssertionError("no tools here")
 
 
+INNER = """<!doctype html><html><body style="margin: 0">
+<button id="inner" style="width: 300px; height: 120px"
+  onclick="document.body.dataset.answer = confirm('From the frame?')">Inner</button></body></html>"""
+
+
+async def cross_origin(request: web.Request) -> web.Response:
+    """A page whose frame comes from another site (``localhost`` beside ``127.0.0.1``): out of process."""
+    frame = f"http://localhost:{request.url.port}/inner.html"
+    body = (
+        f"<!doctype html><html><head><title>Outer</title>{STYLE}</head><body>"
+        f'<iframe src="{frame}" style="width: 320px; height: 140px; border: 0"></iframe>'
+        '<p id="outer">Outer page</p></body></html>'
+    )
+    return web.Response(text=body, content_type="text/html")
+
+
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def site() -> AsyncIterator[str]:
-    async with serve(pages_app(PAGES)) as url:
+    async with serve(pages_app({**PAGES, "/inner.html": INNER}, web.get("/outer.html", cross_origin))) as url:
         yield url
 
 
@@ -688,6 +705,16 @@ async def test_a_dialog_during_a_tool_call_is_answered_and_named_in_its_result(
     assert await page(device, "out.textContent") == "prompt null"
     quiet = await registry.invoke("gesture-tap", {"udid": device.id, "x": 0.9, "y": 0.9}, ToolContext())
     assert "dialogs" not in quiet
+
+
+async def test_a_dialog_from_a_cross_origin_frame_is_answered_too(device: ChromiumDevice, site: str) -> None:
+    registry = build_registry(StaticDevices(device))
+    await device.navigate(f"{site}/outer.html")  # the page's load event waits for its frame
+    width, height = await device.refresh_viewport()
+    # The middle of the frame's button: 12 px of body padding, then 150 x 60 into the frame.
+    args = {"udid": device.id, "x": (12 + 150) / width, "y": (12 + 60) / height}
+    tapped = await asyncio.wait_for(registry.invoke("gesture-tap", args, ToolContext()), 30)
+    assert tapped["dialogs"] == ['dialog confirm "From the frame?" dismissed']
 
 
 # --------------------------------------------------------------------------------------------
