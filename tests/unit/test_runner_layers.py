@@ -101,9 +101,10 @@ def test_a_package_has_no_import_cycle(package: str) -> None:
     assert cycle is None, " -> ".join(cycle or [])
 
 
-#: What the flow language may use of ours: the errors, the limits, and the CPU pool that parses
-#: run on (a leaf module of its own: asyncio and the limits only).
-FLOWS_MAY_IMPORT = ("argent.errors", "argent.limits", "argent.cpu")
+#: What the flow language may use of ours: the errors, the limits, the CPU pool that parses run on
+#: (a leaf module of its own: asyncio and the limits only), and the key vocabulary a `press:` step
+#: is checked with (a leaf module too, shared with the devices, which may not import the flows).
+FLOWS_MAY_IMPORT = ("argent.errors", "argent.limits", "argent.cpu", "argent.utils.keys")
 
 
 def test_flows_imports_nothing_of_ours_but_errors_limits_and_the_cpu_pool() -> None:
