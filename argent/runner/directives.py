@@ -2,8 +2,9 @@
 
 ``DeviceDirectives`` carries out `launch`, `tap`, `long-press`, `type`, `press`, `select`,
 `await` (with `idle`), `assert`, `scroll-to`, `pinch`, `rotate`, `snapshot` and `dialogs`, and
-answers `when:` UI guards. A native dialog that opens while a step runs is reported in its line. It only talks to the ``Device`` protocol and to ``FlowFiles`` (baselines), so any
-backend and any file store (disk, or a link's in-memory members) works.
+answers `when:` UI guards; a native dialog that opens while a step runs is named in its line. It
+only talks to the ``Device`` protocol and to ``FlowFiles`` (baselines), so any backend and any file
+store (disk, or a link's in-memory members) works.
 
 Timing: a *settle* waits until the page says it is quiet and reads the tree once (at most
 3 s; see ``argent.runner.idle`` — a device without page signals re-reads the tree every 250 ms
@@ -31,17 +32,14 @@ from attrs import define, field, frozen
 
 from argent.cpu import run_cpu
 from argent.devices.base import (
-    Choice,
     Device,
     DeviceError,
     DialogAnswer,
-    DialogSeen,
     FormControls,
     Frame,
     NativeDialogs,
     PageSignals,
     UiTree,
-    dialog_notes,
 )
 from argent.devices.deferred import resolved
 from argent.flows.model import (
@@ -88,6 +86,7 @@ from argent.limits import (
 )
 from argent.runner import pixels
 from argent.runner.files import BASELINE_RUN_AGAIN, FlowFileError, baseline_dir
+from argent.runner.forms import SELECT_ALL_CHORD, choice_problem, with_dialogs
 from argent.runner.idle import Aborted as _Aborted
 from argent.runner.idle import Outage as _Outage
 from argent.runner.idle import ReadTimeout as _ReadTimeout
@@ -266,7 +265,7 @@ class DeviceDirectives:
             if path is not None:
                 outcome = attrs.evolve(outcome, artifacts={FAILURE_SCREENSHOT_ROLE: path})
         if dialogs is not None:
-            outcome = _with_dialogs(outcome, dialogs.dialogs_since(mark))
+            outcome = with_dialogs(outcome, dialogs.dialogs_since(mark))
         return outcome
 
     async def _failure_screenshot(self, device: Device, ctx: DirectiveContext) -> str | None:
@@ -533,7 +532,7 @@ class DeviceDirectives:
         x, y = leaf.frame.center
         self._live(ctx)
         choice = await device.choose(x, y, step.choices, step.by == "value")
-        problem = _choice_problem(step, choice)
+        problem = choice_problem(step, choice)
         return DirectiveOutcome("pass") if problem is None else DirectiveOutcome("fail", problem)
 
     async def _dialogs(self, step: DialogsStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
@@ -1131,47 +1130,6 @@ async def _cropped(shot: _Shot, step: SnapshotStep) -> bytes | DirectiveOutcome:
             "resolution — nothing was compared",
         )
     return await run_cpu(_crop_png, shot.png, rect)
-
-
-#: The chord that selects a field's whole text on a device that cannot select it itself.
-SELECT_ALL_CHORD = "Control+A"
-
-
-def _with_dialogs(outcome: DirectiveOutcome, seen: list[DialogSeen]) -> DirectiveOutcome:
-    """The outcome with the native dialogs that opened during the step named in its reason."""
-    if not seen:
-        return outcome
-    text = "; ".join(dialog_notes(seen))
-    return attrs.evolve(outcome, reason=f"{outcome.reason}; {text}" if outcome.reason else text)
-
-
-def _quoted(names: tuple[str, ...], more: int) -> str:
-    shown = ", ".join(js_json(name) for name in names)
-    return shown + (f" (+{more} more)" if more else "")
-
-
-def _choice_problem(step: SelectStep, choice: Choice) -> str | None:
-    """Why a `select` could not choose, for a person; None when it chose."""
-    where = describe_selector(step.target)
-    what = "value" if step.by == "value" else "option"
-    there = f"its {what}s: {_quoted(choice.options, choice.more)}" if choice.options else "it has no options"
-    if choice.problem is None:
-        return None
-    if choice.problem == "not-select":
-        tag = f"a <{choice.tag}>" if choice.tag else "no element"
-        return (
-            f"select chooses in a native <select>, and {where} is {tag} — for a list the page draws "
-            "itself, tap it open and tap the option"
-        )
-    if choice.problem == "disabled":
-        return f"the select {where} is disabled — a person cannot choose in it"
-    if choice.problem == "not-multiple":
-        return f"the select {where} takes one option, not {len(step.choices)} — use `{what}:` with one"
-    if choice.problem == "disabled-option":
-        return (
-            f"{what} {js_json(choice.wanted)} of the select {where} is disabled — a person cannot choose it"
-        )
-    return f"no {what} {js_json(choice.wanted)} in the select {where} — {there}"
 
 
 #: Roles of the elements that take typed text (the tree of a device without page signals).

@@ -101,6 +101,33 @@ lines</textarea>
 </script>
 </body></html>"""
 
+#: Fields in an open shadow root and in a same-origin frame, and one behind its <label>: each logs the
+#: clicks it gets and selects its stem when it takes the focus.
+DEEP_FIELD = """<input id="{id}" value="Untitled.ipynb" style="width: 300px">
+<script>
+  (() => {{
+    const root = {root};
+    const field = root.getElementById ? root.getElementById('{id}') : root.querySelector('#{id}');
+    field.addEventListener('focus', () => field.setSelectionRange(0, 8));
+    for (const type of ['mousedown', 'click']) field.addEventListener(type, () => top.pointer.push('{id} ' + type));
+  }})();
+</script>"""
+
+DEEP = f"""<!doctype html><html><head><title>Deep</title>{STYLE}</head><body>
+<script>window.pointer = [];</script>
+<div id="host"></div>
+<script>
+  const shadow = document.getElementById('host').attachShadow({{ mode: 'open' }});
+  shadow.innerHTML = '<input id="shadowed" value="Untitled.ipynb" style="width: 300px">';
+  const inner = shadow.getElementById('shadowed');
+  inner.addEventListener('focus', () => inner.setSelectionRange(0, 8));
+  for (const type of ['mousedown', 'click']) inner.addEventListener(type, () => pointer.push('shadowed ' + type));
+</script>
+<iframe id="frame" style="width: 360px; height: 60px; border: 0" srcdoc='{DEEP_FIELD.format(id="framed", root="document").replace("'", "&#39;")}'></iframe>
+<p><label for="labelled">File name</label></p>
+{DEEP_FIELD.format(id="labelled", root="document")}
+</body></html>"""
+
 SELECT = f"""<!doctype html><html><head><title>Select</title>{STYLE}</head><body>
 <label for="lang">Language</label>
 <select id="lang">
@@ -158,6 +185,7 @@ PAGES = {
     "/dialogs.html": DIALOGS,
     "/bye.html": BYE,
     "/hostile.html": HOSTILE,
+    "/deep.html": DEEP,
 }
 
 
@@ -421,6 +449,30 @@ async def test_type_into_a_field_that_has_the_focus_touches_nothing(
         ),
     )
     assert passed(res), verdicts(res)
+
+
+async def test_type_focuses_fields_in_shadow_roots_frames_and_behind_their_label(
+    tmp_path: Path, device: ChromiumDevice, site: str
+) -> None:
+    res = await run(
+        tmp_path,
+        device,
+        "deep",
+        flow(
+            f"{site}/deep.html",
+            'type: { into: { id: shadowed }, text: "shadow", submit: false }',
+            'type: { into: { id: framed }, text: "frame", submit: false }',
+            'type: { into: { text: "File name", role: label }, text: "label", submit: false }',
+        ),
+    )
+    assert passed(res), verdicts(res)
+    values = await page(
+        device,
+        "[host.shadowRoot.getElementById('shadowed').value, "
+        "frame.contentDocument.getElementById('framed').value, labelled.value]",
+    )
+    assert values == ["shadow.ipynb", "frame.ipynb", "label.ipynb"]
+    assert await page(device, "pointer") == []
 
 
 async def test_clear_replaces_the_text_of_an_input_a_textarea_and_an_editable_element(
@@ -754,7 +806,7 @@ async def test_the_keyboard_tool_presses_chords_and_a_recording_writes_them_as_p
         ["Shift", "ShiftLeft", True, True, False, False],
         ["ArrowLeft", "ArrowLeft", True, True, False, False],
     ]
-    with pytest.raises(Exception, match='^Unknown key "Entr" \\(did you mean "Enter"\\?\\)\\. Supported: '):
+    with pytest.raises(Exception, match=r'^Unknown key "Entr" \(did you mean "Enter"\?\)\. Supported: '):
         await registry.invoke("keyboard", {"udid": device.id, "key": "Entr"}, ctx)
 
 
