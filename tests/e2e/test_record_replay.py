@@ -158,10 +158,9 @@ def test_record_the_example_app_over_a_link_then_replay_over_the_link_and_locall
             )
             typed = step("keyboard", {"udid": udid, "text": "ada@example.com"})
             assert typed["recorded"] == '4. tool: keyboard {"text":"ada@example.com"}'
-            assert (
-                step("keyboard", {"udid": udid, "key": "enter"})["recorded"]
-                == '5. tool: keyboard {"key":"enter"}'
-            )
+            # A key (or a chord) is recorded as the press: it is.
+            assert step("keyboard", {"udid": udid, "key": "enter"})["recorded"] == '5. press: "Enter"'
+
             for selector in ({"text": "Welcome, ada@example.com"}, {"identifier": "cart-count", "text": "1"}):
                 waited = step(
                     "await-ui-element",
@@ -177,11 +176,12 @@ def test_record_the_example_app_over_a_link_then_replay_over_the_link_and_locall
             '2. tap: {"id":"add-to-cart"}',
             '3. tap: {"id":"email"}',
             '4. tool: keyboard {"text":"ada@example.com"}',
-            '5. tool: keyboard {"key":"enter"}',
+            '5. press: "Enter"',
         ]
         recorded = (project / ".argent" / "flows" / "demo.yaml").read_text()
         assert "udid" not in recorded
         assert "chromium-cdp-" not in recorded
+        assert "\n  - press: Enter\n" in recorded
 
         over_link = cli.run("flow", "run", "demo", timeout=180, **env)
         assert over_link.returncode == 0, over_link.stdout + over_link.stderr
