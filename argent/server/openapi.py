@@ -37,6 +37,8 @@ from argent.server.stream import NDJSON
 from argent.tools.registry import ToolRegistry, ToolSpec
 
 OPENAPI_VERSION = "3.1.0"
+#: The media types of a POST /upload body (the bytes of a gzipped tar, whatever the header says).
+UPLOAD_MEDIA = ("application/gzip", "application/octet-stream")
 #: The tag of the tools that boot or drive a browser (``ToolSpec.needs_browser``).
 BROWSER_TAG = "browser"
 
@@ -221,7 +223,10 @@ class _Builder:
             # stored too.
             "requestBody": {
                 "required": False,
-                "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+                # The client sends application/gzip; the server reads the bytes whatever their type.
+                "content": {
+                    media: {"schema": {"type": "string", "format": "binary"}} for media in UPLOAD_MEDIA
+                },
             },
             "responses": {
                 "200": self._json(self.schemas.model(UploadAnswer), "Stored; the id a call names it by."),

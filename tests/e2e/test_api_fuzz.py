@@ -4,9 +4,10 @@ that runs without a browser (the operations tagged ``browser`` are left out: the
 one). No answer may be an internal error, and every answer must match its documented status,
 media type, headers and schema (the checks of ``api_fuzz_hooks`` and schemathesis' own).
 
-Bounded for CI: ``ARGENT_FUZZ_EXAMPLES`` examples per operation (default 10); a longer fuzz sets
+Bounded for CI: ``ARGENT_FUZZ_EXAMPLES`` examples per operation (default 25); a longer fuzz sets
 more, and ``ARGENT_FUZZ_SECONDS`` fuzzes until that many seconds are spent (docs/development.md).
-``ARGENT_FUZZ_SEED`` replays a seed (CI uses a fixed one, so a run is the same run each time).
+``ARGENT_FUZZ_SEED`` replays a seed (CI uses a fixed one, so a run is the same run each time);
+``ARGENT_FUZZ_SEED=random`` draws a new one, printed with the figures.
 
 The server runs with a policy that keeps generated calls off this machine's files: project roots
 are one empty temp dir, no `script:` steps, and a short wall-clock bound per call.
@@ -27,7 +28,7 @@ from tests.e2e.conftest import Cli, start_server_process
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = int(os.environ.get("ARGENT_FUZZ_EXAMPLES", "10"))
+EXAMPLES = int(os.environ.get("ARGENT_FUZZ_EXAMPLES", "25"))
 SECONDS = os.environ.get("ARGENT_FUZZ_SECONDS")
 SEED = os.environ.get("ARGENT_FUZZ_SEED", "20240624")
 #: The run's own deadline when no time budget is set: the fuzz is bounded by examples, this only
@@ -75,7 +76,7 @@ def schemathesis_command(url: str, report: Path) -> list[str]:
     ]
     if SECONDS:
         command += ["--max-time", SECONDS]
-    else:
+    if SEED != "random":
         command += ["--seed", SEED]
     return command
 
