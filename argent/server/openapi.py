@@ -57,7 +57,7 @@ STATUS_TEXT: dict[int, str] = {
     ),
     404: "A tool that does not exist (the one called, or one the call names).",
     408: "The request body stalled: no bytes arrived within the server's idle timeout.",
-    409: "The call conflicts with what another call holds.",
+    409: "The call would undo another caller's work (e.g. a recording another token holds); nothing changed.",
     413: "The body is over the server's limit (a large file goes through `POST /upload`).",
     415: "A tool call's body is not `application/json` (`BODY_NOT_JSON`).",
     422: "A file input or a member of the call cannot be resolved (`FILE_INPUT_INVALID`).",
