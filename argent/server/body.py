@@ -64,7 +64,10 @@ async def body_reads(stream: StreamReader, idle_seconds: float) -> AsyncIterator
         chunk, end_of_http_chunk = await read(stream.readchunk)
         if chunk:
             yield chunk
-        elif not end_of_http_chunk:
+        elif not end_of_http_chunk or stream.at_eof():
+            # At the end, also when the reader answers (b"", True) there: aiohttp's one shared reader
+            # of every request without a body does so from its second read on, ever after, and the
+            # read returns at once, so looping on it would hold the event loop for good.
             return
 
 

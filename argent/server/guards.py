@@ -59,7 +59,10 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         if exc.status == 404:
             return json_error(404, f"No route {request.method} {request.path} on the tool-server.")
         if exc.status == 405:
-            return json_error(405, f"{request.method} is not allowed on {request.path}.")
+            refused = json_error(405, f"{request.method} is not allowed on {request.path}.")
+            if "Allow" in exc.headers:  # the methods the path takes (RFC 9110 requires it with a 405)
+                refused.headers["Allow"] = exc.headers["Allow"]
+            return refused
         if exc.empty_body or exc.status < 400:
             raise
         return json_error(exc.status, exc.reason)

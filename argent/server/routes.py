@@ -23,6 +23,7 @@ from argent.runner.budget import StepBudget
 from argent.server.body import read_body
 from argent.server.file_inputs import ResolvedInputs, resolve_file_inputs
 from argent.server.keys import CONFIG, INFLIGHT, REGISTRY, UPLOADS
+from argent.server.openapi import openapi_body
 from argent.server.policy_guard import call_policy, listing_body
 from argent.server.stream import NdjsonStream, ReportLines, encode_result, result_body, wants_stream
 from argent.tools.registry import ToolContext
@@ -39,6 +40,12 @@ async def healthz(request: web.Request) -> web.Response:
 @routes.get("/tools")
 async def list_tools(request: web.Request) -> web.Response:
     return web.Response(body=listing_body(request), content_type="application/json", charset="utf-8")
+
+
+@routes.get("/openapi.json")
+async def openapi(request: web.Request) -> web.Response:
+    """This server described (OpenAPI 3.1), generated from the models it validates with."""
+    return web.Response(body=openapi_body(request.app[REGISTRY]), content_type="application/json")
 
 
 @routes.post("/upload")

@@ -330,7 +330,9 @@ class UploadStore:
         return owner is not None and self._pending_of.get(owner, 0) + more > self.max_pending_bytes_per_token
 
     def _closed_error(self) -> ArgentError:
-        return ArgentError(STORE_CLOSED, error_code=UPLOAD_STORE_CLOSED, error_kind="unavailable")
+        closed = ArgentError(STORE_CLOSED, error_code=UPLOAD_STORE_CLOSED, error_kind="unavailable")
+        closed.status = 503  # as a body cut short by shutdown (``body.ServerStopping``): retry later
+        return closed
 
     async def receive(
         self, stream: StreamReader, content_length: int | None, owner: str | None = None

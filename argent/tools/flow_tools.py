@@ -29,7 +29,7 @@ from argent.runner.execute import (
 )
 from argent.runner.files import LISTED, DiskFlowFiles, FlowFiles
 from argent.runner.member_files import MemberFlowFiles
-from argent.runner.report import FlowRunResult
+from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.runner.run import ToolInvoker
 from argent.tools.args import arg
 from argent.tools.call_policy import CallPolicy, refuse_script_steps
@@ -304,6 +304,7 @@ class _FlowTools:
                 precheck=self.precheck_run,
                 file_inputs=(FLOW_PATH_INPUT, FLOW_FILE_INPUT),
                 long_running=True,
+                result_type=FlowRunResult | PrerequisiteNotice,
             ),
             ToolSpec(
                 name="flow-read-prerequisite",

@@ -83,6 +83,9 @@ class ToolSpec(Generic[A]):
     #: Upstream's hints to an agent's tool search: load the tool up front, and words to find it by.
     always_load: bool = False
     search_hint: str | None = None
+    #: The type of the tool's result (``data``), for the API's description (GET /openapi.json);
+    #: None: any JSON value.
+    result_type: Any = None
 
     def outcome(self, result: Any) -> ToolOutcome:
         """A result as a `tool:` step's outcome: with the output hint and the tool's verdict."""
@@ -92,6 +95,12 @@ class ToolSpec(Generic[A]):
     @property
     def disabled_reason(self) -> str | None:
         return self.availability() if self.availability else None
+
+    @property
+    def needs_browser(self) -> bool:
+        """Whether the tool boots or drives a browser: it declares the availability check of one
+        (this host may have none). A flow tool reaches a browser only through a flow's own steps."""
+        return self.availability is not None
 
     @property
     def params(self) -> frozenset[str]:

@@ -350,7 +350,8 @@ async def test_close_deletes_every_pending_upload_and_refuses_new_ones(
     assert ours(tmp_dir) == []
     assert harness.store.pending_bytes == 0
     response = await harness.client.post("/upload", data=b"three")
-    assert response.status == 500
+    assert response.status == 503  # unavailable, as every answer of a server shutting down
+    assert (await response.json())["error_code"] == "UPLOAD_STORE_CLOSED"
     assert "shutting down" in (await response.json())["error"]
     await harness.store.close()
 
