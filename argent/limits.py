@@ -219,6 +219,20 @@ PATTERN_MATCH_SECONDS = 1.0
 #: The product of a text pattern's counted repetitions (`{n}`, `{n,m}`: their smallest counts). The regex
 #: engine unrolls them at compile, ~280 bytes each: `a{1000000}` takes 280 MB, `a{10000000}` gigabytes.
 MAX_PATTERN_REPEATS = 100_000
+#: The elements a selector that matched nothing is compared with to name its nearest candidates (in reading
+#: order), and how many of them its message names.
+MISS_CANDIDATES_EXAMINED = 200
+MISS_CANDIDATES_SHOWN = 5
+#: Longest text of one candidate a miss message quotes, and the most of it compared by edit distance.
+MISS_CANDIDATE_CHARS = 60
+#: Longest CSS selector a flow may give (`css:`): each read of the screen sends it to the page.
+MAX_CSS_SELECTOR_CHARS = 4096
+#: Longest text one read of a web page carries per element (its accessible name, its value, its own
+#: text), in characters.
+WALK_TEXT_CHARS = 200
+#: Nodes the walker visits to read the text of one labelling element (a <label>, an aria-labelledby
+#: target, a <legend>): a name never costs a walk of a large subtree.
+WALK_LABEL_NODES = 200
 #: Scroll increments of `scroll-to` before it gives up, and the smallest increment (fraction of the screen).
 SCROLL_TO_MAX_ATTEMPTS = 25
 SCROLL_TO_MIN_STEP = 0.05

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, runtime_checkable
 
 from attrs import field, frozen
@@ -37,7 +37,12 @@ class Frame:
 
 @frozen
 class UiNode:
-    """One element of the screen's UI tree (one read of it, nested as on screen)."""
+    """One element of the screen's UI tree (one read of it, nested as on screen).
+
+    ``role`` is what the platform calls the element: on the web its ARIA role (its own ``role``, else
+    the implicit one of its tag: ``button``, ``link``, ``textbox``, ``heading``, ...), "" where it has
+    none. ``kind`` is what upstream's flows called a web element: its ``role`` attribute, else its tag
+    name ("" off the web); ``label`` is its accessible name."""
 
     role: str
     frame: Frame
@@ -50,6 +55,9 @@ class UiNode:
     password: bool = False
     scrollable: bool = False
     focused: bool = False
+    kind: str = ""
+    #: The CSS selectors of the read (``Device.ui_tree(css=...)``) this element matches.
+    css: frozenset[str] = frozenset()
     children: tuple[UiNode, ...] = field(default=(), repr=False)
     #: The element's number in a kept read (``RevealSignal.kept_tree``), else -1.
     ref: int = field(default=-1, repr=False, eq=False)
@@ -66,10 +74,22 @@ class UiTree:
     #: The page's change mark when this read began (``PageSignals``), else -1: a later
     #: ``wait_quiet(after=mark)`` wakes on any change since this read.
     mark: int = field(default=-1, eq=False)
+    #: Why nothing on the screen is visible, when that is so (the page is blank, every element is
+    #: hidden by ..., ...); "" otherwise, or when the device cannot tell.
+    blank: str = ""
 
 
 class DeviceError(Exception):
     """A device that cannot do what was asked (crashed, disconnected, refused); message for a person."""
+
+
+class CssSelectorError(DeviceError):
+    """A CSS selector the device's engine refused: reading again cannot help, the flow must change."""
+
+    def __init__(self, selector: str, problem: str) -> None:
+        super().__init__(f"css selector {json.dumps(selector, ensure_ascii=False)} is not valid: {problem}")
+        self.selector = selector
+        self.problem = problem
 
 
 class Device(Protocol):
@@ -90,8 +110,11 @@ class Device(Protocol):
         """A full-resolution PNG of the screen."""
         ...
 
-    async def ui_tree(self) -> UiTree:
-        """One read of the UI tree (one page-side walk)."""
+    async def ui_tree(self, *, css: Sequence[str] = ()) -> UiTree:
+        """One read of the UI tree (one page-side walk). ``css``: CSS selectors whose matches the
+        read marks (``UiNode.css``); the runner passes them only when a selector names one. A device
+        without CSS raises ``DeviceError`` naming its platform; a selector its engine refuses,
+        ``CssSelectorError``."""
         ...
 
     async def tap(self, x: float, y: float, *, click_count: int = 1) -> None: ...
@@ -153,11 +176,11 @@ class PageSignals(Protocol):
         it is), sooner than a wait and a capture in turn where the device can overlap them."""
         ...
 
-    async def kept_tree(self) -> UiTree:
-        """One read of the UI tree whose nodes carry ``ref`` (for ``reveal``)."""
+    async def kept_tree(self, *, css: Sequence[str] = ()) -> UiTree:
+        """One read of the UI tree whose nodes carry ``ref`` (for ``reveal``); ``css`` as ``ui_tree``'s."""
         ...
 
-    async def reveal(self, ref: int) -> UiTree | None:
+    async def reveal(self, ref: int, *, css: Sequence[str] = ()) -> UiTree | None:
         """Scroll the element ``ref`` of the last kept read into view, then a kept read; None
         when that element is gone."""
         ...

@@ -10,6 +10,8 @@ step that made it. A lookup that fails is tried again by the next step; one that
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from argent.devices.base import Device, DeviceProvider, UiTree, platform_of_id
 
 
@@ -47,8 +49,9 @@ class DeferredDevice:
     async def screenshot(self) -> bytes:
         return await (await self.resolve()).screenshot()
 
-    async def ui_tree(self) -> UiTree:
-        return await (await self.resolve()).ui_tree()
+    async def ui_tree(self, *, css: Sequence[str] = ()) -> UiTree:
+        device = await self.resolve()
+        return await (device.ui_tree(css=css) if css else device.ui_tree())
 
     async def tap(self, x: float, y: float, *, click_count: int = 1) -> None:
         await (await self.resolve()).tap(x, y, click_count=click_count)

@@ -43,6 +43,7 @@ def _selector_debug(sel: Selector) -> str:
         ("textMatches", sel.text_matches),
         ("identifier", sel.identifier),
         ("role", sel.role),
+        ("css", sel.css),
     ):
         if value is not None:
             fields[name] = value
@@ -68,6 +69,7 @@ def selector_to_data(sel: Selector, _budget: list[int] | None = None) -> Any:
             sel.text_matches is not None
             or sel.identifier is not None
             or sel.role is not None
+            or sel.css is not None
             or sel.any
             or sel.within is not None
             or sel.after is not None
@@ -86,15 +88,22 @@ def selector_to_data(sel: Selector, _budget: list[int] | None = None) -> Any:
         ("identifier", sel.identifier),
         ("role", sel.role),
         ("textMatches", sel.text_matches),
+        ("css", sel.css),
     ):
         if value is not None and not value:
             raise FlowError(f"{_LOSING}{debug} — its {name} is empty")
-    has_field = sel.text is not None or sel.text_matches is not None or sel.identifier is not None or sel.role
+    has_field = (
+        sel.text is not None
+        or sel.text_matches is not None
+        or sel.identifier is not None
+        or sel.role
+        or sel.css is not None
+    )
     has_scope = sel.within is not None or sel.after is not None or sel.next is not None
     if sel.any and (has_field or not has_scope):
-        raise FlowError(f"{_LOSING}{debug} — `any: true` takes no text/id/role and needs a scope")
+        raise FlowError(f"{_LOSING}{debug} — `any: true` takes no text/id/role/css and needs a scope")
     if not has_field and not sel.any:
-        raise FlowError(f"{_LOSING}{debug} — it names no text, id or role")
+        raise FlowError(f"{_LOSING}{debug} — it names no text, id, role or css")
     data: dict[str, Any] = {}
     if sel.text is not None:
         data["text"] = sel.text
@@ -104,6 +113,8 @@ def selector_to_data(sel: Selector, _budget: list[int] | None = None) -> Any:
         data["id"] = sel.identifier
     if sel.role is not None:
         data["role"] = sel.role
+    if sel.css is not None:
+        data["css"] = sel.css
     if sel.any:
         data["any"] = True
     for name, scope in (("within", sel.within), ("after", sel.after), ("next", sel.next)):

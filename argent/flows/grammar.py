@@ -10,7 +10,7 @@ from typing import Any
 
 import regex
 
-from argent.limits import MAX_PATTERN_REPEATS
+from argent.limits import MAX_CSS_SELECTOR_CHARS, MAX_PATTERN_REPEATS
 
 __all__ = [
     "CONDITION_KEYS",
@@ -22,6 +22,7 @@ __all__ = [
     "Reject",
     "Wrap",
     "compile_pattern",
+    "css_problem",
     "did_you_mean",
     "edit_distance",
     "only_keys",
@@ -31,9 +32,9 @@ __all__ = [
 ]
 
 #: Keys of a selector map.
-SELECTOR_KEYS: tuple[str, ...] = ("text", "id", "identifier", "role", "any", "within", "after", "next")
+SELECTOR_KEYS: tuple[str, ...] = ("text", "id", "identifier", "role", "css", "any", "within", "after", "next")
 #: The keys of a selector that name what to find (the rest are `any` and the scopes).
-SELECTOR_FIELDS: tuple[str, ...] = ("text", "id", "identifier", "role")
+SELECTOR_FIELDS: tuple[str, ...] = ("text", "id", "identifier", "role", "css")
 #: The condition keys of `await`, `assert` and `when`.
 CONDITION_KEYS: tuple[str, ...] = ("exists", "visible", "hidden", "text")
 #: How a `text` condition compares.
@@ -169,4 +170,58 @@ def regex_problem(pattern: str) -> str | None:
         compile_pattern(pattern)
     except PatternProblem as exc:
         return str(exc)
+    return None
+
+
+_CLOSERS = {")": "(", "]": "["}
+
+
+def css_problem(selector: str) -> str | None:
+    """What is plainly wrong with a CSS selector, as a person would say it, or None: an unclosed
+    bracket or quote, a bracket that closes nothing, an empty selector in a list, a combinator with
+    nothing after it. The browser judges the rest when the flow runs."""
+    if len(selector) > MAX_CSS_SELECTOR_CHARS:
+        return f"it is longer than {MAX_CSS_SELECTOR_CHARS} characters"
+    if not selector.strip():
+        return "it is empty"
+    open_: list[str] = []
+    quote = ""
+    escaped = False
+    top_level_comma_after = True  # a list item has nothing in it yet
+    for ch in selector:
+        if escaped:
+            escaped = False
+            top_level_comma_after = False
+            continue
+        if ch == "\\":
+            escaped = True
+            continue
+        if quote:
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "([":
+            open_.append(ch)
+        elif ch in _CLOSERS:
+            if not open_ or open_[-1] != _CLOSERS[ch]:
+                return f"a `{ch}` closes nothing"
+            open_.pop()
+        elif ch == "," and not open_:
+            if top_level_comma_after:
+                return "a selector in its comma-separated list is empty"
+            top_level_comma_after = True
+            continue
+        if not ch.isspace():
+            top_level_comma_after = False
+    if quote:
+        return f"a `{quote}` quote is never closed"
+    if open_:
+        return f"a `{open_[-1]}` is never closed"
+    tail = selector.rstrip()
+    if tail.endswith(",") and not tail.endswith("\\,"):
+        return "it ends with `,`, with no selector after it"
+    if tail[-1] in ">+~" and not tail.endswith("\\" + tail[-1]):
+        return f"it ends with the combinator `{tail[-1]}`, with nothing after it"
     return None

@@ -40,6 +40,8 @@ def _spell(sel: Selector, how: _Spelling) -> str:
         parts.append(f"id={how.value(sel.identifier)}")
     if sel.role is not None:
         parts.append(f"role={how.value(sel.role)}")
+    if sel.css is not None:
+        parts.append(f"css={how.value(sel.css)}")
     for relation, scope in (("within", sel.within), ("after", sel.after), ("next", sel.next)):
         if scope is not None:
             parts.append(f"{relation} ({_spell(scope, how)})")
@@ -47,12 +49,12 @@ def _spell(sel: Selector, how: _Spelling) -> str:
 
 
 def selector_label(sel: Selector) -> str:
-    """The report `target` spelling of a selector: `*`, `"text"`, `/re/`, `id=…`, `role=…`, scopes."""
+    """The report `target` spelling of a selector: `*`, `"text"`, `/re/`, `id=…`, `role=…`, `css=…`, scopes."""
     return _spell(sel, _TARGET)
 
 
 def describe_selector(sel: Selector) -> str:
-    """The runtime-reason spelling: `text="…"`, `id="…"`, `role="…"`, `text=/…/`, `*`, scopes."""
+    """The runtime-reason spelling: `text="…"`, `id="…"`, `role="…"`, `css="…"`, `text=/…/`, `*`, scopes."""
     return _spell(sel, _REASON)
 
 

@@ -72,6 +72,7 @@ from argent.flows.grammar import (
     TEXT_MODES,
     Reject,
     Wrap,
+    css_problem,
     did_you_mean,
     edit_distance,
     only_keys,
@@ -975,20 +976,24 @@ class _Validator:
             if id_key in mapping:
                 identifier = self._selector_name(mapping, id_key, where)
         role = self._selector_name(mapping, "role", where) if "role" in mapping else None
-        has_field = text_value is not None or text_matches is not None or identifier is not None or role
+        css = self._selector_css(mapping, where) if "css" in mapping else None
+        has_field = (
+            text_value is not None or text_matches is not None or identifier is not None or role or css
+        )
         if not has_field and not any_flag:
             if has_scope:
                 raise Reject(
                     f"{where}: a selector's `within` only scopes where to look — the selector still needs "
-                    "its own text/id/role naming what to find there (or `any: true` for any element)"
+                    "its own text/id/role/css naming what to find there (or `any: true` for any element)"
                 )
-            raise Reject(f"{where}: selector needs at least one of text, identifier, or role")
+            raise Reject(f"{where}: selector needs at least one of text, identifier, role, or css")
         scopes = self._selector_scopes(mapping, where, budget, root_where)
         return Selector(
             text=text_value,
             text_matches=text_matches,
             identifier=identifier,
             role=role,
+            css=css,
             any=any_flag,
             within=scopes.get("within"),
             after=scopes.get("after"),
@@ -1037,6 +1042,17 @@ class _Validator:
         value = self.string(mapping[key])
         if not value:
             raise Reject(f"{where}: `{key}` must be a non-empty string")
+        return value
+
+    def _selector_css(self, mapping: dict[str, Any], where: str) -> str:
+        """``css``: a CSS selector, matched as written (strict: never loose); plain mistakes refused
+        here, the rest by the browser when the flow runs."""
+        value = self.string(mapping["css"])
+        if value is None:
+            raise Reject(f'{where}: `css` must be a string holding a CSS selector — e.g. css: "form .save"')
+        problem = css_problem(value)
+        if problem is not None:
+            raise Reject(f"{where}: css {js_json_string(value)} is not a valid CSS selector: {problem}")
         return value
 
     def _selector_scopes(

@@ -33,6 +33,8 @@ class Selector:
     text_matches: str | None = None
     identifier: str | None = None
     role: str | None = None
+    #: A CSS selector the element matches (web engines; resolved by the browser).
+    css: str | None = None
     any: bool = False
     loose: bool = False
     within: Selector | None = None

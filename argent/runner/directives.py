@@ -32,6 +32,7 @@ from attrs import define, field, frozen
 
 from argent.cpu import run_cpu
 from argent.devices.base import (
+    CssSelectorError,
     Device,
     DeviceError,
     DialogAnswer,
@@ -106,9 +107,11 @@ from argent.runner.selectors import (
     alternatives,
     best_match,
     bounded,
+    css_selectors,
     evaluate,
     exact_hits,
     flatten,
+    miss_reason,
     resolve_strict,
 )
 from argent.utils.oserrors import write_failure_text
@@ -213,13 +216,6 @@ class _Poll:
     reason: str | None = None
 
 
-def off_screen_reason(sel: Selector) -> str:
-    return (
-        f"no visible element matched selector {describe_selector(sel)} — if it is off-screen, add a "
-        "scroll-to step before this one"
-    )
-
-
 def crop_hash(sel: Selector) -> str:
     """The 8-hex `-crop-` suffix of a cropOn key: own fields and looseness, not scopes or `any`."""
     payload = js_json([sel.text, sel.text_matches, sel.identifier, sel.role, sel.loose])
@@ -293,6 +289,8 @@ class DeviceDirectives:
             return DirectiveOutcome(exc.status, exc.reason)
         except _Outage as exc:
             return DirectiveOutcome("error", str(exc))
+        except CssSelectorError as exc:
+            return DirectiveOutcome("fail", str(exc))
         except (DeviceError, FlowFileError) as exc:
             return DirectiveOutcome("error", error_message(exc))
 
@@ -372,8 +370,9 @@ class DeviceDirectives:
     def _now() -> float:
         return asyncio.get_running_loop().time()
 
-    def _waiter(self, device: Device, ctx: DirectiveContext) -> Waiter:
-        return Waiter(device, ctx.run.abort, self.t)
+    def _waiter(self, device: Device, ctx: DirectiveContext, *sels: Selector | None) -> Waiter:
+        """The waits of one directive; its reads mark the CSS selectors of ``sels``."""
+        return Waiter(device, ctx.run.abort, self.t, css=css_selectors(*sels))
 
     async def _sleep(self, ctx: DirectiveContext, seconds: float) -> None:
         if await sleep_or_abort(ctx.run.abort, seconds):
@@ -409,10 +408,11 @@ class DeviceDirectives:
             )
         return None
 
-    async def _find(self, sel: Selector, device: Device, ctx: DirectiveContext) -> Leaf | None:
-        """The element an action acts on, waiting for a settled screen that shows it."""
+    async def _find(self, sel: Selector, device: Device, ctx: DirectiveContext) -> Leaf | Screen:
+        """The element an action acts on, waiting for a settled screen that shows it; the last
+        screen read when none showed it in time."""
         t = self.t
-        waiter = self._waiter(device, ctx)
+        waiter = self._waiter(device, ctx, sel)
         deadline = self._now() + t.action_timeout
         while True:
             screen = await waiter.settle(deadline - self._now())
@@ -420,14 +420,15 @@ class DeviceDirectives:
             if leaf is not None:
                 return leaf
             if self._now() + t.action_poll > deadline:
-                return None
+                return screen
             await waiter.changed(t.action_poll)
 
     async def _require(self, sel: Selector, device: Device, ctx: DirectiveContext) -> Leaf:
-        leaf = await self._find(sel, device, ctx)
-        if leaf is None:
-            raise _Refusal(off_screen_reason(sel))
-        return leaf
+        """The element an action acts on; a refusal that says what came nearest when none showed."""
+        found = await self._find(sel, device, ctx)
+        if isinstance(found, Screen):
+            raise _Refusal(await run_cpu(miss_reason, sel, found))
+        return found
 
     # -- gestures -----------------------------------------------------------------------------
 
@@ -591,7 +592,7 @@ class DeviceDirectives:
         clip = Frame(0.0, 0.0, 1.0, 1.0)
         if step.within is not None:
             container = await self._find(step.within, device, ctx)
-            if container is None:
+            if isinstance(container, Screen):
                 return DirectiveOutcome(
                     "fail", f"scroll container {describe_selector(step.within)} is not visible"
                 )
@@ -606,8 +607,9 @@ class DeviceDirectives:
         dx, dy = (sign * amount, 0.0) if horizontal else (0.0, sign * amount)
         cx, cy = clip.center
         before: str | None = None
+        waiter = self._waiter(device, ctx, step.target, step.within)
         for attempt in range(SCROLL_TO_MAX_ATTEMPTS + 1):
-            screen = await self._settle(device, ctx)
+            screen = await waiter.settle()
             leaf = await run_cpu(best_match, step.target, screen)
             if leaf is not None and _centre_inside(leaf.frame, clip):
                 return DirectiveOutcome("pass")
@@ -630,15 +632,18 @@ class DeviceDirectives:
         waiter = self._waiter(device, ctx)
         await waiter.quiet()
         budget = self.t.settle_max
+        css = css_selectors(step.target, step.within)
         try:
-            screen = flatten(await self._race(ctx, signals.kept_tree(), budget))
+            kept = signals.kept_tree(css=css) if css else signals.kept_tree()
+            screen = flatten(await self._race(ctx, kept, budget))
             if await run_cpu(_in_view, step, screen, clip):
                 return True
             candidate = await run_cpu(_beyond_match, step, screen, clip)
             if candidate is None:
                 return False
             self._live(ctx)
-            tree = await self._race(ctx, signals.reveal(candidate.ref), budget)
+            revealed = signals.reveal(candidate.ref, css=css) if css else signals.reveal(candidate.ref)
+            tree = await self._race(ctx, revealed, budget)
         except (DeviceError, _ReadTimeout):
             return False
         return tree is not None and await run_cpu(_in_view, step, flatten(tree), clip)
@@ -654,20 +659,23 @@ class DeviceDirectives:
         last_err: BaseException | None = None
         last_failed = last_empty = any_read = False
         last_reason: str | None = None
+        last_blank = ""
         last_good = start
-        waiter = self._waiter(device, ctx)
+        waiter = self._waiter(device, ctx, cond.selector)
         while True:
             at = self._now()
             try:
                 screen = await waiter.read(deadline - at)
             except _Aborted:
                 raise
+            except CssSelectorError as exc:
+                return _Poll("indeterminate", str(exc))
             except Exception as exc:
                 last_err, last_failed = exc, True
             else:
                 any_read, last_failed = True, False
                 if screen.empty:
-                    last_empty = True
+                    last_empty, last_blank = True, screen.blank
                 else:
                     verdict = await run_cpu(evaluate, cond, screen)
                     if verdict.ok:
@@ -683,9 +691,10 @@ class DeviceDirectives:
                 "indeterminate", f"could not read the UI tree: {error_message(last_err or Exception())}"
             )
         if last_reason is None:
+            why = f": {last_blank}" if last_blank else " (the device did not say why)"
             return _Poll(
                 "indeterminate",
-                "could not evaluate the condition — every read of the UI tree was empty or degraded",
+                f"could not evaluate the condition — every read of the UI tree was empty{why}",
             )
         if cond.kind == "hidden":
             if last_failed:
@@ -889,11 +898,12 @@ class DeviceDirectives:
         signals = signals_of(device)
         if crop_sel is not None:
             try:
-                crop_leaf = await self._find(crop_sel, device, ctx)
+                found = await self._find(crop_sel, device, ctx)
             except _Aborted:
                 raise _Aborted(RUN_ABORTED_WHILE_RESOLVING_CROP) from None
-            if crop_leaf is None:
-                return DirectiveOutcome("fail", off_screen_reason(crop_sel))
+            if isinstance(found, Screen):
+                return DirectiveOutcome("fail", await run_cpu(miss_reason, crop_sel, found))
+            crop_leaf = found
         elif signals is None:
             try:
                 await self._waiter(device, ctx).quiet()
@@ -1141,7 +1151,8 @@ def _focus_taken(leaf: Leaf, x: float, y: float) -> bool:
     if not leaf.focused:
         return False
     f = leaf.frame
-    return leaf.role.lower() in _TEXT_ROLES or (f.x <= x <= f.x + f.width and f.y <= y <= f.y + f.height)
+    takes_text = leaf.role.lower() in _TEXT_ROLES or leaf.kind.lower() in _TEXT_ROLES
+    return takes_text or (f.x <= x <= f.x + f.width and f.y <= y <= f.y + f.height)
 
 
 @bounded

@@ -10,6 +10,9 @@ and be quiet again (at most the poll interval) instead of sleeping the interval 
 A device without it (or whose signals fail) gets the settle by reading: re-read the tree every
 ``settle_interval`` until two reads agree, at most ``settle_max``.
 
+A read marks the CSS selectors of what the directive resolves (``Waiter(css=...)``); a selector
+the device refuses (``CssSelectorError``) ends the wait at once: reading again cannot help.
+
 This module also holds the abort-aware waiting every directive shares: a device call raced
 against the run's abort and a deadline, an abortable sleep, one bounded read of the tree.
 """
@@ -21,7 +24,7 @@ import contextlib
 from collections.abc import Awaitable
 from typing import Any, Protocol, TypeVar
 
-from argent.devices.base import Device, DeviceError, PageSignals
+from argent.devices.base import CssSelectorError, Device, DeviceError, PageSignals
 from argent.runner.run import RUN_ABORTED, error_message, sleep_or_abort
 from argent.runner.selectors import Screen, flatten
 
@@ -67,10 +70,14 @@ def signals_of(device: Device) -> PageSignals | None:
 class Waiter:
     """The waits of one directive on one device, cut short by the run's ``abort``."""
 
-    def __init__(self, device: Device, abort: asyncio.Event, timings: SettleTimings) -> None:
+    def __init__(
+        self, device: Device, abort: asyncio.Event, timings: SettleTimings, *, css: tuple[str, ...] = ()
+    ) -> None:
         self.device = device
         self.abort = abort
         self.t = timings
+        #: The CSS selectors each read marks (those the directive's selectors name).
+        self.css = css
         self.signals = signals_of(device)
         #: The page's change mark at the last quiet or read (None: not known).
         self.mark: int | None = None
@@ -97,8 +104,9 @@ class Waiter:
     async def read(self, budget: float) -> Screen:
         """One read of the tree, given at least ``read_floor`` seconds."""
         limit = max(budget, self.t.read_floor)
+        read = self.device.ui_tree(css=self.css) if self.css else self.device.ui_tree()
         try:
-            tree = await self.race(self.device.ui_tree(), limit)
+            tree = await self.race(read, limit)
         except ReadTimeout:
             raise DeviceError(f"the UI tree read did not answer within {self.t.ms(limit)}ms") from None
         if self.signals is not None and tree.mark >= 0:
@@ -151,7 +159,7 @@ class Waiter:
                 return await self._settle_by_reading(max(0.0, deadline - self.now()))
             try:
                 return await self.read(deadline - self.now())
-            except Aborted:
+            except (Aborted, CssSelectorError):
                 raise
             except Exception as exc:
                 err = exc  # a document between two lives (a navigation): look again
@@ -169,7 +177,7 @@ class Waiter:
         while True:
             try:
                 screen = await self.read(deadline - self.now())
-            except Aborted:
+            except (Aborted, CssSelectorError):
                 raise
             except Exception as exc:
                 err = exc

@@ -14,7 +14,10 @@ Matching rules (all given fields must hold):
   catastrophically, which ``re`` cannot, and releases the GIL while it matches);
 * ``id`` — case-insensitive equality, or the unqualified Android resource id
   (``pkg:id/name`` matches ``name``);
-* ``role`` — case-insensitive substring;
+* ``role`` — the element's ARIA role, case-insensitive, or a case-insensitive substring of what
+  upstream called it (a web element's ``role`` attribute, else its tag name: ``role: input``);
+  with a ``role`` that names the element's ARIA role, ``text`` also matches any text inside it;
+* ``css`` — the element matches that CSS selector (the device marks the matches in its read);
 * ``any: true`` — every element (the parser requires a scope beside it).
 
 A *loose* selector (a bare YAML string) means "the element with this identifier, else
@@ -47,6 +50,7 @@ from argent.flows.grammar import PatternProblem, compile_pattern
 from argent.flows.model import Condition, Selector
 from argent.flows.names import describe_selector
 from argent.limits import MAX_SELECTOR_WORK, PATTERN_MATCH_SECONDS
+from argent.runner.teach import listed, nearest, plural, quoted
 
 #: Slack of the geometric scopes, as a fraction of the screen.
 SCOPE_TOLERANCE = 0.005
@@ -72,6 +76,8 @@ class Leaf:
     clickable: bool = False
     focused: bool = False
     scrollable: bool = False
+    kind: str = ""
+    css: frozenset[str] = frozenset()
     #: The element's number in a kept read (``PageSignals.kept_tree``), else -1.
     ref: int = field(default=-1, eq=False)
 
@@ -98,6 +104,8 @@ class Screen:
     leaves: tuple[Leaf, ...]
     truncated: bool = False
     fingerprint: str = ""
+    #: Why nothing on the screen is visible, as the device read it (``UiTree.blank``).
+    blank: str = ""
 
     @property
     def empty(self) -> bool:
@@ -116,7 +124,9 @@ def flatten(tree: UiTree) -> Screen:
     """The tree's elements under one synthetic root, in document order.
 
     An element is kept when it can be named or acted on: it has an identifier, a label,
-    a value, or is clickable, focused or scrollable. The tree's own root is never kept.
+    a value, an ARIA role (a read that tells the role from the ``kind`` of element), a CSS
+    selector of the read it matches, or is clickable, focused or scrollable. The tree's own root
+    is never kept.
     Each element carries the text of its whole subtree (its own first), whitespace-collapsed.
     """
     leaves: list[Leaf] = []
@@ -125,7 +135,16 @@ def flatten(tree: UiTree) -> Screen:
         label = PASSWORD_LABEL if node.password and not node.label else _collapse(node.label)
         value = "" if node.password else _collapse(node.value)
         slot = len(leaves)
-        keep = bool(node.identifier or label or value or node.clickable or node.focused or node.scrollable)
+        keep = bool(
+            node.identifier
+            or label
+            or value
+            or node.clickable
+            or node.focused
+            or node.scrollable
+            or node.css
+            or (node.role and node.kind)
+        )
         if keep:
             leaves.append(Leaf(order=0, role=node.role, frame=node.frame))  # placeholder, filled below
         own = [label] if label else []
@@ -147,6 +166,8 @@ def flatten(tree: UiTree) -> Screen:
                 clickable=node.clickable,
                 focused=node.focused,
                 scrollable=node.scrollable,
+                kind=node.kind,
+                css=node.css,
                 ref=node.ref,
             )
         return text
@@ -154,7 +175,10 @@ def flatten(tree: UiTree) -> Screen:
     for child in tree.root.children:
         walk(child)
     return Screen(
-        leaves=tuple(leaves), truncated=tree.truncated, fingerprint=fingerprint(leaves, tree.scroll)
+        leaves=tuple(leaves),
+        truncated=tree.truncated,
+        fingerprint=fingerprint(leaves, tree.scroll),
+        blank=tree.blank,
     )
 
 
@@ -280,19 +304,34 @@ def identifier_matches(actual: str, wanted: str) -> bool:
     return a == w or a.endswith(":id/" + w)
 
 
+def role_matches(leaf: Leaf, role: str) -> bool:
+    """The element's ARIA role is ``role``, or what upstream called it (its ``role`` attribute, else
+    its tag name; off the web, its role) holds ``role``: case-insensitive."""
+    wanted = role.lower()
+    return wanted == leaf.role.lower() or wanted in (leaf.kind or leaf.role).lower()
+
+
+def _texts(leaf: Leaf, sel: Selector) -> tuple[str, ...]:
+    """The texts ``text`` is matched with: the name (label) and the value; with a ``role`` that is
+    the element's ARIA role, also all the text inside it."""
+    if sel.role is not None and leaf.kind and sel.role.lower() == leaf.role.lower():
+        return (leaf.label, leaf.value, leaf.subtree_text)
+    return (leaf.label, leaf.value)
+
+
 def own_match(leaf: Leaf, sel: Selector) -> bool:
     """Whether the element satisfies the selector's own fields (scopes aside)."""
-    if sel.text is not None:
-        needle = sel.text.lower()
-        if needle not in leaf.label.lower() and needle not in leaf.value.lower():
-            return False
-    if sel.text_matches is not None and not any(
-        t and regex_search(sel.text_matches, t) for t in (leaf.label, leaf.value)
-    ):
+    if sel.css is not None and sel.css not in leaf.css:
+        return False
+    if sel.role is not None and not role_matches(leaf, sel.role):
         return False
     if sel.identifier is not None and not identifier_matches(leaf.identifier, sel.identifier):
         return False
-    return sel.role is None or sel.role.lower() in leaf.role.lower()
+    if sel.text is not None:
+        needle = sel.text.lower()
+        if not any(needle in t.lower() for t in _texts(leaf, sel)):
+            return False
+    return sel.text_matches is None or any(t and regex_search(sel.text_matches, t) for t in _texts(leaf, sel))
 
 
 def exact_hits(leaf: Leaf, sel: Selector) -> int:
@@ -300,14 +339,16 @@ def exact_hits(leaf: Leaf, sel: Selector) -> int:
     hits = 0
     if sel.text is not None:
         t = sel.text.lower()
-        hits += leaf.label.lower() == t or leaf.value.lower() == t
+        hits += any(s.lower() == t for s in _texts(leaf, sel))
     if sel.text_matches is not None:
         pattern = sel.text_matches
-        hits += any(s and _pattern_hit(pattern, s, whole=True) for s in (leaf.label, leaf.value))
+        hits += any(s and _pattern_hit(pattern, s, whole=True) for s in _texts(leaf, sel))
     if sel.identifier is not None:
         hits += leaf.identifier.lower() == sel.identifier.lower()
     if sel.role is not None:
-        hits += leaf.role.lower() == sel.role.lower()
+        hits += sel.role.lower() in (leaf.role.lower(), leaf.kind.lower())
+    if sel.css is not None:
+        hits += 1
     return hits
 
 
@@ -440,8 +481,125 @@ class Verdict:
     reason: str | None = None
 
 
-def no_match_reason(sel: Selector) -> str:
-    return f"no element matched selector {describe_selector(sel)}"
+def css_selectors(*sels: Selector | None) -> tuple[str, ...]:
+    """The CSS selectors a read must mark for these selectors to resolve (their scopes' too), each
+    once, in the order met."""
+    found: dict[str, None] = {}
+    stack = [sel for sel in reversed(sels) if sel is not None]
+    while stack:
+        sel = stack.pop()
+        if sel.css is not None:
+            found.setdefault(sel.css)
+        stack.extend(scope for scope in (sel.next, sel.after, sel.within) if scope is not None)
+    return tuple(found)
+
+
+# --------------------------------------------------------------------------------------------
+# Messages that teach
+
+
+def off_screen_reason(sel: Selector) -> str:
+    return (
+        f"no visible element matched selector {describe_selector(sel)} — if it is off-screen, add a "
+        "scroll-to step before this one"
+    )
+
+
+@bounded
+def miss_reason(sel: Selector, screen: Screen) -> str:
+    """Why an action found no visible element for ``sel``: the off-screen hint when an element matches
+    it but none is visible, else what on the screen comes nearest (``no_match_reason``)."""
+    try:
+        if any(resolve_strict(alt, screen.leaves) for alt in alternatives(sel)):
+            return off_screen_reason(sel)
+        return f"no visible element matched selector {describe_selector(sel)}{_nearby(sel, screen)}"
+    except SelectorTooCostlyError:
+        return off_screen_reason(sel)
+
+
+@bounded
+def no_match_reason(sel: Selector, screen: Screen | None = None) -> str:
+    """``no element matched selector …``, followed (given the screen) by what comes nearest: the
+    scope that matched nothing, the elements of the asked role with their names, the nearest texts,
+    roles or ids (bounded: see ``argent.runner.teach``)."""
+    head = f"no element matched selector {describe_selector(sel)}"
+    if screen is None:
+        return head
+    try:
+        return head + _nearby(sel, screen)
+    except SelectorTooCostlyError:
+        return head
+
+
+def _shows(sel: Selector, screen: Screen) -> bool:
+    return any(leaf.visible for alt in alternatives(sel) for leaf in resolve_strict(alt, screen.leaves))
+
+
+def _what(leaf: Leaf) -> str:
+    return leaf.role or leaf.kind or "element"
+
+
+def _name(leaf: Leaf) -> str:
+    return leaf.label or leaf.own_text or leaf.subtree_text
+
+
+def _nearby(sel: Selector, screen: Screen) -> str:
+    """The tail of a miss: `` — <what comes nearest>`` (or "" when nothing helps)."""
+    visible = [leaf for leaf in screen.leaves if leaf.visible]
+    if not visible:
+        why = f": {screen.blank}" if screen.blank else ""
+        return f" — nothing on the screen is visible{why}"
+    scopes = [
+        (rel, scope)
+        for rel, scope in (("within", sel.within), ("after", sel.after), ("next", sel.next))
+        if scope
+    ]
+    for relation, scope in scopes:
+        if not _shows(scope, screen):
+            return f" — nothing on the screen matches its {relation} scope ({describe_selector(scope)})"
+    bare = evolve(sel, within=None, after=None, next=None)
+    if scopes and not bare.any and _shows(bare, screen):
+        where = " ".join(f"{relation} ({describe_selector(scope)})" for relation, scope in scopes)
+        return f" — {describe_selector(bare)} is on the screen, but not {where}"
+    wanted = sel.text if sel.text is not None else sel.text_matches
+    if sel.role is not None and wanted is not None:
+        kin = evolve(sel, text=None, text_matches=None, loose=False)
+        names = ((_name(leaf), quoted(_name(leaf))) for leaf in resolve_strict(kin, visible))
+        shown, total = nearest(wanted, names)
+        if shown:
+            return f" — {plural(sel.role.lower())} here: {listed(shown, total)}"
+        return f" — no {sel.role.lower()} is on the screen; {_texts_near(wanted, visible)}"
+    if wanted is not None:
+        return f" — {_texts_near(wanted, visible)}"
+    if sel.role is not None:
+        shown, total = nearest(sel.role, ((_what(leaf), _what(leaf)) for leaf in visible))
+        return f" — roles on the screen: {listed(shown, total)}"
+    if sel.identifier is not None:
+        ids = ((leaf.identifier, quoted(leaf.identifier)) for leaf in visible if leaf.identifier)
+        shown, total = nearest(sel.identifier, ids)
+        return (
+            f" — ids on the screen: {listed(shown, total)}"
+            if shown
+            else " — no element on the screen has an id"
+        )
+    if sel.css is not None:
+        return " — no visible element on the screen matches that CSS selector"
+    return ""
+
+
+def _texts_near(wanted: str, visible: Sequence[Leaf]) -> str:
+    """``the nearest texts on the screen: button "Save", ...``, or that none comes close."""
+
+    def texts() -> Iterable[tuple[str, str]]:
+        for leaf in visible:
+            for text in (leaf.label, leaf.value):
+                if text:
+                    yield text, f"{_what(leaf)} {quoted(text)}"
+
+    shown, total = nearest(wanted, texts(), close_only=True)
+    if not shown:
+        return "no text on the screen comes close to it"
+    return f"the nearest texts on the screen: {listed(shown, total)}"
 
 
 def text_satisfies(mode: str, expected: str, text: str) -> bool:
@@ -460,20 +618,20 @@ def evaluate(cond: Condition, screen: Screen) -> Verdict:
     _, found = matches_for_condition(sel, screen)
     visible = [leaf for leaf in found if leaf.visible]
     if cond.kind == "exists":
-        return Verdict(True) if found else Verdict(False, no_match_reason(sel))
+        return Verdict(True) if found else Verdict(False, no_match_reason(sel, screen))
     if cond.kind == "visible":
         if visible:
             return Verdict(True)
         if found:
             return Verdict(False, f"element(s) matched {described} but none was visible (zero-area frame)")
-        return Verdict(False, no_match_reason(sel))
+        return Verdict(False, no_match_reason(sel, screen))
     if cond.kind == "hidden":
         if visible:
             return Verdict(False, f"an element matching {described} was still visible")
         return Verdict(True)
     # text
     if not found:
-        return Verdict(False, no_match_reason(sel))
+        return Verdict(False, no_match_reason(sel, screen))
     leaf = min(visible, key=reading_key) if visible else found[0]
     mode = cond.mode or "contains"
     expected = cond.expected or ""

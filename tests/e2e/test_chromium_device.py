@@ -275,16 +275,17 @@ async def test_a_missing_binary_names_what_to_install(monkeypatch: pytest.Monkey
 async def test_ui_tree_roles_labels_identifiers_and_flags(device: ChromiumDevice, site: str) -> None:
     await device.navigate(f"{site}/form.html")
     tree = await device.ui_tree()
-    assert tree.root.role == "html" and not tree.truncated
+    assert (tree.root.role, tree.root.kind) == ("", "html") and not tree.truncated
     button = by_id(tree, "btn")
     assert (button.role, button.label, button.clickable) == ("button", "Press me", True)
     assert by_id(tree, "off").disabled
-    assert by_id(tree, "title").value == "Hello argent"
+    title = by_id(tree, "title")
+    assert (title.role, title.label, title.value) == ("heading", "Hello argent", "")  # named from content
     name = by_id(tree, "name")
-    assert (name.role, name.label, name.clickable) == ("input", "Your name", True)
+    assert (name.role, name.kind, name.label, name.clickable) == ("textbox", "input", "Your name", True)
     assert by_id(tree, "after").label == "After field"
     link = by_id(tree, "lnk")
-    assert (link.role, link.label, link.clickable) == ("a", "A link", True)
+    assert (link.role, link.kind, link.label, link.clickable) == ("link", "a", "A link", True)
     box = by_id(tree, "cb")
     assert (box.label, box.checked) == ("Agree", True)
     custom = by_id(tree, "custom")

@@ -202,8 +202,7 @@ steps:
     assert (res.steps[1].reason or "").startswith("pinch is unsupported on chromium — ")
     res = await run(flows, "missing", "steps:\n  - launch: { chromium: site }\n  - tap: Pay now\n", provider)
     assert res.steps[1].reason == (
-        'no visible element matched selector text="Pay now" — if it is off-screen, add a scroll-to step before '
-        "this one"
+        'no visible element matched selector text="Pay now" — no text on the screen comes close to it'
     )
 
 

@@ -172,14 +172,14 @@ async def test_drive_a_page_list_boot_describe_tap_type_screenshot_stop(
     tapped = await call(client, "gesture-tap", {"udid": udid, **center(frame_of(description, 'id="btn"'))})
     assert tapped["tapped"] is True and isinstance(tapped["timestampMs"], int)
     assert re.search(
-        r'p value="tapped" id="out"', (await call(client, "describe", {"udid": udid}))["description"]
+        r'paragraph value="tapped" id="out"', (await call(client, "describe", {"udid": udid}))["description"]
     )
 
     await call(client, "gesture-tap", {"udid": udid, **center(frame_of(description, 'id="field"'))})
     assert await call(client, "keyboard", {"udid": udid, "text": "hello"}) == {"typed": "hello", "keys": 5}
     assert await call(client, "keyboard", {"udid": udid, "key": "enter"}) == {"typed": "enter", "keys": 1}
     after = (await call(client, "describe", {"udid": udid}))["description"]
-    assert 'input "Type here" value="hello" id="field" [clickable, focused]' in after
+    assert 'textbox "Type here" value="hello" id="field" [clickable, focused]' in after
     assert 'value="entered:5"' in after
 
     shot = await call(client, "screenshot", {"udid": udid})

@@ -341,7 +341,10 @@ async def test_await_met_later_and_timeout_reason(dd: DeviceDirectives, tmp_path
     ctx = make_ctx(tmp_path, dev)
     assert (await dd.execute(AwaitStep(visible(Selector(text="Save"))), dev, ctx)).status == "pass"
     out = await dd.execute(AwaitStep(visible(Selector(text="Nope")), timeout_ms=500), dev, ctx)
-    assert (out.status, out.reason) == ("fail", 'no element matched selector text="Nope"')
+    assert (out.status, out.reason) == (
+        "fail",
+        'no element matched selector text="Nope" — no text on the screen comes close to it',
+    )
 
 
 async def test_assert_reasons(dd: DeviceDirectives, tmp_path: Path) -> None:
@@ -380,7 +383,9 @@ async def test_condition_indeterminate_reasons(tmp_path: Path) -> None:
 
     blank = FakeDevice(view=lambda: page())
     out = await dd.execute(AssertStep(visible(sel)), blank, make_ctx(tmp_path, blank))
-    assert out.reason == "could not evaluate the condition — every read of the UI tree was empty or degraded"
+    assert out.reason == (
+        "could not evaluate the condition — every read of the UI tree was empty (the device did not say why)"
+    )
 
     hidden = Condition(kind="hidden", selector=sel)
     flaky = FakeDevice(view=lambda: page(SAVE), tree_error=lambda n: DeviceError("gone") if n > 1 else None)
@@ -518,7 +523,10 @@ async def test_when_guard_with_trusted_false_reads_and_failing_final_polls_is_a_
     dev.tree_error = late_failure
     ctx = make_ctx(tmp_path, dev)
     out = await DeviceDirectives(timings=timings).check(visible(Selector(text="What's new")), dev, 3000, ctx)
-    assert (out.state, out.reason) == ("unmet", 'no element matched selector text="What\'s new"')
+    assert (out.state, out.reason) == (
+        "unmet",
+        'no element matched selector text="What\'s new" — no text on the screen comes close to it',
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -841,7 +849,7 @@ async def test_snapshot_crop_on_failures(dd: DeviceDirectives, tmp_path: Path) -
     ctx = make_ctx(tmp_path, dev, update=True)
     missing = await dd.execute(SnapshotStep("x", crop_on=Selector(text="Nope")), dev, ctx)
     assert missing.reason == (
-        'no visible element matched selector text="Nope" — if it is off-screen, add a scroll-to step before this one'
+        'no visible element matched selector text="Nope" — no text on the screen comes close to it'
     )
     tiny = await dd.execute(SnapshotStep("x", crop_on=Selector(text="dot")), dev, ctx)
     assert (tiny.status, tiny.reason) == (
@@ -1007,7 +1015,7 @@ steps:
         ("echo", "skip", None),
     ]
     assert res.steps[3].reason == (
-        'no visible element matched selector text="Missing" — if it is off-screen, add a scroll-to step before this one'
+        'no visible element matched selector text="Missing" — no text on the screen comes close to it'
     )
 
 

@@ -40,7 +40,7 @@ from argent.flows.model import (
 from argent.flows.parse import did_you_mean, edit_distance, parse_flow
 from argent.flows.write import flow_to_yaml
 
-SELECTOR_KEYS = "text, id, identifier, role, any, within, after, next"
+SELECTOR_KEYS = "text, id, identifier, role, css, any, within, after, next"
 
 
 def one(step: str) -> Step:
@@ -585,7 +585,7 @@ def test_selector_field_types() -> None:
 def test_selector_needs_a_field() -> None:
     assert step_detail("tap: { text: ~ }").startswith("tap: ")
     assert step_detail("assert: { visible: {} }") == (
-        "assert.visible: selector needs at least one of text, identifier, or role"
+        "assert.visible: selector needs at least one of text, identifier, role, or css"
     )
 
 
@@ -628,7 +628,7 @@ def test_chained_scopes_round_trip() -> None:
 def test_scope_only_selector_is_rejected() -> None:
     assert step_detail("tap: { within: { id: list } }") == (
         "tap: a selector's `within` only scopes where to look — the selector still needs its own "
-        "text/id/role naming what to find there (or `any: true` for any element)"
+        "text/id/role/css naming what to find there (or `any: true` for any element)"
     )
 
 

@@ -316,10 +316,11 @@ def test_exists_visible_hidden() -> None:
     assert v.reason == 'element(s) matched text="ghost" but none was visible (zero-area frame)'
     assert (
         evaluate(cond("visible", Selector(text="nope")), s).reason
-        == 'no element matched selector text="nope"'
+        == 'no element matched selector text="nope" — no text on the screen comes close to it'
     )
     assert (
-        evaluate(cond("exists", Selector(identifier="x")), s).reason == 'no element matched selector id="x"'
+        evaluate(cond("exists", Selector(identifier="x")), s).reason
+        == 'no element matched selector id="x" — no element on the screen has an id'
     )
     assert evaluate(cond("hidden", Selector(text="ghost")), s).ok
     h = evaluate(cond("hidden", Selector(text="hello")), s)
@@ -369,10 +370,13 @@ def test_text_condition_modes_and_reason() -> None:
     eq = evaluate(cond("text", sel, "equals", "Total"), s2)
     assert eq.reason is not None and eq.reason.endswith('(wanted to equal "Total")')
     none = evaluate(cond("text", Selector(identifier="nope"), "contains", "x"), s2)
-    assert none.reason == 'no element matched selector id="nope"'
+    assert none.reason == 'no element matched selector id="nope" — ids on the screen: "total"'
 
 
 def test_reason_describes_scopes() -> None:
     s = screen(n("p", 0, 0, 0.1, 0.1, value="x"))
     r = evaluate(cond("visible", Selector(text="Buy", within=Selector(identifier="cart"))), s)
-    assert r.reason == 'no element matched selector text="Buy" within (id="cart")'
+    assert r.reason == (
+        'no element matched selector text="Buy" within (id="cart") — nothing on the screen matches its within '
+        'scope (id="cart")'
+    )

@@ -13,7 +13,7 @@ import base64
 import contextlib
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -435,15 +435,18 @@ class ChromiumDevice:
         than a quiet wait and a capture in turn."""
         return await self.signals.quiet_capture(lambda: self.capture(region), timeout)
 
-    async def ui_tree(self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> UiTree:
+    async def ui_tree(
+        self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES, css: Sequence[str] = ()
+    ) -> UiTree:
         """One walk, in argent's isolated world (the walker compiled once per document, out of
-        the page's reach); in the page's own world when that world cannot be had."""
+        the page's reach); in the page's own world when that world cannot be had. ``css``: the
+        selectors whose matches the walk marks."""
         payload: Any = None
         walked = False
         if self._signals is not None:
             try:
                 payload = await self._signals.walk(
-                    max_depth, max_nodes, keep=False, timeout=WALK_TIMEOUT_SECONDS
+                    max_depth, max_nodes, keep=False, timeout=WALK_TIMEOUT_SECONDS, css=css
                 )
                 walked = True
             except DeviceError:
@@ -452,13 +455,13 @@ class ChromiumDevice:
         if not walked:
             try:
                 payload = await self.session.evaluate(
-                    walker_expression(max_depth, max_nodes), timeout=WALK_TIMEOUT_SECONDS
+                    walker_expression(max_depth, max_nodes, css), timeout=WALK_TIMEOUT_SECONDS
                 )
             except DeviceError as exc:
                 if not self.session.alive:
                     raise
                 raise DeviceError(f"Chromium ({self.id}) describe failed: {exc}") from None
-        tree, viewport = parse_walk(payload, self.id)
+        tree, viewport = parse_walk(payload, self.id, css)
         if viewport[0] > 0 and viewport[1] > 0:
             self._viewport = viewport
         return tree
@@ -582,19 +585,28 @@ class ChromiumDevice:
         px, py = self._px(x, y)
         return await self.signals.wait_focus(px, py, timeout, grace)
 
-    async def kept_tree(self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> UiTree:
-        payload = await self.signals.walk(max_depth, max_nodes, keep=True, timeout=WALK_TIMEOUT_SECONDS)
-        return self._kept(payload)
+    async def kept_tree(
+        self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES, css: Sequence[str] = ()
+    ) -> UiTree:
+        payload = await self.signals.walk(
+            max_depth, max_nodes, keep=True, timeout=WALK_TIMEOUT_SECONDS, css=css
+        )
+        return self._kept(payload, css)
 
     async def reveal(
-        self, ref: int, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES
+        self,
+        ref: int,
+        *,
+        max_depth: int = FLOW_MAX_DEPTH,
+        max_nodes: int = FLOW_MAX_NODES,
+        css: Sequence[str] = (),
     ) -> UiTree | None:
         self._touch()
-        payload = await self.signals.reveal(ref, max_depth, max_nodes, timeout=WALK_TIMEOUT_SECONDS)
-        return None if payload is None else self._kept(payload)
+        payload = await self.signals.reveal(ref, max_depth, max_nodes, timeout=WALK_TIMEOUT_SECONDS, css=css)
+        return None if payload is None else self._kept(payload, css)
 
-    def _kept(self, payload: Any) -> UiTree:
-        tree, viewport = parse_walk(payload, self.id)
+    def _kept(self, payload: Any, css: Sequence[str]) -> UiTree:
+        tree, viewport = parse_walk(payload, self.id, css)
         if viewport[0] > 0 and viewport[1] > 0:
             self._viewport = viewport
         return tree

@@ -17,12 +17,12 @@ import asyncio
 import functools
 import importlib.resources
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
-from argent.devices.chromium.walker import walker_source
+from argent.devices.chromium.walker import walker_query, walker_source
 from argent.limits import QUIET_REQUEST_MAX_AGE_MS
 
 WORLD_NAME = "argent"
@@ -61,8 +61,8 @@ def world_source() -> str:
     return f"{monitor_source()};\n{forms_source()};\nglobalThis.__argentWalk = {walker_source()};\ntrue"
 
 
-def _walk(max_depth: int, max_nodes: int, keep: bool) -> str:
-    args = f"{int(max_depth)}, {int(max_nodes)}, {'true' if keep else 'false'}"
+def _walk(max_depth: int, max_nodes: int, keep: bool, css: Sequence[str]) -> str:
+    args = f"{int(max_depth)}, {int(max_nodes)}, {'true' if keep else 'false'}, {walker_query(css)}"
     return (
         "(() => { const mark = globalThis.__argent.mark(); "
         f"const walk = globalThis.__argentWalk({args}); if (walk) walk.mark = mark; return walk; }})()"
@@ -302,16 +302,21 @@ class PageSignals:
                 self._touched = False
             return _int(result.get("mark")), _int(result.get("tick"))
 
-    async def walk(self, max_depth: int, max_nodes: int, *, keep: bool, timeout: float) -> Any:
-        """The walker's payload, read in argent's world (``keep``: numbered for ``reveal``), with
-        the page's change mark taken just before it (``mark``)."""
-        return await self.evaluate(_walk(max_depth, max_nodes, keep), timeout=timeout)
+    async def walk(
+        self, max_depth: int, max_nodes: int, *, keep: bool, timeout: float, css: Sequence[str] = ()
+    ) -> Any:
+        """The walker's payload, read in argent's world (``keep``: numbered for ``reveal``; ``css``:
+        the selectors whose matches it marks), with the page's change mark taken just before it
+        (``mark``)."""
+        return await self.evaluate(_walk(max_depth, max_nodes, keep, css), timeout=timeout)
 
-    async def reveal(self, ref: int, max_depth: int, max_nodes: int, *, timeout: float) -> Any:
+    async def reveal(
+        self, ref: int, max_depth: int, max_nodes: int, *, timeout: float, css: Sequence[str] = ()
+    ) -> Any:
         """Scroll the element ``ref`` of the last kept walk into view, then a kept walk; None when
         that element is gone."""
         return await self.evaluate(
-            f"globalThis.__argent.reveal({int(ref)}) ? {_walk(max_depth, max_nodes, True)} : null",
+            f"globalThis.__argent.reveal({int(ref)}) ? {_walk(max_depth, max_nodes, True, css)} : null",
             timeout=timeout,
         )
 

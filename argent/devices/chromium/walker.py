@@ -11,9 +11,11 @@ import functools
 import importlib.resources
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
-from argent.devices.base import DeviceError, Frame, UiNode, UiTree
+from argent.devices.base import CssSelectorError, DeviceError, Frame, UiNode, UiTree
+from argent.limits import WALK_LABEL_NODES, WALK_TEXT_CHARS
 
 #: Limits of a read: the flows' (deep and wide) by default; ``describe`` uses the smaller pair.
 FLOW_MAX_DEPTH = 96
@@ -31,14 +33,25 @@ def walker_source() -> str:
     return text.strip()
 
 
-def walker_expression(max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES) -> str:
+def walker_query(css: Sequence[str] = ()) -> str:
+    """The walker's last argument, as a JavaScript literal: the CSS selectors the read marks and
+    the text limits (``argent.limits``)."""
+    return json.dumps(
+        {"css": list(css), "text": WALK_TEXT_CHARS, "labelNodes": WALK_LABEL_NODES}, ensure_ascii=True
+    )
+
+
+def walker_expression(
+    max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES, css: Sequence[str] = ()
+) -> str:
     """The walk as one expression in the page's own world (argent's isolated world keeps the
     walker compiled: ``argent.devices.chromium.signals``)."""
-    return f"({walker_source()})({int(max_depth)}, {int(max_nodes)})"
+    return f"({walker_source()})({int(max_depth)}, {int(max_nodes)}, false, {walker_query(css)})"
 
 
-def parse_walk(payload: Any, label: str) -> tuple[UiTree, tuple[float, float]]:
-    """The walker's ``{tree, truncated, w, h}`` as a ``UiTree`` and the viewport in CSS px."""
+def parse_walk(payload: Any, label: str, css: Sequence[str] = ()) -> tuple[UiTree, tuple[float, float]]:
+    """The walker's ``{tree, truncated, w, h, blank?}`` as a ``UiTree`` and the viewport in CSS px;
+    ``css``: the selectors the walk was given (its nodes name them by index)."""
     if payload is None:
         raise DeviceError(
             f"Chromium ({label}) describe: the renderer returned no value (is the page navigating?)"
@@ -55,19 +68,32 @@ def parse_walk(payload: Any, label: str) -> tuple[UiTree, tuple[float, float]]:
     viewport = (_number(payload.get("w")), _number(payload.get("h")))
     tree = payload.get("tree")
     if not isinstance(tree, dict):
+        refused = payload.get("cssError")
+        if isinstance(refused, dict):
+            raise CssSelectorError(_text(refused.get("selector")), css_refusal(_text(refused.get("message"))))
         reason = payload.get("error") or "empty tree"
         raise DeviceError(f"Chromium ({label}) describe: {reason}")
     scroll = payload.get("scroll")
     mark = payload.get("mark")
     return (
         UiTree(
-            root=_node(tree),
+            root=_node(tree, tuple(css)),
             truncated=bool(payload.get("truncated")),
             scroll=scroll if isinstance(scroll, str) else "",
             mark=mark if isinstance(mark, int) and not isinstance(mark, bool) and mark >= 0 else -1,
+            blank=_text(payload.get("blank")),
         ),
         viewport,
     )
+
+
+def css_refusal(message: str) -> str:
+    """What the engine said of a CSS selector it refused, without its call's preamble
+    (``Failed to execute 'querySelectorAll' on 'Document': 'a[' is not a valid selector.``)."""
+    said = (
+        message.split(": ", 1)[1] if message.startswith("Failed to execute") and ": " in message else message
+    )
+    return f"the browser refused it ({said.strip().rstrip('.') or 'no reason given'})"
 
 
 def _number(value: Any) -> float:
@@ -87,13 +113,23 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _node(data: dict[str, Any]) -> UiNode:
+def _node(data: dict[str, Any], css: tuple[str, ...]) -> UiNode:
     kids = data.get("children")
-    children = tuple(_node(kid) for kid in kids if isinstance(kid, dict)) if isinstance(kids, list) else ()
+    children = (
+        tuple(_node(kid, css) for kid in kids if isinstance(kid, dict)) if isinstance(kids, list) else ()
+    )
     checked = data.get("checked")
     ref = data.get("ref")
+    marks = data.get("css")
+    matched: frozenset[str] = frozenset()
+    if css and isinstance(marks, list):
+        matched = frozenset(
+            css[i] for i in marks if isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(css)
+        )
     return UiNode(
         role=_text(data.get("role")),
+        kind=_text(data.get("kind")),
+        css=matched,
         frame=_frame(data.get("frame")),
         label=_text(data.get("label")),
         value=_text(data.get("value")),

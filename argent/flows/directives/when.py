@@ -151,7 +151,7 @@ def _has_secret(condition: Condition) -> bool:
     stack: list[Selector] = [condition.selector]
     while stack:
         sel = stack.pop()
-        for value in (sel.text, sel.text_matches, sel.identifier, sel.role):
+        for value in (sel.text, sel.text_matches, sel.identifier, sel.role, sel.css):
             if value is not None and _SECRET_MARK in value:
                 return True
         stack.extend(scope for scope in (sel.within, sel.after, sel.next) if scope is not None)

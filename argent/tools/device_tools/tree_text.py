@@ -1,4 +1,5 @@
-"""The UI tree as the indented text ``describe`` answers: one line per element an agent can name."""
+"""The UI tree as the indented text ``describe`` answers: one line per element an agent can name,
+and, when nothing on the screen is visible, why (``UiTree.blank``)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,9 @@ def _flags(node: UiNode) -> list[str]:
 
 
 def node_line(node: UiNode) -> str:
-    parts = [node.role or "node"]
+    """``<role> "<name>" value="…" id="…" [flags]  (frame)``: the ARIA role (else the tag) and the
+    accessible name, as a ``role:`` / ``text:`` selector names them."""
+    parts = [node.role or node.kind or "node"]
     if node.label:
         parts.append(f'"{_escape(node.label)}"')
     if node.value and node.value != node.label:
@@ -68,11 +71,15 @@ def describe_text(tree: UiTree, *, source: str = "cdp-dom", max_nodes: int = DES
         "Pass them straight to gesture-tap / gesture-scroll, which expect this same space.",
         "To tap an element, use its centre: tap_x = frame.x + frame.width / 2, tap_y = frame.y + frame.height / 2.",
         "",
-        f"ROOT  {tree.root.role} {_frame_text(tree.root)}",
+        f"ROOT  {tree.root.role or tree.root.kind} {_frame_text(tree.root)}",
         "",
     ]
     for child in tree.root.children:
         lines.extend(_walk(child, 1))
+    if tree.blank:
+        lines += ["", f"Nothing a selector can name is visible: {tree.blank}."]
+    elif len(lines) == 8:
+        lines += ["The UI tree is empty: the device named no element on this screen (it did not say why)."]
     if tree.truncated:
         lines += [
             "",
