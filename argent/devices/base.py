@@ -83,13 +83,26 @@ class DeviceError(Exception):
     """A device that cannot do what was asked (crashed, disconnected, refused); message for a person."""
 
 
-class CssSelectorError(DeviceError):
-    """A CSS selector the device's engine refused: reading again cannot help, the flow must change."""
+class SelectorRefusedError(DeviceError):
+    """A read refused what a selector asks of it (a CSS selector): reading again cannot help, the
+    flow must change."""
+
+
+class CssSelectorError(SelectorRefusedError):
+    """A CSS selector the device's engine refused as invalid."""
 
     def __init__(self, selector: str, problem: str) -> None:
         super().__init__(f"css selector {json.dumps(selector, ensure_ascii=False)} is not valid: {problem}")
         self.selector = selector
         self.problem = problem
+
+
+def css_unsupported(platform: str) -> SelectorRefusedError:
+    """What a device without CSS answers a read that asks for CSS selectors."""
+    return SelectorRefusedError(
+        f"css selectors are unsupported on {platform} — its screen is no web page; select by text, id or "
+        "role instead"
+    )
 
 
 class Device(Protocol):
@@ -113,7 +126,7 @@ class Device(Protocol):
     async def ui_tree(self, *, css: Sequence[str] = ()) -> UiTree:
         """One read of the UI tree (one page-side walk). ``css``: CSS selectors whose matches the
         read marks (``UiNode.css``); the runner passes them only when a selector names one. A device
-        without CSS raises ``DeviceError`` naming its platform; a selector its engine refuses,
+        without CSS raises ``css_unsupported(platform)``; a selector its engine refuses,
         ``CssSelectorError``."""
         ...
 

@@ -32,7 +32,6 @@ from attrs import define, field, frozen
 
 from argent.cpu import run_cpu
 from argent.devices.base import (
-    CssSelectorError,
     Device,
     DeviceError,
     DialogAnswer,
@@ -40,6 +39,7 @@ from argent.devices.base import (
     Frame,
     NativeDialogs,
     PageSignals,
+    SelectorRefusedError,
     UiTree,
 )
 from argent.devices.deferred import resolved
@@ -217,8 +217,10 @@ class _Poll:
 
 
 def crop_hash(sel: Selector) -> str:
-    """The 8-hex `-crop-` suffix of a cropOn key: own fields and looseness, not scopes or `any`."""
-    payload = js_json([sel.text, sel.text_matches, sel.identifier, sel.role, sel.loose])
+    """The 8-hex `-crop-` suffix of a cropOn key: own fields and looseness, not scopes or `any` (a `css`
+    only where there is one: the keys of the baselines written before it stay as they were)."""
+    own: list[Any] = [sel.text, sel.text_matches, sel.identifier, sel.role, sel.loose]
+    payload = js_json(own if sel.css is None else [*own, sel.css])
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
@@ -289,7 +291,7 @@ class DeviceDirectives:
             return DirectiveOutcome(exc.status, exc.reason)
         except _Outage as exc:
             return DirectiveOutcome("error", str(exc))
-        except CssSelectorError as exc:
+        except SelectorRefusedError as exc:
             return DirectiveOutcome("fail", str(exc))
         except (DeviceError, FlowFileError) as exc:
             return DirectiveOutcome("error", error_message(exc))
@@ -668,7 +670,7 @@ class DeviceDirectives:
                 screen = await waiter.read(deadline - at)
             except _Aborted:
                 raise
-            except CssSelectorError as exc:
+            except SelectorRefusedError as exc:
                 return _Poll("indeterminate", str(exc))
             except Exception as exc:
                 last_err, last_failed = exc, True

@@ -11,7 +11,7 @@ A device without it (or whose signals fail) gets the settle by reading: re-read 
 ``settle_interval`` until two reads agree, at most ``settle_max``.
 
 A read marks the CSS selectors of what the directive resolves (``Waiter(css=...)``); a selector
-the device refuses (``CssSelectorError``) ends the wait at once: reading again cannot help.
+the device refuses (``SelectorRefusedError``) ends the wait at once: reading again cannot help.
 
 This module also holds the abort-aware waiting every directive shares: a device call raced
 against the run's abort and a deadline, an abortable sleep, one bounded read of the tree.
@@ -24,7 +24,7 @@ import contextlib
 from collections.abc import Awaitable
 from typing import Any, Protocol, TypeVar
 
-from argent.devices.base import CssSelectorError, Device, DeviceError, PageSignals
+from argent.devices.base import Device, DeviceError, PageSignals, SelectorRefusedError
 from argent.runner.run import RUN_ABORTED, error_message, sleep_or_abort
 from argent.runner.selectors import Screen, flatten
 
@@ -159,7 +159,7 @@ class Waiter:
                 return await self._settle_by_reading(max(0.0, deadline - self.now()))
             try:
                 return await self.read(deadline - self.now())
-            except (Aborted, CssSelectorError):
+            except (Aborted, SelectorRefusedError):
                 raise
             except Exception as exc:
                 err = exc  # a document between two lives (a navigation): look again
@@ -177,7 +177,7 @@ class Waiter:
         while True:
             try:
                 screen = await self.read(deadline - self.now())
-            except (Aborted, CssSelectorError):
+            except (Aborted, SelectorRefusedError):
                 raise
             except Exception as exc:
                 err = exc

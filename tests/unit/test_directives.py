@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from attrs import define, field
 
-from argent.devices.base import DeviceError, Frame, UiNode, UiTree
+from argent.devices.base import CssSelectorError, DeviceError, Frame, UiNode, UiTree, css_unsupported
 from argent.flows.model import (
     AssertStep,
     AwaitStep,
@@ -1121,3 +1122,121 @@ def test_output_export_skips_unsafe_names_and_leaves_output_alone_when_nothing_t
     Path(step["artifacts"]["baseline"]).write_bytes(PNG_HEAD + b"b")
     export_artifacts({"steps": [step]}, "/a/x.yaml", "x", out, warnings.append)
     assert step["artifacts"]["baseline"] == str(out / "x" / "home__chromium-9x9-baseline.png")
+
+
+# --------------------------------------------------------------------------------------------
+# css: the reads mark what the directive's selectors name; a refusal fails the step at once
+
+
+@define(slots=False)
+class CssDevice(FakeDevice):
+    """A web device double: its reads mark the elements whose ``classes`` hold a queried ``.class``;
+    ``refuse`` answers a read that asks for CSS with that error instead."""
+
+    classes: dict[str, str] = field(factory=dict)
+    asked: list[tuple[str, ...]] = field(factory=list)
+    refuse: Exception | None = None
+
+    async def ui_tree(self, *, css: Sequence[str] = ()) -> UiTree:
+        self.asked.append(tuple(css))
+        if css and self.refuse is not None:
+            raise self.refuse
+        tree = await super().ui_tree()
+
+        def mark(n: UiNode) -> UiNode:
+            owned = {
+                c for c in css if c.startswith(".") and c[1:] in self.classes.get(n.identifier, "").split()
+            }
+            return attrs.evolve(n, css=frozenset(owned), children=tuple(mark(k) for k in n.children))
+
+        return attrs.evolve(tree, root=mark(tree.root))
+
+
+def web_page(*children: UiNode) -> UiTree:
+    return UiTree(root=UiNode(role="", kind="html", frame=Frame(0, 0, 1, 1), children=children))
+
+
+def dialog_page() -> UiTree:
+    ok = UiNode(role="button", kind="button", frame=Frame(0.1, 0.1, 0.1, 0.1), label="OK", identifier="ok1")
+    inner = UiNode(
+        role="button", kind="button", frame=Frame(0.6, 0.6, 0.1, 0.1), label="OK", identifier="ok2"
+    )
+    box = UiNode(role="", kind="div", frame=Frame(0.5, 0.5, 0.4, 0.4), identifier="shade")
+    dialog = UiNode(role="dialog", kind="div", frame=Frame(0.5, 0.5, 0.4, 0.4), children=(inner,))
+    return web_page(ok, box, dialog)
+
+
+async def test_reads_ask_for_the_css_of_the_selectors_and_only_then(
+    dd: DeviceDirectives, tmp_path: Path
+) -> None:
+    dev = CssDevice(view=dialog_page, classes={"ok2": "primary", "shade": "shade"})
+    ctx = make_ctx(tmp_path, dev)
+    out = await dd.execute(TapStep(Selector(css=".primary", within=Selector(role="dialog"))), dev, ctx)
+    assert out.status == "pass" and dev.calls == [("tap", 0.65, 0.65, 1)]
+    assert set(dev.asked) == {(".primary",)}
+    dev.asked.clear()
+    out = await dd.execute(TapStep(Selector(text="OK", within=Selector(css=".shade"))), dev, ctx)
+    assert out.status == "pass" and dev.calls[-1] == ("tap", 0.65, 0.65, 1)
+    assert set(dev.asked) == {(".shade",)}
+    dev.asked.clear()
+    out = await dd.execute(AssertStep(visible(Selector(text="OK", within=Selector(role="dialog")))), dev, ctx)
+    assert out.status == "pass" and set(dev.asked) == {()}
+    # css is strict: a css selector never stands for an id or a text
+    out = await dd.execute(AssertStep(visible(Selector(css=".ok1"))), dev, ctx)
+    assert (out.status, out.reason) == (
+        "fail",
+        'no element matched selector css=".ok1" — no visible element on the screen matches that CSS selector',
+    )
+
+
+async def test_a_css_selector_the_device_refuses_fails_the_step_at_once(
+    dd: DeviceDirectives, tmp_path: Path
+) -> None:
+    refused = CssSelectorError(
+        "a:frobnicate", "the browser refused it ('a:frobnicate' is not a valid selector)"
+    )
+    dev = CssDevice(view=dialog_page, refuse=refused)
+    ctx = make_ctx(tmp_path, dev)
+    reason = (
+        "css selector \"a:frobnicate\" is not valid: the browser refused it ('a:frobnicate' is not a valid "
+        "selector)"
+    )
+    out = await dd.execute(TapStep(Selector(css="a:frobnicate")), dev, ctx)
+    assert (out.status, out.reason, dev.calls) == ("fail", reason, [])
+    assert dev.reads == 0 and len(dev.asked) == 1  # not read again and again until the action timeout
+    out = await dd.execute(
+        AwaitStep(visible(Selector(text="OK", within=Selector(css="a:frobnicate")))), dev, ctx
+    )
+    assert (out.status, out.reason) == ("fail", reason)
+    assert len(dev.asked) == 2
+    android = CssDevice(view=dialog_page, platform="android", refuse=css_unsupported("android"))
+    out = await dd.execute(TapStep(Selector(css="b")), android, make_ctx(tmp_path, android))
+    assert (out.status, out.reason) == (
+        "fail",
+        "css selectors are unsupported on android — its screen is no web page; select by text, id or role instead",
+    )
+
+
+async def test_the_crop_key_of_a_selector_without_css_is_unchanged() -> None:
+    # the hash of the five own fields, as baselines written before `css:` existed were named
+    assert crop_hash(Selector(text="Header")) == "1b0573ff"
+    assert crop_hash(Selector(text="Header", css="h1")) not in (crop_hash(Selector(text="Header")), "")
+    assert crop_hash(Selector(css="h1")) != crop_hash(Selector(css="h2"))
+
+
+async def test_a_condition_on_a_screen_that_shows_nothing_says_why(tmp_path: Path) -> None:
+    dd = DeviceDirectives(timings=ROOMY)
+    blank = attrs.evolve(web_page(), blank="the page is blank (its <body> is empty)")
+    dev = FakeDevice(view=lambda: blank)
+    out = await dd.execute(AssertStep(visible(Selector(text="Go"))), dev, make_ctx(tmp_path, dev))
+    assert (out.status, out.reason) == (
+        "fail",
+        "could not evaluate the condition — every read of the UI tree was empty: the page is blank (its <body> "
+        "is empty)",
+    )
+    out = await dd.execute(TapStep(Selector(text="Go")), dev, make_ctx(tmp_path, dev))
+    assert (out.status, out.reason) == (
+        "fail",
+        'no visible element matched selector text="Go" — nothing on the screen is visible: the page is blank '
+        "(its <body> is empty)",
+    )

@@ -265,3 +265,9 @@ def test_step_target_labels(step: Step, label: str | None) -> None:
 def test_labels_of_parsed_steps() -> None:
     flow = parse_flow("steps:\n  - tap: { on: { id: row, within: List }, times: 2 }\n  - scroll-to: Footer\n")
     assert [step_target_label(step) for step in flow.steps] == ['id=row within ("List")', '"Footer"']
+
+
+def test_css_labels() -> None:
+    sel = Selector(css='a[href="/x"]', within=Selector(role="dialog"))
+    assert selector_label(sel) == 'css=a[href="/x"] within (role=dialog)'
+    assert describe_selector(sel) == 'css="a[href=\\"/x\\"]" within (role="dialog")'

@@ -1490,3 +1490,60 @@ def test_did_you_mean(key: str, hint: str | None) -> None:
     ]
     candidates += ["identifier", "id"]
     assert did_you_mean(key, candidates) == hint
+
+
+# --------------------------------------------------------------------------------------------
+# css: a selector key (strict, resolved by the browser)
+
+
+def test_css_is_a_strict_selector_key_that_combines_with_fields_and_scopes() -> None:
+    assert one('tap: { css: "form .save" }') == TapStep(target=Selector(css="form .save"))
+    step = one(
+        'tap: { css: "button.primary", text: Save, within: { role: dialog, css: "[aria-modal=true]" } }'
+    )
+    assert step == TapStep(
+        target=Selector(
+            css="button.primary", text="Save", within=Selector(role="dialog", css="[aria-modal=true]")
+        )
+    )
+    assert roundtrip(Flow(steps=(step,))).steps == (step,)
+    assert one('assert: { visible: { css: "#total" } }') == AssertStep(
+        condition=Condition(kind="visible", selector=Selector(css="#total"))
+    )
+
+
+@pytest.mark.parametrize(
+    ("css", "problem"),
+    [
+        ("a[", "a `[` is never closed"),
+        ("li:nth-child(2", "a `(` is never closed"),
+        ("a)", "a `)` closes nothing"),
+        ("a[title='x]", "a `'` quote is never closed"),
+        ("a,,b", "a selector in its comma-separated list is empty"),
+        ("a,", "it ends with `,`, with no selector after it"),
+        ("ul >", "it ends with the combinator `>`, with nothing after it"),
+        ("   ", "it is empty"),
+    ],
+)
+def test_a_plainly_broken_css_selector_is_refused_when_the_flow_is_read(css: str, problem: str) -> None:
+    assert step_detail(f"tap: {{ css: {json.dumps(css)} }}") == (
+        f"tap: css {json.dumps(css)} is not a valid CSS selector: {problem}"
+    )
+
+
+def test_css_selectors_the_parser_leaves_to_the_browser() -> None:
+    for css in ('a[title="x]"]', ":is(a, b) > p", "a\\[", "li:nth-child(2n+1)", "*", ":has(> img)", "a\\,"):
+        assert one(f"tap: {{ css: {json.dumps(css)} }}") == TapStep(target=Selector(css=css))
+
+
+def test_css_value_and_any_checks() -> None:
+    assert (
+        step_detail("tap: { css: 42 }")
+        == 'tap: `css` must be a string holding a CSS selector — e.g. css: "form .save"'
+    )
+    assert step_detail(f"tap: {{ css: {json.dumps('a' * 4097)} }}") == (
+        f"tap: css {json.dumps('a' * 4097)} is not a valid CSS selector: it is longer than 4096 characters"
+    )
+    assert step_detail('tap: { any: true, css: "b", within: { id: l } }') == (
+        "tap: `any: true` already matches every element — drop it, or drop the `css` it makes redundant"
+    )

@@ -6,16 +6,21 @@ from typing import Any
 
 from argent.devices.base import Frame, UiNode, UiTree
 from argent.flows.model import Condition, Selector
+from argent.limits import MISS_CANDIDATE_CHARS, MISS_CANDIDATES_EXAMINED
 from argent.runner.selectors import (
     PASSWORD_LABEL,
     alternatives,
     best_match,
+    css_selectors,
     evaluate,
     flatten,
     follows,
     inside,
     matches_for_condition,
+    miss_reason,
+    no_match_reason,
 )
+from argent.runner.teach import plural
 
 
 def n(role: str, x: float, y: float, w: float, h: float, *children: UiNode, **kw: Any) -> UiNode:
@@ -380,3 +385,230 @@ def test_reason_describes_scopes() -> None:
         'no element matched selector text="Buy" within (id="cart") — nothing on the screen matches its within '
         'scope (id="cart")'
     )
+
+
+# --------------------------------------------------------------------------------------------
+# ARIA roles, names, css (a web read gives each node its ARIA role and its kind)
+
+
+def web(role: str, kind: str, x: float, y: float, w: float, h: float, *children: UiNode, **kw: Any) -> UiNode:
+    return UiNode(role=role, kind=kind, frame=Frame(x, y, w, h), children=tuple(children), **kw)
+
+
+def test_an_element_with_an_aria_role_is_selectable_without_a_name() -> None:
+    s = screen(
+        web("dialog", "div", 0, 0, 0.5, 0.5, web("button", "button", 0.1, 0.1, 0.1, 0.1, label="OK")),
+        web("", "div", 0.5, 0.5, 0.1, 0.1),  # no role, no name: nothing to select it by
+        n("div", 0.6, 0.6, 0.1, 0.1),  # off the web: a role alone keeps nothing (upstream's rule)
+    )
+    assert [(leaf.role, leaf.kind) for leaf in s.leaves] == [("dialog", "div"), ("button", "button")]
+    inner = best_match(Selector(text="OK", within=Selector(role="dialog")), s)
+    assert inner is not None and inner.label == "OK"
+
+
+def test_role_is_the_aria_role_exactly_or_upstreams_role_string_as_a_substring() -> None:
+    s = screen(
+        web("textbox", "input", 0, 0, 0.2, 0.1, label="Email"),
+        web("list", "ul", 0, 0.2, 0.2, 0.3, web("listitem", "li", 0, 0.2, 0.2, 0.1, value="Milk")),
+        web("listbox", "listbox", 0, 0.6, 0.2, 0.1, label="Fruit"),  # an explicit role attribute
+        web("", "div", 0, 0.8, 0.2, 0.1, value="plain"),
+    )
+
+    def roles(role: str) -> list[str]:
+        return [f"{leaf.role}/{leaf.kind}" for leaf in matches_for_condition(Selector(role=role), s)[1]]
+
+    assert roles("textbox") == ["textbox/input"]
+    assert roles("TEXTBOX") == ["textbox/input"]
+    assert roles("input") == ["textbox/input"]  # the tag, as upstream flows name it
+    assert roles("inp") == ["textbox/input"]  # upstream's substring
+    assert roles("list") == ["list/ul", "listbox/listbox"]  # ARIA exactly; the role attribute holds it
+    assert roles("listitem") == ["listitem/li"]
+    assert roles("text") == []  # an ARIA role is never a substring match
+    assert roles("div") == ["/div"]
+    # off the web (no kind) the role is upstream's substring, as before
+    assert [
+        leaf.label
+        for leaf in matches_for_condition(
+            Selector(role="MENU"), screen(n("menuitem", 0, 0, 1, 1, label="Open"))
+        )[1]
+    ] == ["Open"]
+
+
+def test_text_with_the_aria_role_matches_the_name_or_any_text_inside() -> None:
+    s = screen(
+        web(
+            "listitem",
+            "li",
+            0,
+            0,
+            0.5,
+            0.1,
+            web("", "span", 0, 0, 0.2, 0.1, value="Milk"),
+            web("button", "button", 0.3, 0, 0.1, 0.1, label="Remove"),
+        ),
+        web("listitem", "li", 0, 0.1, 0.5, 0.1, value="Bread"),
+    )
+    milk = best_match(Selector(role="listitem", text="milk"), s)
+    assert milk is not None and milk.frame.y == 0
+    assert best_match(Selector(role="listitem", text_matches="^Milk Remove$"), s) is not None
+    # the tag way keeps upstream's meaning: the element's own label or value only
+    assert best_match(Selector(role="li", text="milk"), s) is None
+    assert best_match(Selector(text="Milk Remove"), s) is None
+
+
+def test_css_matches_the_elements_the_read_marked() -> None:
+    s = screen(
+        web("button", "button", 0, 0, 0.1, 0.1, label="Save", css=frozenset({".primary"})),
+        web("button", "button", 0.2, 0, 0.1, 0.1, label="Save"),
+        web("", "div", 0, 0.5, 0.2, 0.2, css=frozenset({".box", ".primary"})),  # kept: it matched
+    )
+    found = matches_for_condition(Selector(css=".primary"), s)[1]
+    assert [(leaf.role, leaf.frame.x) for leaf in found] == [("button", 0), ("", 0)]
+    assert best_match(Selector(css=".primary", text="Save"), s).frame.x == 0  # type: ignore[union-attr]
+    assert best_match(Selector(css=".box"), s).kind == "div"  # type: ignore[union-attr]
+    assert best_match(Selector(css=".missing"), s) is None
+
+
+def test_css_selectors_of_a_selector_and_its_scopes_once_each() -> None:
+    sel = Selector(
+        css="b",
+        within=Selector(css="form", next=Selector(css="b")),
+        after=Selector(text="x", within=Selector(css="h1")),
+    )
+    assert css_selectors(sel, None, Selector(css="p")) == ("b", "form", "h1", "p")
+    assert css_selectors(Selector(text="x")) == ()
+
+
+# --------------------------------------------------------------------------------------------
+# Messages that teach
+
+
+def _dialog_screen() -> Any:
+    return screen(
+        web(
+            "dialog",
+            "div",
+            0,
+            0,
+            0.6,
+            0.5,
+            web("heading", "h2", 0, 0, 0.6, 0.1, label="Rename file"),
+            web("textbox", "input", 0, 0.1, 0.6, 0.1, label="New name", value="Untitled.ipynb"),
+            web("button", "button", 0, 0.3, 0.2, 0.1, label="Cancel"),
+            web("button", "button", 0.3, 0.3, 0.2, 0.1, label="Rename and Save"),
+        ),
+        web("button", "button", 0.7, 0.9, 0.1, 0.1, label="Help"),
+        web("link", "a", 0.8, 0.9, 0.1, 0.1, label="Docs", identifier="docs-link"),
+    )
+
+
+def test_a_miss_names_the_elements_of_the_role_nearest_first() -> None:
+    s = _dialog_screen()
+    sel = Selector(role="button", text="Rename file")
+    assert no_match_reason(sel, s) == (
+        'no element matched selector text="Rename file" role="button" — buttons here: "Rename and Save", '
+        '"Cancel", "Help"'
+    )
+    scoped = Selector(role="button", text="Rename file", within=Selector(role="dialog"))
+    assert no_match_reason(scoped, s) == (
+        'no element matched selector text="Rename file" role="button" within (role="dialog") — buttons here: '
+        '"Rename and Save", "Cancel"'
+    )
+    assert no_match_reason(Selector(role="checkbox", text="Agree"), s) == (
+        'no element matched selector text="Agree" role="checkbox" — no checkbox is on the screen; no text on '
+        "the screen comes close to it"
+    )
+
+
+def test_a_miss_names_the_close_texts_ids_and_roles() -> None:
+    s = _dialog_screen()
+    assert no_match_reason(Selector(text="Renam"), s) == (
+        'no element matched selector text="Renam" — the nearest texts on the screen: heading "Rename file", '
+        'button "Rename and Save"'
+    )
+    assert no_match_reason(Selector(text="Hlep"), s) == (
+        'no element matched selector text="Hlep" — the nearest texts on the screen: button "Help"'
+    )
+    assert no_match_reason(Selector(text="Checkout"), s) == (
+        'no element matched selector text="Checkout" — no text on the screen comes close to it'
+    )
+    assert no_match_reason(Selector(identifier="doc-link"), s) == (
+        'no element matched selector id="doc-link" — ids on the screen: "docs-link"'
+    )
+    assert no_match_reason(Selector(role="tab"), s) == (
+        'no element matched selector role="tab" — roles on the screen: link, dialog, textbox, button, heading'
+    )
+    assert no_match_reason(Selector(css=".x"), s) == (
+        'no element matched selector css=".x" — no visible element on the screen matches that CSS selector'
+    )
+
+
+def test_a_miss_says_which_scope_ruled_it_out() -> None:
+    s = _dialog_screen()
+    assert no_match_reason(Selector(text="Help", within=Selector(role="dialog")), s) == (
+        'no element matched selector text="Help" within (role="dialog") — text="Help" is on the screen, but not '
+        'within (role="dialog")'
+    )
+    assert no_match_reason(Selector(text="OK", within=Selector(role="alertdialog")), s) == (
+        'no element matched selector text="OK" within (role="alertdialog") — nothing on the screen matches its '
+        'within scope (role="alertdialog")'
+    )
+
+
+def test_a_miss_on_a_screen_with_nothing_visible_says_why() -> None:
+    blank = flatten(UiTree(root=web("", "html", 0, 0, 1, 1), blank="the page is blank (its <body> is empty)"))
+    assert no_match_reason(Selector(text="Go"), blank) == (
+        'no element matched selector text="Go" — nothing on the screen is visible: the page is blank (its <body> '
+        "is empty)"
+    )
+    assert no_match_reason(Selector(text="Go"), screen()) == (
+        'no element matched selector text="Go" — nothing on the screen is visible'
+    )
+
+
+def test_the_off_screen_hint_only_when_an_element_matches() -> None:
+    s = screen(
+        web("button", "button", 0, 1, 0.1, 0, label="Pay now"),
+        web("button", "button", 0, 0, 0.1, 0.1, label="Pay later"),
+    )
+    assert miss_reason(Selector(text="Pay now"), s) == (
+        'no visible element matched selector text="Pay now" — if it is off-screen, add a scroll-to step before '
+        "this one"
+    )
+    assert miss_reason(Selector(text="Checkout"), s) == (
+        'no visible element matched selector text="Checkout" — no text on the screen comes close to it'
+    )
+    assert miss_reason(Selector(text="Pay soon"), s) == (
+        'no visible element matched selector text="Pay soon" — the nearest texts on the screen: button '
+        '"Pay later"'
+    )
+
+
+def test_a_miss_lists_a_bounded_number_of_candidates_in_a_fixed_order() -> None:
+    buttons = [web("button", "button", 0, i / 1000, 0.1, 0.0009, label=f"Item {i:04d}") for i in range(1000)]
+    s = screen(*buttons)
+    reason = no_match_reason(Selector(role="button", text="Item 12345"), s)
+    # the first MISS_CANDIDATES_EXAMINED in reading order are compared; ties keep reading order
+    assert reason == (
+        'no element matched selector text="Item 12345" role="button" — buttons here: "Item 0034", "Item 0035", '
+        f'"Item 0045", "Item 0123", "Item 0124" and {MISS_CANDIDATES_EXAMINED - 5} more'
+    )
+    assert no_match_reason(Selector(role="button", text="Item 12345"), s) == reason  # deterministic
+    long = screen(web("button", "button", 0, 0, 0.1, 0.1, label="Save " + "x" * 500))
+    assert no_match_reason(Selector(role="button", text="Save all"), long) == (
+        'no element matched selector text="Save all" role="button" — buttons here: "Save '
+        + "x" * (MISS_CANDIDATE_CHARS - 6)
+        + '…"'
+    )
+
+
+def test_plural_of_role_names() -> None:
+    assert [plural(w) for w in ("button", "textbox", "checkbox", "switch", "listitem", "entry", "key")] == [
+        "buttons",
+        "textboxes",
+        "checkboxes",
+        "switches",
+        "listitems",
+        "entries",
+        "keys",
+    ]

@@ -478,3 +478,16 @@ def test_summary_numbers_steps() -> None:
         '2. tap: "Go"',
         "3. wait: 5ms",
     ]
+
+
+def test_css_is_written_and_labelled_as_it_reads() -> None:
+    step = TapStep(target=Selector(css="form .save", within=Selector(role="dialog")))
+    assert step_to_data(step) == {"tap": {"css": "form .save", "within": {"role": "dialog"}}}
+    assert summarize_step(1, step) == '1. tap: {"css":"form .save","within":{"role":"dialog"}}'
+    assert parse_flow(flow_to_yaml(Flow(steps=(step,)))).steps == (step,)
+    with pytest.raises(FlowError) as info:
+        step_to_data(TapStep(target=Selector(css="")))
+    assert info.value.message.endswith("— its css is empty")
+    with pytest.raises(FlowError) as info:
+        step_to_data(TapStep(target=Selector(any=True, css="b", within=Selector(identifier="l"))))
+    assert info.value.message.endswith("— `any: true` takes no text/id/role/css and needs a scope")

@@ -7,13 +7,13 @@
 //   { tree: <node>, truncated, scroll: <offsets of scrollable elements>, w: innerWidth, h: innerHeight,
 //     blank?: <why nothing on the screen is visible> }
 // or { tree: null, error } / { tree: null, cssError: { selector, message } } (a selector the engine
-// refused). A node is { role, kind, frame: [x, y, w, h] (fractions of the viewport, clamped to
+// refused). A node is { role?, kind?, frame: [x, y, w, h] (fractions of the viewport, clamped to
 // [0, 1]), label?, value?, identifier?, clickable?, disabled?, checked?, password?, scrollable?,
 // focused?, css?: [<indices into query.css>], children? } with falsy fields left out.
 //   role: the ARIA role — the element's own `role` (its first token), else its implicit role
 //         (HTML-AAM: button, link for a[href], textbox, heading, list, ...), else "".
 //   kind: what the element is called where upstream's flows named it: its `role` attribute, else its
-//         tag name.
+//         tag name; left out where it is the role.
 //   label: the accessible name (accname: aria-labelledby, aria-label, <label>, alt, legend, caption,
 //          the contents for roles named from content, title, placeholder).
 //   value: a field's value, else the element's own text.
@@ -412,11 +412,10 @@
         }
         return tag === "header" ? "banner" : "contentinfo";
       }
-      default: {
-        const editable = attr(el, "contenteditable").toLowerCase();
-        if (apply(hasAttribute, el, ["contenteditable"]) && editable !== "false") return "textbox";
-        return "";
-      }
+      default:
+        return apply(hasAttribute, el, ["contenteditable"]) && attr(el, "contenteditable").toLowerCase() !== "false"
+          ? "textbox"
+          : "";
     }
   };
 
@@ -464,7 +463,10 @@
     const title = collapse(attr(el, "title"));
     if (title) return [title, FROM_TOOLTIP];
     if (tag === "input" || tag === "textarea") return [collapse(attr(el, "placeholder")), FROM_TOOLTIP];
-    return [collapse(attr(el, "aria-placeholder")), FROM_TOOLTIP];
+    if (role === "textbox" || role === "searchbox" || role === "combobox") {
+      return [collapse(attr(el, "aria-placeholder")), FROM_TOOLTIP];
+    }
+    return NO_NAME;
   };
 
   // What a walked element gives the text of its parent (its name where that is not its contents,
@@ -605,7 +607,7 @@
     }
 
     // Own information (none for visibility:hidden).
-    const node = { role: "", kind: tag };
+    const node = {};
     if (kept) node.ref = kept.push(el) - 1;
     let info = false;
     let give = content; // what this element gives its parent's text
@@ -613,8 +615,8 @@
       const declared = collapse(attr(el, "role")).toLowerCase().split(" ")[0];
       const type = tag === "input" ? String(read(inputType, el) || "text").toLowerCase() : "";
       const role = declared || (isRoot ? "" : implicitRole(el, tag, type, depth));
-      node.role = role;
-      if (declared) node.kind = declared;
+      if (role) node.role = role;
+      if ((declared || tag) !== role) node.kind = declared || tag;
       const identifier = attr(el, "id") || attr(el, "data-testid") || attr(el, "data-test-id");
       const clickable =
         (tag === "a" && apply(hasAttribute, el, ["href"])) ||
@@ -721,6 +723,7 @@
         if (kids.length === 1 && (hidden || tag === "div" || (!box && tag === "span"))) return kids[0];
       }
     }
+    if (hidden) node.kind = tag;
     if (kids.length) node.children = kids;
     return node;
   };

@@ -126,9 +126,10 @@ def _node(data: dict[str, Any], css: tuple[str, ...]) -> UiNode:
         matched = frozenset(
             css[i] for i in marks if isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(css)
         )
+    role = _text(data.get("role"))
     return UiNode(
-        role=_text(data.get("role")),
-        kind=_text(data.get("kind")),
+        role=role,
+        kind=_text(data.get("kind")) or role,
         css=matched,
         frame=_frame(data.get("frame")),
         label=_text(data.get("label")),
