@@ -129,12 +129,12 @@ def flatten(tree: UiTree) -> Screen:
     is never kept.
     Each element carries the text of its whole subtree (its own first), whitespace-collapsed.
     """
-    leaves: list[Leaf] = []
+    slots: list[Leaf | None] = []  # document order: a kept element's slot is taken before its children's
 
     def walk(node: UiNode) -> str:
         label = PASSWORD_LABEL if node.password and not node.label else _collapse(node.label)
         value = "" if node.password else _collapse(node.value)
-        slot = len(leaves)
+        slot = len(slots)
         keep = bool(
             node.identifier
             or label
@@ -146,7 +146,7 @@ def flatten(tree: UiTree) -> Screen:
             or (node.role and node.kind)
         )
         if keep:
-            leaves.append(Leaf(order=0, role=node.role, frame=node.frame))  # placeholder, filled below
+            slots.append(None)  # filled below, once the subtree's text is known
         own = [label] if label else []
         if value and value != label:
             own.append(value)
@@ -155,7 +155,7 @@ def flatten(tree: UiTree) -> Screen:
         if len(text) > MAX_SUBTREE_TEXT:
             text = text[:MAX_SUBTREE_TEXT]
         if keep:
-            leaves[slot] = Leaf(
+            slots[slot] = Leaf(
                 order=slot,
                 role=node.role,
                 frame=node.frame,
@@ -174,8 +174,9 @@ def flatten(tree: UiTree) -> Screen:
 
     for child in tree.root.children:
         walk(child)
+    leaves = tuple(leaf for leaf in slots if leaf is not None)
     return Screen(
-        leaves=tuple(leaves),
+        leaves=leaves,
         truncated=tree.truncated,
         fingerprint=fingerprint(leaves, tree.scroll),
         blank=tree.blank,

@@ -24,6 +24,7 @@ DESCRIBE_MAX_DEPTH = 60
 DESCRIBE_MAX_NODES = 5_000
 
 _ZERO = Frame(0.0, 0.0, 0.0, 0.0)
+_NO_CSS: frozenset[str] = frozenset()
 
 
 @functools.cache
@@ -121,7 +122,7 @@ def _node(data: dict[str, Any], css: tuple[str, ...]) -> UiNode:
     checked = data.get("checked")
     ref = data.get("ref")
     marks = data.get("css")
-    matched: frozenset[str] = frozenset()
+    matched = _NO_CSS
     if css and isinstance(marks, list):
         matched = frozenset(
             css[i] for i in marks if isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(css)

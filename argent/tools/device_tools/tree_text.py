@@ -52,7 +52,8 @@ def node_line(node: UiNode) -> str:
 
 
 def _printed(node: UiNode) -> bool:
-    return bool(node.label or node.value or node.identifier or _flags(node) or node.children)
+    aria = node.role and node.kind  # a web read's ARIA role: a selector can name it by that alone
+    return bool(node.label or node.value or node.identifier or aria or _flags(node) or node.children)
 
 
 def _walk(node: UiNode, depth: int) -> Iterator[str]:
@@ -74,11 +75,11 @@ def describe_text(tree: UiTree, *, source: str = "cdp-dom", max_nodes: int = DES
         f"ROOT  {tree.root.role or tree.root.kind} {_frame_text(tree.root)}",
         "",
     ]
-    for child in tree.root.children:
-        lines.extend(_walk(child, 1))
+    shown = [line for child in tree.root.children for line in _walk(child, 1)]
+    lines += shown
     if tree.blank:
         lines += ["", f"Nothing a selector can name is visible: {tree.blank}."]
-    elif len(lines) == 8:
+    elif not shown:
         lines += ["The UI tree is empty: the device named no element on this screen (it did not say why)."]
     if tree.truncated:
         lines += [
