@@ -56,6 +56,8 @@ class UiNode:
     scrollable: bool = False
     focused: bool = False
     kind: str = ""
+    #: A placeholder or title that is not the element's name (its accessible description).
+    description: str = ""
     #: The CSS selectors of the read (``Device.ui_tree(css=...)``) this element matches.
     css: frozenset[str] = frozenset()
     children: tuple[UiNode, ...] = field(default=(), repr=False)

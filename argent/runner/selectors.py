@@ -77,6 +77,8 @@ class Leaf:
     focused: bool = False
     scrollable: bool = False
     kind: str = ""
+    #: A placeholder or title that is not the element's name (``text`` matches it too).
+    description: str = ""
     css: frozenset[str] = frozenset()
     #: The element's number in a kept read (``PageSignals.kept_tree``), else -1.
     ref: int = field(default=-1, eq=False)
@@ -167,6 +169,7 @@ def flatten(tree: UiTree) -> Screen:
                 focused=node.focused,
                 scrollable=node.scrollable,
                 kind=node.kind,
+                description=_collapse(node.description),
                 css=node.css,
                 ref=node.ref,
             )
@@ -313,10 +316,13 @@ def role_matches(leaf: Leaf, role: str) -> bool:
 
 
 def _texts(leaf: Leaf, sel: Selector) -> tuple[str, ...]:
-    """The texts ``text`` is matched with: the name (label) and the value; with a ``role`` that is
-    the element's ARIA role, also all the text inside it."""
+    """The texts ``text`` is matched with: the name (label), the value and the description (a
+    placeholder or title: upstream's label, kept matching); with a ``role`` that is the element's
+    ARIA role, also all the text inside it."""
     if sel.role is not None and leaf.kind and sel.role.lower() == leaf.role.lower():
-        return (leaf.label, leaf.value, leaf.subtree_text)
+        return (leaf.label, leaf.value, leaf.description, leaf.subtree_text)
+    if leaf.description:
+        return (leaf.label, leaf.value, leaf.description)
     return (leaf.label, leaf.value)
 
 
@@ -593,7 +599,7 @@ def _texts_near(wanted: str, visible: Sequence[Leaf]) -> str:
 
     def texts() -> Iterable[tuple[str, str]]:
         for leaf in visible:
-            for text in (leaf.label, leaf.value):
+            for text in (leaf.label, leaf.value, leaf.description):
                 if text:
                     yield text, f"{_what(leaf)} {quoted(text)}"
 

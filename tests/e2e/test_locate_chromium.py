@@ -172,7 +172,7 @@ APP = """<!doctype html><html><head><title>App</title><style>
 <button onclick="log('page OK')">OK</button>
 <button class="primary" onclick="log('page primary')">Save</button>
 <div class="box" onclick="log('box')"></div>
-<label for="name">Name</label><input id="name">
+<label for="name">Name</label><input id="name" placeholder="Your name">
 <ul><li>Milk <button onclick="log('milk removed')">Remove</button></li>
     <li>Bread <button onclick="log('bread removed')">Remove</button></li></ul>
 <div class="modal" role="dialog"><h2>Rename file</h2>
@@ -395,6 +395,16 @@ async def test_accessible_names_from_every_source(device: Any, site: str) -> Non
     tree = await device.ui_tree()
     assert {key: by_id(tree, key).label for key in NAME_TABLE} == NAME_TABLE
     assert by_id(tree, "wrapped").value == "Ada"  # the field's own value is not its name
+    # a placeholder or title that does not name the element is its description (text: matches it)
+    descriptions = {
+        key: by_id(tree, key).description for key in ("for-label", "aria-label", "labelledby", "titled")
+    }
+    assert descriptions == {
+        "for-label": "you@example.com",
+        "aria-label": "ignored",
+        "labelledby": "ignored too",
+        "titled": "",
+    }
     huge = by_id(tree, "huge-labelledby").label  # a name costs a bounded read
     assert huge.startswith("word word") and len(huge) <= WALK_TEXT_CHARS
     assert by_id(tree, "deep-labelledby").label == ""  # past the nodes a label may visit
@@ -407,6 +417,7 @@ async def test_roles_and_names_select_as_a_person_names_them(device: Any, site: 
         tmp_path,
         f"  - launch: {{ chromium: {json.dumps(site + '/app.html')} }}\n"
         "  - type: { into: { role: textbox, text: Name }, text: Ada }\n"  # <label for> names the input
+        "  - assert: { text: { in: { text: Your name }, equals: Ada } }\n"  # its placeholder still finds it
         "  - assert: { visible: { role: input, text: Name } }\n"  # the tag still matches (upstream flows)
         "  - tap: { role: button, text: Remove, within: { role: listitem, text: Bread } }\n"
         "  - assert: { text: { in: { id: log }, equals: bread removed } }\n"
@@ -415,7 +426,7 @@ async def test_roles_and_names_select_as_a_person_names_them(device: Any, site: 
         "  - tap: { role: button, text: OK }\n"  # the smallest, top-most OK of the page
         "  - assert: { text: { in: { id: log }, equals: page OK } }\n",
     )
-    assert outcomes(res) == [("pass", None)] * 9
+    assert outcomes(res) == [("pass", None)] * 10
     tree = await device.ui_tree()
     assert [n.value for n in nodes(tree.root) if n.role == "textbox" and n.label == "Name"] == ["Ada"]
 

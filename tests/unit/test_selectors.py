@@ -612,3 +612,11 @@ def test_plural_of_role_names() -> None:
         "entries",
         "keys",
     ]
+
+
+def test_text_matches_a_placeholder_or_title_that_is_not_the_name() -> None:
+    # upstream named a field by its placeholder before its <label>: such flows keep finding it
+    s = screen(web("textbox", "input", 0, 0, 0.2, 0.1, label="Email", description="you@example.com"))
+    assert best_match(Selector(text="you@example"), s) is not None
+    assert best_match(loose("you@example.com"), s) is not None
+    assert best_match(Selector(text="Email"), s) is not None

@@ -8,7 +8,7 @@
 //     blank?: <why nothing on the screen is visible> }
 // or { tree: null, error } / { tree: null, cssError: { selector, message } } (a selector the engine
 // refused). A node is { role?, kind?, frame: [x, y, w, h] (fractions of the viewport, clamped to
-// [0, 1]), label?, value?, identifier?, clickable?, disabled?, checked?, password?, scrollable?,
+// [0, 1]), label?, value?, desc?, identifier?, clickable?, disabled?, checked?, password?, scrollable?,
 // focused?, css?: [<indices into query.css>], children? } with falsy fields left out.
 //   role: the ARIA role — the element's own `role` (its first token), else its implicit role
 //         (HTML-AAM: button, link for a[href], textbox, heading, list, ...), else "".
@@ -17,6 +17,7 @@
 //   label: the accessible name (accname: aria-labelledby, aria-label, <label>, alt, legend, caption,
 //          the contents for roles named from content, title, placeholder).
 //   value: a field's value, else the element's own text.
+//   desc: the element's placeholder or title where that is not its name.
 // With `keep` (only in argent's isolated world, where the page cannot see it), each node also
 // carries `ref`, its element's index in `globalThis.__argentRefs`, so a later call can act on the
 // very element (scroll it into view).
@@ -638,6 +639,13 @@
       if (LEAF_TAGS[tag] === 1 && !BUTTON_INPUTS[type]) give = name[1] === FROM_NAME && label ? label : value;
       else if (label && (name[1] === FROM_NAME || (name[1] === FROM_TOOLTIP && !collapse(content)))) give = label;
       const shownValue = value && value === label ? "" : value;
+      // The description: a placeholder or title that does not name it (a selector's text matches it too).
+      let desc = "";
+      if (!isRoot) {
+        if (tag === "input" || tag === "textarea") desc = collapse(attr(el, "placeholder"));
+        if (!desc || desc === label) desc = collapse(attr(el, "title"));
+        if (desc === label || desc === shownValue) desc = "";
+      }
       let checked = null;
       if (tag === "input" && (type === "checkbox" || type === "radio")) checked = !!read(inputChecked, el);
       else {
@@ -664,6 +672,7 @@
       }
       if (label) node.label = label;
       if (shownValue) node.value = shownValue;
+      if (desc) node.desc = desc;
       if (identifier) node.identifier = collapse(identifier);
       if (clickable) node.clickable = true;
       if (disabled) node.disabled = true;

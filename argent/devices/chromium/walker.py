@@ -135,6 +135,7 @@ def _node(data: dict[str, Any], css: tuple[str, ...]) -> UiNode:
         frame=_frame(data.get("frame")),
         label=_text(data.get("label")),
         value=_text(data.get("value")),
+        description=_text(data.get("desc")),
         identifier=_text(data.get("identifier")),
         clickable=data.get("clickable") is True,
         disabled=data.get("disabled") is True,

@@ -43,6 +43,8 @@ def node_line(node: UiNode) -> str:
         parts.append(f'"{_escape(node.label)}"')
     if node.value and node.value != node.label:
         parts.append(f'value="{_escape(node.value)}"')
+    if node.description:
+        parts.append(f'description="{_escape(node.description)}"')
     if node.identifier:
         parts.append(f'id="{_escape(node.identifier)}"')
     flags = _flags(node)
