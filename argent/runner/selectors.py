@@ -80,6 +80,9 @@ class Leaf:
     #: A placeholder or title that is not the element's name (``text`` matches it too).
     description: str = ""
     css: frozenset[str] = frozenset()
+    #: Kept for its ARIA role alone (a list, a row, a nameless dialog): ``any: true`` passes it by, as
+    #: upstream's flows knew no such element.
+    role_only: bool = False
     #: The element's number in a kept read (``PageSignals.kept_tree``), else -1.
     ref: int = field(default=-1, eq=False)
 
@@ -137,16 +140,10 @@ def flatten(tree: UiTree) -> Screen:
         label = PASSWORD_LABEL if node.password and not node.label else _collapse(node.label)
         value = "" if node.password else _collapse(node.value)
         slot = len(slots)
-        keep = bool(
-            node.identifier
-            or label
-            or value
-            or node.clickable
-            or node.focused
-            or node.scrollable
-            or node.css
-            or (node.role and node.kind)
+        named = bool(
+            node.identifier or label or value or node.clickable or node.focused or node.scrollable or node.css
         )
+        keep = named or bool(node.role and node.kind)
         if keep:
             slots.append(None)  # filled below, once the subtree's text is known
         own = [label] if label else []
@@ -171,6 +168,7 @@ def flatten(tree: UiTree) -> Screen:
                 kind=node.kind,
                 description=_collapse(node.description),
                 css=node.css,
+                role_only=not named,
                 ref=node.ref,
             )
         return text
@@ -406,7 +404,7 @@ def _nearest_follower(anchor: Leaf, candidates: Sequence[Leaf]) -> Leaf | None:
 def resolve_strict(sel: Selector, leaves: Sequence[Leaf]) -> list[Leaf]:
     """Every element a strict selector (no loose expansion) names, in document order."""
     _spend(len(leaves), sel)
-    found = [leaf for leaf in leaves if sel.any or own_match(leaf, sel)]
+    found = [leaf for leaf in leaves if (not leaf.role_only if sel.any else own_match(leaf, sel))]
     if sel.within is not None and found:
         containers = [a for a in resolve_strict(sel.within, leaves) if a.visible]
         _spend(len(found) * len(containers), sel)

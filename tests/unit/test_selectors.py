@@ -620,3 +620,31 @@ def test_text_matches_a_placeholder_or_title_that_is_not_the_name() -> None:
     assert best_match(Selector(text="you@example"), s) is not None
     assert best_match(loose("you@example.com"), s) is not None
     assert best_match(Selector(text="Email"), s) is not None
+
+
+def test_any_passes_by_an_element_kept_for_its_role_alone() -> None:
+    # `any: true` picks the first element in reading order, as upstream did: a list that starts left of
+    # its first link is no such element
+    s = screen(
+        web(
+            "navigation",
+            "nav",
+            0,
+            0,
+            1,
+            0.2,
+            web(
+                "list",
+                "ul",
+                0,
+                0,
+                1,
+                0.2,
+                web("listitem", "li", 0.05, 0, 0.5, 0.1, web("link", "a", 0.05, 0, 0.2, 0.1, label="First")),
+            ),
+            identifier="menu",
+        )
+    )
+    first = best_match(Selector(any=True, within=Selector(identifier="menu")), s)
+    assert first is not None and first.label == "First"
+    assert [leaf.role for leaf in matches_for_condition(Selector(role="list"), s)[1]] == ["list"]
