@@ -615,7 +615,11 @@
     if (!hidden) {
       const declared = collapse(attr(el, "role")).toLowerCase().split(" ")[0];
       const type = tag === "input" ? String(read(inputType, el) || "text").toLowerCase() : "";
-      const role = declared || (isRoot ? "" : implicitRole(el, tag, type, depth));
+      // `none` / `presentation` take the element's role away (its kind keeps the word).
+      const role =
+        declared === "none" || declared === "presentation"
+          ? ""
+          : declared || (isRoot ? "" : implicitRole(el, tag, type, depth));
       if (role) node.role = role;
       if ((declared || tag) !== role) node.kind = declared || tag;
       const identifier = attr(el, "id") || attr(el, "data-testid") || attr(el, "data-test-id");
