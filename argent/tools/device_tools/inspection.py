@@ -193,8 +193,8 @@ SCREENSHOT = DeviceTool(
 
 DESCRIBE = DeviceTool(
     "describe",
-    "The device's UI tree as indented text: role, label, value, id, flags and the normalized frame of each "
-    "element.",
+    "The device's UI tree as indented text: role (on the web the ARIA role, else the tag), name, value, id, "
+    "flags and the normalized frame of each element; when nothing on the screen is visible, why.",
     DescribeArgs,
     describe,
     always_load=True,
