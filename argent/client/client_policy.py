@@ -22,7 +22,7 @@ from typing import Literal
 from attrs import frozen
 
 from argent.limits import MAX_FILE_BYTES
-from argent.runner.files import canonical_path
+from argent.link.paths import canonical_path
 from argent.utils.oserrors import EISDIR_READ, os_error_text
 
 OUTSIDE_ROOTS = "{target} is outside every root this client serves ({directories})"

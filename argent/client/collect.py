@@ -32,9 +32,9 @@ from argent.flows.names import baseline_dir, is_safe_flow_name
 from argent.limits import MAX_RUN_DEPTH
 from argent.link.codec import read_or_none, to_wire
 from argent.link.models import FileInputSpec, ToolEntry, WireMember
+from argent.link.paths import canonical_path, spelling_of
 from argent.link.rules import FLOW_EXECUTE, NestedFlowRef, classify_file_inputs, nested_flow_ref
 from argent.link.spelling import Spelling
-from argent.runner.files import canonical_path, spelling_of
 
 MemberRole = Literal["flow", "baseline", "tool"]
 MemberState = Literal["missing", "refused", "listed"]

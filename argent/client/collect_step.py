@@ -32,6 +32,7 @@ from attrs import frozen
 from argent.client.client_policy import ClientPolicy
 from argent.client.collect import Collection, Listing, collect_step_files, followable_nested_flow, tool_inputs
 from argent.flows.names import is_safe_flow_name
+from argent.link.paths import canonical_path, spelling_of
 from argent.link.rules import (
     FLOW_EXECUTE,
     classify_file_inputs,
@@ -39,7 +40,6 @@ from argent.link.rules import (
     is_posix_absolute,
 )
 from argent.link.spelling import LISTED
-from argent.runner.files import canonical_path, spelling_of
 
 YAML_EXT = ".yaml"
 

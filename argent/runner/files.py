@@ -12,20 +12,18 @@ directory of the file that names the target, a NUL, and the target as written;
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import threading
-from collections.abc import Awaitable, Callable, Hashable, Iterator
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Protocol, TypeAlias
 
 from attrs import frozen
 
 from argent.flows import names
 from argent.flows.load import decode_flow
-from argent.flows.names import FLOW_FILE_NAME_RE
 from argent.limits import FILE_WATCHES, MAX_FILE_BYTES, SCAN_MEMO_BYTES
 from argent.link.models import LISTED as LISTED
 from argent.link.models import Spelling as Spelling
+from argent.link.paths import canonical_path, one_resolution, spelling_of
 from argent.runner.read_cache import ReadCache
 from argent.utils.atomic import write_atomically
 from argent.utils.oserrors import EISDIR_READ, enoent_message, os_error_text
@@ -82,66 +80,6 @@ def baseline_dir(root: FlowRef, flow_name: str) -> str:
     """Where the run of ``root`` keeps its baselines: ``argent.flows.names.baseline_dir``, the rule the
     client applies too."""
     return names.baseline_dir(root.canonical, flow_name)
-
-
-#: The real paths resolved so far in this thread's ``one_resolution`` block (absent: none open).
-_resolved = threading.local()
-
-
-@contextlib.contextmanager
-def one_resolution() -> Iterator[None]:
-    """Within the block, a path this thread resolves again gets its first resolution.
-
-    One worker-thread hop checks a flow file against the policy and then reads it, each resolving
-    the same path; resolving it once also makes the check and the read agree on the file. Nothing
-    outlives the block: the next hop (the next call, the next `run:`) resolves afresh, so a path
-    that changes between calls is seen."""
-    outer = getattr(_resolved, "paths", None)
-    _resolved.paths = {} if outer is None else outer
-    try:
-        yield
-    finally:
-        _resolved.paths = outer
-
-
-def canonical_path(path: str) -> str:
-    """The real path with kernel semantics; for a missing file, the real path of the nearest
-    directory that exists with the rest of the path; unresolvable links keep their spelling."""
-    paths: dict[str, str] | None = getattr(_resolved, "paths", None)
-    if paths is None:
-        return _canonical_path(path)
-    real = paths.get(path)
-    if real is None:
-        real = paths[path] = _canonical_path(path)
-        paths.setdefault(real, real)  # a real path is its own, as the check after a resolution asks
-    return real
-
-
-def _canonical_path(path: str) -> str:
-    try:
-        return os.path.realpath(path, strict=True)
-    except OSError:
-        head, tail = os.path.split(path)
-        if not head or head == path:
-            return path
-        if not tail:
-            return _canonical_path(head)
-        return os.path.join(_canonical_path(head), tail)
-
-
-def spelling_of(directory: str, basename: str) -> Spelling:
-    """How ``directory`` lists ``basename``; an unreadable directory counts as listed."""
-    try:
-        names = os.listdir(directory or ".")
-    except OSError:
-        return LISTED
-    if basename in names:
-        return LISTED
-    folded = basename.casefold()
-    for name in sorted(names):
-        if name.casefold() == folded:
-            return Spelling("case_folded", actual=name, addressable=bool(FLOW_FILE_NAME_RE.match(name)))
-    return Spelling("absent")
 
 
 #: A resolution and the text read ahead with it: (the ref, (its real path, its text or read error)).

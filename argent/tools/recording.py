@@ -62,6 +62,7 @@ from argent.flows.model import (
 from argent.flows.names import assert_safe_flow_name, is_safe_flow_name
 from argent.flows.write import FlowDocument, flow_to_yaml, summarize_step
 from argent.link.models import FileInputSpec
+from argent.link.paths import spelling_of
 from argent.link.rules import (
     FLOW_EXECUTE,
     RECORDING_TOOLS,
@@ -69,7 +70,7 @@ from argent.link.rules import (
     has_dotdot,
     nested_flow_ref,
 )
-from argent.runner.files import DiskFlowFiles, FlowRef, spelling_of
+from argent.runner.files import DiskFlowFiles, FlowRef
 from argent.runner.load import check_project_root
 from argent.runner.member_files import NO_MEMBER, Member, MemberFlowFiles, MemberStore
 from argent.runner.report import FlowRunResult, PrerequisiteNotice

@@ -265,3 +265,11 @@ def test_step_target_labels(step: Step, label: str | None) -> None:
 def test_labels_of_parsed_steps() -> None:
     flow = parse_flow("steps:\n  - tap: { on: { id: row, within: List }, times: 2 }\n  - scroll-to: Footer\n")
     assert [step_target_label(step) for step in flow.steps] == ['id=row within ("List")', '"Footer"']
+
+
+def test_the_link_spells_a_flow_file_name_as_the_language_does() -> None:
+    """``addressable`` of a case-folded spelling (``argent.link.paths``) follows the flow-name rule."""
+    from argent.link.paths import FLOW_FILE_NAME_RE as LINK_FLOW_FILE_NAME_RE
+
+    assert LINK_FLOW_FILE_NAME_RE.pattern == FLOW_FILE_NAME_RE.pattern
+    assert LINK_FLOW_FILE_NAME_RE.flags == FLOW_FILE_NAME_RE.flags
