@@ -25,9 +25,10 @@ from typing import Any, Literal
 from attrs import evolve
 
 from argent.client.base import ToolCallError
-from argent.client.collect import CollectedMember, Collection, Listing, collect_flow_members
+from argent.client.collect import Collection, Listing, collect_flow_members
 from argent.limits import INLINE_MEMBERS_BUDGET
 from argent.link.archive import build_tar_gz_bytes
+from argent.link.members import Member
 from argent.link.models import FileInput, WireMember
 
 FLOW_FILES_LOG_ENV = "ARGENT_FLOW_FILES_LOG"
@@ -68,10 +69,10 @@ def archive_name(path: str) -> str:
     return "member" if name in ("", ".", "..") else name
 
 
-def plan_transfer(members: Iterable[CollectedMember]) -> list[tuple[CollectedMember, Transfer | None]]:
+def plan_transfer(members: Iterable[Member]) -> list[tuple[Member, Transfer | None]]:
     """Inline while the inline bytes stay within 256 KiB in total, else upload; None: no bytes."""
     used = 0
-    plan: list[tuple[CollectedMember, Transfer | None]] = []
+    plan: list[tuple[Member, Transfer | None]] = []
     for member in members:
         if member.data is None:
             plan.append((member, None))
@@ -85,7 +86,7 @@ def plan_transfer(members: Iterable[CollectedMember]) -> list[tuple[CollectedMem
     return plan
 
 
-def log_line(member: CollectedMember, how: Transfer | None) -> str:
+def log_line(member: Member, how: Transfer | None) -> str:
     """``[flow-files] <role> <canonical or key>: inline <n> | upload <n> | missing | refused (...) | listed``."""
     head = f"{LOG_PREFIX} {member.role} {member.label}"
     if how is not None and member.data is not None:
@@ -99,13 +100,13 @@ def written_line(path: str) -> str:
     return f"{LOG_PREFIX} baseline {path}: written"
 
 
-def member_wire(member: CollectedMember, how: Transfer | None, upload: tuple[str, str] | None) -> WireMember:
+def member_wire(member: Member, how: Transfer | None, upload: tuple[str, str] | None) -> WireMember:
     if how == "inline" and member.data is not None:
         return member.wire(content=base64.b64encode(member.data).decode("ascii"))
     return member.wire(upload=upload if how == "upload" else None)
 
 
-def _archives(plan: list[tuple[CollectedMember, Transfer | None]]) -> dict[int, bytes]:
+def _archives(plan: list[tuple[Member, Transfer | None]]) -> dict[int, bytes]:
     out: dict[int, bytes] = {}
     for index, (member, how) in enumerate(plan):
         if how == "upload" and member.data is not None:

@@ -148,20 +148,24 @@ class FlowGraph(Generic[H]):
     def traverse(
         self,
         *,
+        start: GraphFile[H] | None = None,
         follow: Callable[[Edge[H]], bool] = _followed,
         order: Callable[[Edge[H]], Any] = _by_step,
+        depth: int | None = MAX_RUN_DEPTH,
     ) -> list[GraphFile[H]]:
-        """The files reached from the root through the edges ``follow`` keeps, breadth first, each
-        file's edges taken in ``order`` (step order by default), each file once, to the depth of a
-        run. Reads nothing: a view of what the walk found."""
+        """The files reached from ``start`` (the root) through the edges ``follow`` keeps, breadth
+        first, each file's edges taken in ``order`` (step order by default), each file once, to
+        ``depth`` levels (``start`` is level 1; None: as deep as the graph goes). Reads nothing: a
+        view of what the walk found."""
+        first = self.root if start is None else start
         out: list[GraphFile[H]] = []
-        levels = {self.root.canonical: 1}
-        queue = deque([self.root])
+        levels = {first.canonical: 1}
+        queue = deque([first])
         while queue:
             current = queue.popleft()
             out.append(current)
             level = levels[current.canonical]
-            if level >= MAX_RUN_DEPTH:
+            if depth is not None and level >= depth:
                 continue
             for edge in sorted(current.edges, key=order):
                 reached = self._reached(edge)

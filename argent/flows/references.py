@@ -57,13 +57,16 @@ class Fragment:
 
 @frozen
 class NestedFlow:
-    """`tool: flow-execute`: a saved flow (``name`` in ``project_root``) or a flow file (``flow_path``),
-    each as written in the step's args (None when absent or not a string); ``update_baselines`` as
-    written too (a nested run updates baselines when its step says so, else as its caller does)."""
+    """`tool: flow-execute`: a saved flow (``name`` in ``project_root``) or a flow file (``flow_path``).
 
-    name: str | None = None
-    project_root: str | None = None
-    flow_path: str | None = None
+    Each field is the value of the step's argument as written (None when absent; a value of another
+    type is kept, so a rule that asks "is it set?" reads it as the runner does), and
+    ``update_baselines`` too (a nested run updates baselines when its step says so, else as its
+    caller does)."""
+
+    name: Any = None
+    project_root: Any = None
+    flow_path: Any = None
     update_baselines: Any = None
     kind: ClassVar[str] = "nested"
 
@@ -71,23 +74,24 @@ class NestedFlow:
     def of_args(cls, args: Any) -> NestedFlow:
         if not isinstance(args, Mapping):
             return cls()
-
-        def text(key: str) -> str | None:
-            value = args.get(key)
-            return value if isinstance(value, str) else None
-
-        return cls(text("name"), text("project_root"), text("flow_path"), args.get("updateBaselines"))
+        return cls(
+            args.get("name"), args.get("project_root"), args.get("flow_path"), args.get("updateBaselines")
+        )
 
     @property
     def by_name(self) -> bool:
-        """Named as a saved flow (``name`` and ``project_root``, no ``flow_path``)."""
-        return self.name is not None and self.project_root is not None and self.flow_path is None
+        """Named as a saved flow: a ``name`` and a ``project_root`` (strings), no ``flow_path``."""
+        return isinstance(self.name, str) and isinstance(self.project_root, str) and self.flow_path is None
+
+    def args(self) -> dict[str, Any]:
+        """The source arguments, as the step gave them (absent ones left out)."""
+        given = {"name": self.name, "project_root": self.project_root, "flow_path": self.flow_path}
+        return {key: value for key, value in given.items() if value is not None}
 
     def key(self, naming_canonical: str) -> str:
         if self.by_name:
-            assert self.name is not None
             return flow_key(f"{self.project_root}/.argent/flows", f"{self.name}.yaml")
-        return flow_key("", self.flow_path or "")
+        return flow_key("", repr((self.name, self.project_root, self.flow_path)))
 
 
 @frozen

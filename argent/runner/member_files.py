@@ -14,63 +14,16 @@ from __future__ import annotations
 
 import base64
 import posixpath
-from collections.abc import Iterator
-from typing import Any, Literal
-
-from attrs import define, field, frozen
+from typing import Any
 
 from argent.flows.load import decode_flow
 from argent.link.codec import to_wire
+from argent.link.members import Member, MemberStore
 from argent.link.models import ClientFileDirective
 from argent.runner.files import LISTED, FlowFileError, FlowRef, Spelling
 from argent.utils.oserrors import enoent_message
 
 NO_MEMBER = "the client sent no file for {path} with the call"
-
-Role = Literal["flow", "baseline", "tool"]
-
-
-@frozen
-class Member:
-    """One member the call brought: its bytes, or its state (and the client's reason)."""
-
-    role: Role
-    key: str
-    path: str
-    canonical: str | None = None
-    spelling: Spelling = LISTED
-    data: bytes | None = field(default=None, repr=False)
-    state: Literal["missing", "refused", "listed"] | None = None
-    error: str | None = None
-
-
-@define
-class MemberStore:
-    """Members by key: flow members under ``<dir>\\0<target>``, baselines and tool files by path."""
-
-    members: dict[str, Member] = field(factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.members)
-
-    def __iter__(self) -> Iterator[Member]:
-        return iter(self.members.values())
-
-    def flow(self, key: str) -> Member | None:
-        member = self.members.get(key)
-        return member if member is not None and member.role == "flow" else None
-
-    def file(self, path: str) -> Member | None:
-        """A baseline or tool-file member by its client path."""
-        member = self.members.get(path)
-        return member if member is not None and member.role != "flow" else None
-
-    def add(self, member: Member) -> bool:
-        """Keep ``member`` unless its key is taken; True when it was kept."""
-        if member.key in self.members:
-            return False
-        self.members[member.key] = member
-        return True
 
 
 def _ref(directory: str, target: str) -> FlowRef:
@@ -110,7 +63,10 @@ class MemberFlowFiles:
         if member is None:
             return _ref(directory, target)
         return FlowRef(
-            key=key, path=member.path, canonical=member.canonical or member.path, spelling=member.spelling
+            key=key,
+            path=member.path,
+            canonical=member.canonical or member.path,
+            spelling=member.spelled,
         )
 
     async def locate(self, path: str) -> FlowRef:

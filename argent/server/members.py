@@ -28,8 +28,8 @@ from cattrs.errors import IterableValidationError
 from argent.errors import FileInputError
 from argent.limits import MAX_FILE_BYTES, MAX_FLOW_MEMBERS_BYTES
 from argent.link.codec import read_items, structure
+from argent.link.members import Member, MemberRole, MemberStore
 from argent.link.models import LISTED, Spelling, UploadRef, WireMember
-from argent.runner.member_files import Member, MemberStore, Role
 
 ROLES: frozenset[str] = frozenset({"flow", "baseline", "tool"})
 STATES: frozenset[str] = frozenset({"missing", "refused", "listed"})
@@ -162,7 +162,7 @@ async def _member_bytes(entry: WireMember, path: str, fetch_upload: UploadFetche
     return data
 
 
-def _member(role: Role, key: str, path: str, entry: WireMember, data: bytes | None) -> Member:
+def _member(role: MemberRole, key: str, path: str, entry: WireMember, data: bytes | None) -> Member:
     state = entry.state
     reason = entry.error or None
     canonical: str | None = None
@@ -177,23 +177,16 @@ def _member(role: Role, key: str, path: str, entry: WireMember, data: bytes | No
             canonical, spelling = entry.canonical, entry.spelling
         if canonical is None:
             canonical = posixpath.normpath(path)
+
+    def member(**fields: Any) -> Member:
+        return Member(role=role, key=key, path=path, canonical=canonical, spelling=spelling, **fields)
+
     if invalid is not None:
-        return Member(role, key, path, canonical, spelling, None, "refused", invalid)
+        return member(state="refused", error=invalid)
     if data is not None:
-        return Member(role, key, path, canonical, spelling, data)
+        return member(data=data)
     if state not in STATES or (state == "listed" and role != "baseline"):
-        return Member(
-            role, key, path, canonical, spelling, None, "refused", NO_BYTES_NO_STATE.format(path=path)
-        )
+        return member(state="refused", error=NO_BYTES_NO_STATE.format(path=path))
     if state == "refused":
-        return Member(
-            role,
-            key,
-            path,
-            canonical,
-            spelling,
-            None,
-            "refused",
-            reason or REFUSED_WITHOUT_REASON.format(path=path),
-        )
-    return Member(role, key, path, canonical, spelling, None, state)  # type: ignore[arg-type]
+        return member(state="refused", error=reason or REFUSED_WITHOUT_REASON.format(path=path))
+    return member(state=state)

@@ -9,8 +9,9 @@ import pytest
 
 from argent.errors import FlowError
 from argent.flows.parse import parse_flow
+from argent.link.members import MemberStore
 from argent.link.spelling import Spelling
-from argent.runner.member_files import MemberFlowFiles, MemberStore
+from argent.runner.member_files import MemberFlowFiles
 from argent.server.members import read_members
 from argent.tools.link_preflight import check_linked_flow, render_step
 
