@@ -11,7 +11,8 @@
    side only (the tool-server in another process).
 3. ``root_walks_per_call`` / ``root_resolutions_per_call``: on a tool-server, how many times one
    flow-execute call walks the steps of its root flow looking for references (``walk_steps`` of the
-   root's steps, and the leading-launch walk), and how many times it resolves the root flow
+   root's steps, and the leading-launch walk when it reads files, not the run's graph), and how many
+   times it resolves the root flow
    (``resolve_source`` of the call's own request), over a link and co-located under a policy;
    ``fragment_resolutions_per_call`` / ``fragment_reads_per_call``: how many times it resolves the
    root's one ``run:`` reference (``FlowFiles.fragment``) and reads that fragment (``read_text``),
@@ -135,7 +136,7 @@ def linked_client_modules() -> int:
 
 
 #: ``FlowFiles`` that only wrap another (a memo): their calls are not resolutions of their own.
-_WRAPPERS = frozenset({"ScanFiles"})
+_WRAPPERS = frozenset({"ScanFiles", "GraphLookup", "FilesLookup"})
 
 
 class _Counts:
@@ -175,7 +176,9 @@ def _counting(counts: _Counts, root_name: str) -> Any:
                 counts.walkers.append(caller.f_code.co_qualname if caller is not None else "?")
         elif name == "leading_launch" and counts.root_steps is not None:
             flow = frame.f_locals.get("flow")
-            if getattr(flow, "steps", None) is counts.root_steps:
+            # A leading-launch walk over the run's graph (a GraphLookup) reads no file: not a walk.
+            reads = type(frame.f_locals.get("lookup")).__name__ != "GraphLookup"
+            if getattr(flow, "steps", None) is counts.root_steps and reads:
                 counts.walks += 1
                 counts.walkers.append("leading_launch")
 

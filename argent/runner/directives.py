@@ -85,7 +85,7 @@ from argent.limits import (
     TYPE_FOCUS_POLL_MS,
 )
 from argent.runner import pixels
-from argent.runner.files import BASELINE_RUN_AGAIN, FlowFileError, baseline_dir
+from argent.runner.files import FlowFileError, baseline_dir
 from argent.runner.forms import SELECT_ALL_CHORD, choice_problem, with_dialogs
 from argent.runner.idle import Aborted as _Aborted
 from argent.runner.idle import Outage as _Outage
@@ -111,7 +111,7 @@ from argent.runner.selectors import (
     flatten,
     resolve_strict,
 )
-from argent.utils.oserrors import write_failure_text
+from argent.utils.oserrors import BASELINE_RUN_AGAIN, write_failure_text
 
 T = TypeVar("T")
 

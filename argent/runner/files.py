@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Callable, Hashable
 from typing import Protocol, TypeAlias
 
 from attrs import frozen
 
 from argent.flows import names
 from argent.flows.load import decode_flow
-from argent.limits import FILE_WATCHES, MAX_FILE_BYTES, SCAN_MEMO_BYTES
+from argent.limits import FILE_WATCHES, MAX_FILE_BYTES
 from argent.link.models import LISTED as LISTED
 from argent.link.models import Spelling as Spelling
 from argent.link.paths import canonical_path, one_resolution, spelling_of
@@ -226,62 +226,6 @@ class DiskFlowFiles:
         return _write_baseline(path, data)
 
 
-class ScanFiles:
-    """A run's files as the checks before its first step see them: each file resolved and read once.
-
-    The leading-launch scan and the device scan walk the same `run:` chains before a run starts;
-    through this wrapper the second walk costs no disk access (the run itself reads afresh). Up to
-    ``SCAN_MEMO_BYTES`` of text is kept, for the length of the checks."""
-
-    def __init__(self, files: FlowFiles) -> None:
-        self._files = files
-        self._refs: dict[tuple[str, str, str], FlowRef] = {}
-        self._texts: dict[str, str | Exception] = {}
-        self._kept = 0
-
-    async def _ref(self, key: tuple[str, str, str], resolve: Callable[[], Awaitable[FlowRef]]) -> FlowRef:
-        ref = self._refs.get(key)
-        if ref is None:
-            ref = self._refs[key] = await resolve()
-        return ref
-
-    async def locate(self, path: str) -> FlowRef:
-        return await self._ref(("locate", path, ""), lambda: self._files.locate(path))
-
-    async def fragment(self, naming: FlowRef, target: str) -> FlowRef:
-        key = ("fragment", naming.canonical, target)
-        return await self._ref(key, lambda: self._files.fragment(naming, target))
-
-    async def named_flow(self, project_root: str, name: str) -> FlowRef:
-        return await self._ref(
-            ("named", project_root, name), lambda: self._files.named_flow(project_root, name)
-        )
-
-    async def read_text(self, ref: FlowRef) -> str:
-        known = self._texts.get(ref.canonical)
-        if known is None:
-            try:
-                known = await self._files.read_text(ref)
-            except Exception as exc:
-                known = exc
-            size = len(known) if isinstance(known, str) else 0
-            if self._kept + size <= SCAN_MEMO_BYTES:
-                self._texts[ref.canonical] = known
-                self._kept += size
-        if isinstance(known, Exception):
-            raise known.with_traceback(None)
-        return known
-
-    def local_path(self, ref: FlowRef, relative: str) -> str | None:
-        return self._files.local_path(ref, relative)
-
-    async def read_baseline(self, path: str) -> bytes | None:
-        return await self._files.read_baseline(path)
-
-    async def write_baseline(self, path: str, data: bytes) -> bool:
-        return await self._files.write_baseline(path, data)
-
-
 def _joined(directory: str, target: str) -> str:
     """The path ``DiskFlowFiles._ref`` spells for ``target`` named in ``directory``."""
     return f"{directory}/{target}" if directory else target
@@ -307,10 +251,6 @@ def _read_capped(path: str, what: str) -> bytes:
     if len(data) > MAX_FILE_BYTES:
         raise FlowFileError(f"{path} is larger than the 32 MiB cap on a {what}")
     return data
-
-
-#: What to do once a full or read-only disk refused a baseline (the older one, if any, is unchanged).
-BASELINE_RUN_AGAIN = "run with --update-baselines again; an older baseline there is unchanged"
 
 
 def _write_baseline(path: str, data: bytes) -> bool:

@@ -23,17 +23,16 @@ from argent.runner.execute import (
     FlowRequest,
     check_project_root,
     execute_flow,
-    load_root_flow,
     read_prerequisite,
-    resolve_source,
 )
 from argent.runner.files import LISTED, DiskFlowFiles, FlowFiles
 from argent.runner.member_files import MemberFlowFiles
+from argent.runner.reach import PreparedRun, prepare_run
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.runner.run import ToolInvoker
 from argent.tools.args import arg
-from argent.tools.call_policy import CallPolicy, refuse_script_steps
-from argent.tools.link_preflight import check_linked_flow
+from argent.tools.call_policy import CallPolicy, PolicyDiskFlowFiles, refuse_script_steps
+from argent.tools.link_preflight import InputsOf, check_linked_graph, tool_files_of
 from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
@@ -177,10 +176,16 @@ def _valid_root(project_root: str) -> bool:
 
 
 async def check_disk_run(
-    args: FlowExecuteArgs | FlowReadPrerequisiteArgs, policy: CallPolicy, tool: str, *, scripts: bool
+    args: FlowExecuteArgs | FlowReadPrerequisiteArgs,
+    policy: CallPolicy,
+    tool: str,
+    *,
+    scripts: bool,
+    inputs_of: InputsOf | None = None,
 ) -> None:
     """Before a call reads a flow from this host's disk: flows from disk are allowed, the project
-    is a safe workspace, and (``scripts``, with scripts off) no reachable flow has a `script:` step."""
+    is a safe workspace, and (``scripts``, with scripts off) no reachable flow has a `script:` step.
+    The run that follows takes the flow and its graph as checked here (``PolicyDiskFlowFiles.prepared``)."""
     policy.check_local_flows(tool)
     files = policy.disk_files()
     if args.flow_path is None and is_safe_flow_name(args.name) and _valid_root(args.project_root):
@@ -191,14 +196,19 @@ async def check_disk_run(
         await policy.check_workspace(args.project_root)
     if not scripts or policy.scripts:
         return
+    tool_files = tool_files_of(inputs_of) if inputs_of is not None else None
     try:
-        ref, _ = await resolve_source(_request(args), files)
-        flow = await load_root_flow(files, ref)
+        prepared = await (
+            prepare_run(_request(args), files, tool_files)
+            if tool_files is not None
+            else prepare_run(_request(args), files)
+        )
     except PolicyRefusal:
         raise
     except Exception:
         return  # the run reports a source it cannot resolve or read with its own words
-    await refuse_script_steps(files, ref, flow)
+    files.prepared = prepared
+    refuse_script_steps(prepared.graph)
 
 
 #: flow-read-prerequisite reads the same files as flow-execute, without collecting a run's members.
@@ -236,7 +246,9 @@ class _FlowTools:
         linked = linked_flow_files(args, ctx)
         if linked is None:
             check_flow_path_boundary(args, ctx)
-            return await self._execute(args, ctx, disk_files(ctx), RegistryInvoker(self.registry, ctx.policy))
+            files = disk_files(ctx)
+            prepared = files.take_prepared() if isinstance(files, PolicyDiskFlowFiles) else None
+            return await self._execute(args, ctx, files, RegistryInvoker(self.registry, ctx.policy), prepared)
         return await self._run_linked(args, ctx, linked)
 
     async def _run_linked(self, args: FlowExecuteArgs, ctx: ToolContext, linked: MemberFlowFiles) -> Any:
@@ -246,20 +258,27 @@ class _FlowTools:
         if args.flow_path is not None and args.name is None and not linked.sent_members:
             check_project_root(args.project_root)
             raise FlowError(NOT_CO_LOCATED.format(flow_path=args.flow_path))
-        ref, _ = await resolve_source(_request(args), linked)
-        await check_linked_flow(await load_root_flow(linked, ref), ref, linked, self.inputs_of)
+        prepared = await prepare_run(_request(args), linked, tool_files_of(self.inputs_of))
+        check_linked_graph(prepared.graph, linked, self.inputs_of)
         tools = MemberToolInvoker(
             self.registry, linked, policy=ctx.policy, file_input_dirs=self.file_input_dirs
         )
-        result = await self._execute(args, ctx, linked, tools)
+        result = await self._execute(args, ctx, linked, tools, prepared)
         if isinstance(result, FlowRunResult) and linked.written:
             # The client writes these when the result arrives (its nested runs' baselines included).
             result.baseline_writes = linked.baseline_writes()
         return result
 
     async def _execute(
-        self, args: FlowExecuteArgs, ctx: ToolContext, files: FlowFiles, tools: ToolInvoker
+        self,
+        args: FlowExecuteArgs,
+        ctx: ToolContext,
+        files: FlowFiles,
+        tools: ToolInvoker,
+        prepared: PreparedRun | None = None,
     ) -> Any:
+        if prepared is None:
+            prepared = await prepare_run(_request(args), files, tool_files_of(self.inputs_of))
         return await execute_flow(
             _request(args),
             files=files,
@@ -269,6 +288,7 @@ class _FlowTools:
             on_progress=ctx.emit_progress,
             abort=ctx.abort,
             budget=ctx.budget,
+            prepared=prepared,
         )
 
     async def read_prereq(self, args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> Any:
@@ -285,7 +305,7 @@ class _FlowTools:
 
     async def precheck_run(self, args: FlowExecuteArgs, ctx: ToolContext) -> None:
         if ctx.policy is not None and linked_flow_files(args, ctx) is None:
-            await check_disk_run(args, ctx.policy, "flow-execute", scripts=True)
+            await check_disk_run(args, ctx.policy, "flow-execute", scripts=True, inputs_of=self.inputs_of)
 
     async def precheck_prereq(self, args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> None:
         if ctx.policy is not None and not _prerequisite_sent(args, ctx):
