@@ -44,7 +44,7 @@ from common import (
 )
 
 from argent.client.collect import collect_flow_members
-from argent.client.flow_members import plan_transfer
+from argent.client.members import plan_transfer
 from argent.limits import MAX_BODY_JSON_VALUES, MAX_FLOW_MEMBERS_BYTES, MIB
 from argent.server.members import read_members
 from argent.utils.json_values import count_json_values

@@ -13,14 +13,14 @@ import pytest
 
 from argent.client.base import ToolCallError
 from argent.client.collect import Collection
-from argent.client.flow_members import (
-    UploadRefusedByProxy,
+from argent.client.members import (
     archive_name,
     flow_files_log_enabled,
     log_line,
     plan_transfer,
     send_members,
 )
+from argent.client.transport import UploadRefusedByProxy
 from argent.limits import INLINE_MEMBERS_BUDGET
 from argent.link.codec import to_wire
 from argent.link.members import Member
