@@ -58,6 +58,7 @@ from argent.link.rules import (
     FLOW_EXECUTE,
     NestedFlowRef,
     classify_file_inputs,
+    file_arguments,
     has_dotdot,
     is_posix_absolute,
     nested_flow_ref,
@@ -167,8 +168,7 @@ class _Collector:
     tool_paths: dict[str, Member] = field(factory=dict)
 
     def tool_files(self, tool: str, args: Any) -> list[tuple[str, str]]:
-        files, _ = classify_file_inputs(self.inputs.get(tool), args)
-        return [(argument.name, argument.path) for argument in files]
+        return file_arguments(self.inputs.get(tool), args)
 
     def resolve(self, request: Resolve[Handle]) -> Resolved[Handle] | None:
         from argent.flows.graph import Resolved

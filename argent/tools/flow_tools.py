@@ -14,9 +14,10 @@ from attrs import frozen
 from argent.devices.base import DeviceProvider
 from argent.errors import FlowError, InvalidToolInputError, PolicyRefusal
 from argent.flows.names import is_safe_flow_name
+from argent.flows.references import NO_TOOL_FILES, ToolFiles
 from argent.flows.values import Platform
 from argent.link.models import FileInputSpec
-from argent.link.rules import FLOW_FILE_TEMPLATE
+from argent.link.rules import FLOW_FILE_TEMPLATE, file_arguments
 from argent.runner.directives import DeviceDirectives
 from argent.runner.execute import (
     EXACTLY_ONE_SOURCE,
@@ -32,7 +33,7 @@ from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.runner.run import ToolInvoker
 from argent.tools.args import arg
 from argent.tools.call_policy import CallPolicy, PolicyDiskFlowFiles, refuse_script_steps
-from argent.tools.link_preflight import InputsOf, check_linked_graph, tool_files_of
+from argent.tools.link_preflight import check_linked_graph
 from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
@@ -181,7 +182,7 @@ async def check_disk_run(
     tool: str,
     *,
     scripts: bool,
-    inputs_of: InputsOf | None = None,
+    tool_files: ToolFiles = NO_TOOL_FILES,
 ) -> None:
     """Before a call reads a flow from this host's disk: flows from disk are allowed, the project
     is a safe workspace, and (``scripts``, with scripts off) no reachable flow has a `script:` step.
@@ -196,13 +197,8 @@ async def check_disk_run(
         await policy.check_workspace(args.project_root)
     if not scripts or policy.scripts:
         return
-    tool_files = tool_files_of(inputs_of) if inputs_of is not None else None
     try:
-        prepared = await (
-            prepare_run(_request(args), files, tool_files)
-            if tool_files is not None
-            else prepare_run(_request(args), files)
-        )
+        prepared = await prepare_run(_request(args), files, tool_files)
     except PolicyRefusal:
         raise
     except Exception:
@@ -240,6 +236,10 @@ class _FlowTools:
         spec = self.registry.find(tool)
         return spec.file_inputs if spec is not None else None
 
+    def tool_files(self, tool: str, args: Any) -> list[tuple[str, str]]:
+        """The file arguments of a `tool:` step, as this tool-server's tools declare them."""
+        return file_arguments(self.inputs_of(tool), args)
+
     async def run_flow(self, args: FlowExecuteArgs, ctx: ToolContext) -> Any:
         from argent.tools.invoker import RegistryInvoker
 
@@ -258,7 +258,7 @@ class _FlowTools:
         if args.flow_path is not None and args.name is None and not linked.sent_members:
             check_project_root(args.project_root)
             raise FlowError(NOT_CO_LOCATED.format(flow_path=args.flow_path))
-        prepared = await prepare_run(_request(args), linked, tool_files_of(self.inputs_of))
+        prepared = await prepare_run(_request(args), linked, self.tool_files)
         check_linked_graph(prepared.graph, linked, self.inputs_of)
         tools = MemberToolInvoker(
             self.registry, linked, policy=ctx.policy, file_input_dirs=self.file_input_dirs
@@ -278,7 +278,7 @@ class _FlowTools:
         prepared: PreparedRun | None = None,
     ) -> Any:
         if prepared is None:
-            prepared = await prepare_run(_request(args), files, tool_files_of(self.inputs_of))
+            prepared = await prepare_run(_request(args), files, self.tool_files)
         return await execute_flow(
             _request(args),
             files=files,
@@ -305,7 +305,7 @@ class _FlowTools:
 
     async def precheck_run(self, args: FlowExecuteArgs, ctx: ToolContext) -> None:
         if ctx.policy is not None and linked_flow_files(args, ctx) is None:
-            await check_disk_run(args, ctx.policy, "flow-execute", scripts=True, inputs_of=self.inputs_of)
+            await check_disk_run(args, ctx.policy, "flow-execute", scripts=True, tool_files=self.tool_files)
 
     async def precheck_prereq(self, args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> None:
         if ctx.policy is not None and not _prerequisite_sent(args, ctx):

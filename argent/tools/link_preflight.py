@@ -33,7 +33,13 @@ from argent.flows.model import Flow, ScriptStep, Step, ToolStep
 from argent.flows.references import Baseline, Fragment, ScriptFile, ToolFile, ToolFiles
 from argent.flows.write import step_to_data
 from argent.link.models import FileInputSpec
-from argent.link.rules import FLOW_EXECUTE, RECORDING_TOOLS, classify_file_inputs, nested_flow_ref
+from argent.link.rules import (
+    FLOW_EXECUTE,
+    RECORDING_TOOLS,
+    classify_file_inputs,
+    file_arguments,
+    nested_flow_ref,
+)
 from argent.runner.files import FlowFiles, FlowRef
 from argent.runner.reach import run_graph
 
@@ -199,8 +205,7 @@ def tool_files_of(inputs_of: InputsOf) -> ToolFiles:
     """The file arguments of a `tool:` step, as the tool-server's tools declare them (the link's rule)."""
 
     def tool_files(tool: str, args: Any) -> list[tuple[str, str]]:
-        files, _ = classify_file_inputs(inputs_of(tool), args)
-        return [(argument.name, argument.path) for argument in files]
+        return file_arguments(inputs_of(tool), args)
 
     return tool_files
 
