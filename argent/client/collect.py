@@ -10,6 +10,8 @@ spelling, the bytes; ``argent.client.client_policy``):
   ``project_root`` without ``..`` (directory ``<project_root>/.argent/flows``, target ``<name>.yaml``),
   one level each, never a ``flow_path``;
 - the file arguments of `tool:` steps (``GET /tools`` says which inputs they are), each path once;
+- the files of `upload:` steps, each beside the real file that names it (role ``upload``, keyed as a
+  flow member is), each key once, of any type, under the client policy as every member is;
 - last, the snapshot baselines of each run (the root run and every nested run).
 
 The members come in the order of the seed's walk: breadth first, and in each file its `run:` targets
@@ -202,6 +204,18 @@ class _Collector:
         flow = self.flows[canonical]
         return member, flow if found.data is not None else None
 
+    def upload_member(self, key: str) -> Member | None:
+        """The member of a file an `upload:` step sets (``<real dir>\\0<path>``), the first time its
+        key is seen (a flow member of the same key is the same file, and stands for it)."""
+        if key in self.by_key:
+            return None
+        directory, _, written = key.partition("\0")
+        path = f"{directory}/{written}"
+        canonical, known = self.fs.resolve(path)
+        found = read_client_file(self.policy, canonical, target=written, kind="upload", known=known)
+        member = self.by_key[key] = _member("upload", key, path, found, canonical=canonical)
+        return member
+
     def tool_member(self, path: str) -> Member | None:
         """The member of a file argument, the first time its path is seen."""
         if path in self.tool_paths:
@@ -217,15 +231,19 @@ class _Collector:
         return build_graph(None, canonical, flow, self.resolve, self.tool_files)
 
     def members(self, graph: FlowGraph[Handle]) -> list[Member]:
-        """The flow and tool-file members in the seed's order (see the module)."""
-        from argent.flows.references import ToolFile
+        """The flow, tool-file and upload members in the seed's order (see the module)."""
+        from argent.flows.references import ToolFile, UploadFile
 
         out: list[Member] = []
         sent: set[str] = set()
         for file in graph.traverse(order=_fragments_first):
             for edge in sorted(file.edges, key=_fragments_first):
-                if isinstance(edge.ref, ToolFile):
-                    member = self.tool_member(edge.ref.path)
+                if isinstance(edge.ref, ToolFile | UploadFile):
+                    if isinstance(edge.ref, ToolFile):
+                        member = self.tool_member(edge.ref.path)
+                    else:
+                        assert edge.key is not None
+                        member = self.upload_member(edge.key)
                     if member is not None:
                         out.append(member)
                 elif edge.target is not None and edge.key is not None and edge.key not in sent:

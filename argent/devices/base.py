@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, runtime_checkable
 
 from attrs import field, frozen
@@ -265,6 +265,18 @@ class NativeDialogs(Protocol):
         """Answer the dialogs that open from now on with ``answer`` (None: the defaults — alert
         accepted, confirm, prompt and beforeunload dismissed); returns the undo, which puts back the
         answer before it unless another was set since."""
+        ...
+
+
+@runtime_checkable
+class FileInputs(Protocol):
+    """Optional, beside ``Device``: a device whose pages take files the way a person picks them."""
+
+    async def set_input_files(self, x: float, y: float, paths: Sequence[str]) -> None:
+        """Set ``paths`` (files on the device's host) into the file input the element at (x, y)
+        stands for (the input, its label, or an element holding just one), as a pick in the file
+        dialog does (``input`` and ``change`` fire). Raises ``DeviceError`` saying what is there
+        when it is not one, or why it takes none of these files."""
         ...
 
 

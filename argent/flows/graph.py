@@ -32,7 +32,15 @@ from attrs import define, field, frozen
 
 from argent.flows import directives as table
 from argent.flows.model import Flow, Step, walk_steps
-from argent.flows.references import FOLLOWED, NO_TOOL_FILES, Fragment, NestedFlow, Reference, ToolFiles
+from argent.flows.references import (
+    FOLLOWED,
+    NO_TOOL_FILES,
+    Fragment,
+    NestedFlow,
+    Reference,
+    ToolFiles,
+    UploadFile,
+)
 from argent.limits import MAX_RUN_DEPTH
 
 __all__ = [
@@ -92,7 +100,8 @@ class Resolved(Generic[H]):
 class Edge(Generic[H]):
     """One reference of one file: its step (numbered as ``walk_steps`` orders them, from 1), and for a
     followed kind its key and what it resolved to (None: not resolved, deeper than a run goes, or a
-    reference the caller does not follow)."""
+    reference the caller does not follow); an upload has its key (beside the naming file), never a
+    target: the consumer resolves it."""
 
     n: int
     step: Step
@@ -198,6 +207,9 @@ def _walk(root: GraphFile[H], tools: ToolFiles) -> Generator[Resolve[H], Resolve
         deep = current.level >= MAX_RUN_DEPTH
         for n, step in enumerate(current.steps, start=1):
             for ref in step_references(step, tools):
+                if isinstance(ref, UploadFile):
+                    current.edges.append(Edge(n, step, ref, ref.key(current.canonical)))
+                    continue
                 if not isinstance(ref, FOLLOWED) or deep:
                     current.edges.append(Edge(n, step, ref))
                     continue

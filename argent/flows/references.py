@@ -33,6 +33,8 @@ __all__ = [
     "ScriptFile",
     "ToolFile",
     "ToolFiles",
+    "UploadFile",
+    "flow_key",
 ]
 
 #: The tool a `tool:` step names to run another saved flow (the runner runs it itself).
@@ -119,6 +121,18 @@ class LaunchFile:
 
 
 @frozen
+class UploadFile:
+    """`upload:`: a file set into a page's file input, by a path relative to the real file that names
+    it (as a `run:` target); its key is a flow key's shape (``<real dir>\\0<path>``)."""
+
+    path: str
+    kind: ClassVar[str] = "upload"
+
+    def key(self, naming_canonical: str) -> str:
+        return flow_key(posixpath.dirname(naming_canonical), self.path)
+
+
+@frozen
 class ToolFile:
     """A file argument of a `tool:` step: ``argument`` of ``tool`` names the absolute ``path``."""
 
@@ -128,7 +142,7 @@ class ToolFile:
     kind: ClassVar[str] = "tool"
 
 
-Reference: TypeAlias = Fragment | NestedFlow | Baseline | ScriptFile | LaunchFile | ToolFile
+Reference: TypeAlias = Fragment | NestedFlow | Baseline | ScriptFile | LaunchFile | UploadFile | ToolFile
 #: The kinds the graph reads and walks.
 FOLLOWED: tuple[type, ...] = (Fragment, NestedFlow)
 

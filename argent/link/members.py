@@ -7,7 +7,8 @@ finds them by key (``argent.runner.member_files``). One model for both ends, so 
 same on each.
 
 Keys (INTERFACE.md, "Members"): a flow member is ``<real dir of the naming file>\\0<target as
-written>``; a baseline or a tool file is its absolute client path.
+written>``; a baseline or a tool file is its absolute client path; a file an `upload:` step sets into
+a page is keyed as a flow member is, by the real directory of the flow file that names it.
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ class Member:
 
     @property
     def label(self) -> str:
-        """What the flow-files log calls the member: a flow by its canonical path, others by key."""
-        if self.role == "flow" and self.canonical is not None:
+        """What the flow-files log calls the member: a flow or an upload by its canonical path, others
+        by key."""
+        if self.role in ("flow", "upload") and self.canonical is not None:
             return self.canonical
         return self.key
 
@@ -103,7 +105,13 @@ class MemberStore:
     def file(self, path: str) -> Member | None:
         """A baseline or tool-file member by its client path."""
         member = self.members.get(path)
-        return member if member is not None and member.role != "flow" else None
+        return member if member is not None and member.role in ("baseline", "tool") else None
+
+    def upload(self, key: str) -> Member | None:
+        """The member of a file an `upload:` step sets, by its key (``<real dir>\\0<path>``); a flow
+        member of the same key is the same file (a flow file set into a page), sent once."""
+        member = self.members.get(key)
+        return member if member is not None and member.role in ("upload", "flow") else None
 
     def add(self, member: Member) -> bool:
         """Keep ``member`` unless its key is taken; True when it was kept."""

@@ -55,6 +55,7 @@ from argent.runner.run import (
     ToolInvoker,
     tool_name,
 )
+from argent.runner.uploads import check_upload_files
 
 __all__ = [
     "EXACTLY_ONE_SOURCE",
@@ -98,6 +99,7 @@ async def execute_flow(
     await check_leading_launch(flow, [StackEntry(ref, name)], lookup, name, req)
     if flow.execution_prerequisite and req.prerequisite_acknowledged is not True:
         return PrerequisiteNotice(flow=name, execution_prerequisite=flow.execution_prerequisite)
+    await check_upload_files(graph, files)
     booted = await boot_for_leading_launch(req, flow, ref, lookup, name, devices)
     try:
         device = booted or await resolve_device(req, graph, tools, devices)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from collections.abc import Callable, Hashable
 from typing import Protocol, TypeAlias
 
@@ -61,6 +62,13 @@ class FlowFiles(Protocol):
     def local_path(self, ref: FlowRef, relative: str) -> str | None:
         """A path on this machine beside ``ref``'s real file, or None when files are not local."""
 
+    async def local_file(self, naming: FlowRef, path: str) -> str:
+        """The file ``path`` (relative to ``naming``'s real file, as an `upload:` step names it) as a
+        path on this machine a device can read: the file itself when files are local, else a copy of
+        the bytes the call brought (kept until the run's files are closed). Raises ``FlowFileError``
+        in the operating system's words (ENOENT naming the file), or with the refusal of the call's
+        policy or of the client; a file over the 32 MiB cap is refused as a flow file is."""
+
     async def read_baseline(self, path: str) -> bytes | None:
         """The snapshot baseline at ``path`` (see ``baseline_dir``); None when there is none.
 
@@ -74,6 +82,8 @@ class FlowFiles(Protocol):
 
 #: The mode of a baseline the tool-server writes.
 BASELINE_FILE_MODE = 0o644
+NOT_A_REGULAR_FILE = "{path} is not a regular file"
+UPLOAD_TOO_LARGE = "{path} is larger than the 32 MiB cap on a file to upload"
 
 
 def baseline_dir(root: FlowRef, flow_name: str) -> str:
@@ -207,6 +217,30 @@ class DiskFlowFiles:
 
     def local_path(self, ref: FlowRef, relative: str) -> str | None:
         return os.path.normpath(os.path.join(os.path.dirname(ref.canonical), relative))
+
+    async def local_file(self, naming: FlowRef, path: str) -> str:
+        return await asyncio.to_thread(
+            self._local_file_sync, _joined(os.path.dirname(naming.canonical), path)
+        )
+
+    def _local_file_sync(self, joined: str) -> str:
+        """The real path of ``joined`` (the kernel's resolution, as the client's), checked like a file
+        this run reads, when it is a regular file within the cap."""
+        real = canonical_path(joined)
+        self._readable_sync(real)
+        try:
+            st = os.stat(real)
+        except FileNotFoundError:
+            raise FlowFileError(enoent_message(real)) from None
+        except OSError as exc:
+            raise FlowFileError(os_error_text(exc, real)) from None
+        if stat.S_ISDIR(st.st_mode):
+            raise FlowFileError(EISDIR_READ)
+        if not stat.S_ISREG(st.st_mode):
+            raise FlowFileError(NOT_A_REGULAR_FILE.format(path=real))
+        if st.st_size > MAX_FILE_BYTES:
+            raise FlowFileError(UPLOAD_TOO_LARGE.format(path=real))
+        return real
 
     async def read_baseline(self, path: str) -> bytes | None:
         return await asyncio.to_thread(self._read_baseline_sync, path)

@@ -3,7 +3,8 @@
 ``read_members`` turns the ``members`` of a flow file-input object (``WireMember`` models, read
 with ``argent.link.codec``) into a ``MemberStore`` before the arguments are validated:
 
-- a member with an unknown role, or with a key the store already has, is ignored;
+- a member with an unknown role, or with a key the store already has, is ignored; a ``flow`` or
+  ``upload`` member (a file an `upload:` step sets) is keyed ``<absolute dir>\\0<target>``;
 - a member with bytes (inline ``content`` or an upload) keeps them; the bytes must pass the
   checks of a file input (32 MiB per file, ``size`` equal to the bytes) and the flow members of
   the call must stay within 32 MiB in total, else the call fails with 422 — as it does for an
@@ -31,7 +32,7 @@ from argent.link.codec import read_items, structure
 from argent.link.members import Member, MemberRole, MemberStore
 from argent.link.models import LISTED, Spelling, UploadRef, WireMember
 
-ROLES: frozenset[str] = frozenset({"flow", "baseline", "tool"})
+ROLES: frozenset[str] = frozenset({"flow", "baseline", "tool", "upload"})
 STATES: frozenset[str] = frozenset({"missing", "refused", "listed"})
 
 MEMBERS_NOT_A_LIST = 'The members of "{path}" must be a list of member objects.'
@@ -129,7 +130,7 @@ async def read_members(raw: Any, *, owner: str, fetch_upload: UploadFetcher) -> 
         role, key = entry.role, entry.key
         if role not in ROLES or key in store.members:
             continue  # unknown roles and repeated keys are ignored
-        if role == "flow":
+        if role in ("flow", "upload"):
             parts = split_flow_key(key)
             if parts is None:
                 continue  # a key no lookup can produce
@@ -168,6 +169,8 @@ def _member(role: MemberRole, key: str, path: str, entry: WireMember, data: byte
     canonical: str | None = None
     spelling: Spelling = LISTED
     invalid: str | None = None
+    if role == "upload" and valid_canonical(entry.canonical):
+        canonical = entry.canonical  # named in messages only (a missing file)
     if role == "flow":
         if not valid_canonical(entry.canonical):
             invalid = INVALID_CANONICAL.format(path=path)

@@ -23,10 +23,10 @@ from argent.devices.caller import DeviceCaller
 from argent.errors import LOCAL_FLOWS_DISABLED, SCRIPTS_DISABLED, TOOL_NOT_ALLOWED, PolicyRefusal
 from argent.flows.graph import FlowGraph
 from argent.flows.references import ScriptFile
+from argent.flows.write import STEP_LINE, render_step
 from argent.limits import DEFAULT_DEVICES_PER_TOKEN
 from argent.runner.files import DiskFlowFiles, FlowFileError, FlowRef
 from argent.runner.reach import PreparedRun
-from argent.tools.link_preflight import STEP_LINE, render_step
 from argent.tools.workspace import check_read, check_workspace, may_read, unsafe_directories
 
 NOT_ALLOWED = 'tool "{tool}" is not allowed: guard "{guard}" did not pass'

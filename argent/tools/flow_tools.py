@@ -253,7 +253,7 @@ class _FlowTools:
 
     async def _run_linked(self, args: FlowExecuteArgs, ctx: ToolContext, linked: MemberFlowFiles) -> Any:
         """Over a link: the run reads only the files of the call; check them before the first step."""
-        from argent.tools.member_invoker import MemberToolInvoker
+        from argent.tools.member_invoker import MemberToolInvoker, system_file_input_dir
 
         if args.flow_path is not None and args.name is None and not linked.sent_members:
             check_project_root(args.project_root)
@@ -263,7 +263,12 @@ class _FlowTools:
         tools = MemberToolInvoker(
             self.registry, linked, policy=ctx.policy, file_input_dirs=self.file_input_dirs
         )
-        result = await self._execute(args, ctx, linked, tools, prepared)
+        # The files upload: steps set are copies in a directory of this server's, gone with the run.
+        linked.upload_dirs = self.file_input_dirs or system_file_input_dir
+        try:
+            result = await self._execute(args, ctx, linked, tools, prepared)
+        finally:
+            await linked.close()
         if isinstance(result, FlowRunResult) and linked.written:
             # The client writes these when the result arrives (its nested runs' baselines included).
             result.baseline_writes = linked.baseline_writes()

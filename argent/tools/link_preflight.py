@@ -15,23 +15,22 @@ lists every step that caused it:
 - a refused flow member.
 
 A client that sent no members (older than this tool-server) sent no file but the flow file:
-its `run:`, `snapshot:`, nested-flow and file-argument steps are rejected too, and the error
-adds what this tool-server runs and that the client needs an update.
+its `run:`, `snapshot:`, nested-flow, file-argument and `upload:` steps are rejected too, and the
+error adds what this tool-server runs and that the client needs an update. (A file an `upload:` step
+sets that a client with members did not send, or refused, stops the run before its first step too:
+``argent.runner.uploads``.)
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from argent.errors import FlowError
 from argent.flows.graph import Edge, FlowGraph, GraphFile
-from argent.flows.js import js_string
-from argent.flows.model import Flow, ScriptStep, Step, ToolStep
-from argent.flows.references import Baseline, Fragment, ScriptFile, ToolFile, ToolFiles
-from argent.flows.write import step_to_data
+from argent.flows.model import Flow, Step, ToolStep
+from argent.flows.references import Baseline, Fragment, ScriptFile, ToolFile, ToolFiles, UploadFile
+from argent.flows.write import STEP_LINE, render_step
 from argent.link.models import FileInputSpec
 from argent.link.rules import (
     FLOW_EXECUTE,
@@ -47,7 +46,6 @@ HEADER = (
     "This flow cannot run over a link: the tool-server runs a flow only from the files that the client "
     "sends with the call, and these steps need more:"
 )
-STEP_LINE = "step {n} in {path}: {step} — {reason}"
 SCRIPT_REASON = "a replay over a link runs no script: step"
 RECORDING_REASON = "a replay over a link records no flow"
 NESTED_REASON = (
@@ -60,12 +58,14 @@ OLDER_REASONS = {
     "snapshot": "the client sent no baselines with the call",
     "nested": "the client sent no nested flows with the call",
     "tool": "the client sent no file arguments with the call",
+    "upload": "the client sent no files to upload with the call",
 }
 OLDER_WHAT = {
     "run": "run: steps for a client that sends their fragments with the call",
     "snapshot": "snapshot: steps for a client that sends their baselines with the call",
     "nested": "tool: flow-execute steps that name a flow with name, for a client that sends those flows with the call",
     "tool": "tool: steps with file arguments for a client that sends them with the call",
+    "upload": "upload: steps for a client that sends their files with the call",
 }
 OLDER_CLIENT = "This tool-server runs {what}. Update the argent CLI or MCP adapter on the client."
 
@@ -84,42 +84,6 @@ class LinkFiles(FlowFiles, Protocol):
     def refusal(self, ref: FlowRef) -> str | None:
         """The client's reason when the flow member of ``ref`` is refused, else None."""
         ...
-
-
-# --------------------------------------------------------------------------------------------
-# Rendering a step on one line, as flow-style YAML
-
-
-_PLAIN = re.compile(r"^[A-Za-z0-9_./~@+$-](?:[A-Za-z0-9_./~@+$ :-]*[A-Za-z0-9_./~@+$-])?$")
-_RESERVED = frozenset({"true", "false", "null", "yes", "no", "on", "off", "~"})
-
-
-def _inline(value: Any) -> str:
-    if value is None or isinstance(value, bool | int | float):
-        return js_string(value)
-    if isinstance(value, str):
-        plain = (
-            _PLAIN.match(value) is not None
-            and ": " not in value
-            and value.lower() not in _RESERVED
-            and not re.fullmatch(r"[-+]?[0-9.]+(e[-+]?[0-9]+)?", value, re.IGNORECASE)
-        )
-        return value if plain else json.dumps(value, ensure_ascii=False)
-    if isinstance(value, Mapping):
-        if not value:
-            return "{}"
-        return "{ " + ", ".join(f"{_inline(str(k))}: {_inline(v)}" for k, v in value.items()) + " }"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_inline(item) for item in value) + "]"
-    return json.dumps(str(value), ensure_ascii=False)
-
-
-def render_step(step: Step) -> str:
-    """A step as one line of flow-style YAML: ``script: { path: ../x.mjs }``, ``run: a.yaml``."""
-    data = step_to_data(step)
-    if isinstance(step, ScriptStep) and not isinstance(data.get("script"), Mapping):
-        data = {"script": {"path": step.path}}
-    return ", ".join(f"{key}: {_inline(value)}" for key, value in data.items() if key != "steps")
 
 
 # --------------------------------------------------------------------------------------------
@@ -160,6 +124,8 @@ class _Preflight:
             self.offend(edge.n, ref, edge.step, SCRIPT_REASON)
         elif isinstance(kind, Baseline) and not members:
             self.older_client(edge.n, ref, edge.step, "snapshot")
+        elif isinstance(kind, UploadFile) and not members:
+            self.older_client(edge.n, ref, edge.step, "upload")
         elif isinstance(kind, Fragment):
             if not members:
                 self.older_client(edge.n, ref, edge.step, "run")
