@@ -33,14 +33,23 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Upload</title>
 <input id="photo" type="file">
 <p><label>Attachments <input id="many" type="file" multiple></label></p>
 <button id="plain">Plain button</button>
+<p><label>Disabled <input id="off" type="file" disabled></label></p>
+<picker-box id="box"></picker-box>
 <div id="log"></div>
 <script>
+  customElements.define("picker-box", class extends HTMLElement {
+    constructor() {
+      super();
+      this.attachShadow({ mode: "open" }).innerHTML = '<label>Shadow pick <input id="shadow" type="file"></label>';
+    }
+  });
   const log = (text) => {
     const line = document.createElement("p");
     line.textContent = text;
     document.getElementById("log").append(line);
   };
-  for (const input of document.querySelectorAll("input[type=file]")) {
+  const inputs = [...document.querySelectorAll("input[type=file]"), document.getElementById("box").shadowRoot.querySelector("input")];
+  for (const input of inputs) {
     input.addEventListener("input", () => log(`input ${input.id}`));
     input.addEventListener("change", async () => {
       const parts = [];
@@ -155,6 +164,8 @@ UPLOADS = (
     'assert: { visible: "input photo" }',
     "upload: { into: Attachments, files: [fixtures/a.txt, fixtures/b.txt] }",
     'await: { visible: "change many: a.txt=alpha, b.txt=beta" }',
+    "upload: { into: Shadow pick, files: [fixtures/b.txt] }",
+    'await: { visible: "change shadow: b.txt=beta" }',
 )
 
 
@@ -178,13 +189,15 @@ async def test_the_page_sees_the_names_and_bytes_of_the_files(
         ("assert", "pass", None),
         ("upload", "pass", None),
         ("await", "pass", None),
+        ("upload", "pass", None),
+        ("await", "pass", None),
     ]
     # Over a link the tool-server held copies for the run, gone with it; co-located, the files themselves.
     assert len(made) == (1 if linked else 0)
     assert list(uploads_dir.iterdir()) == []
 
 
-async def test_what_is_not_a_file_input_or_takes_one_file_is_an_error_that_says_so(
+async def test_what_is_not_a_file_input_takes_one_file_or_is_disabled_is_an_error_that_says_so(
     server: tuple[str, Moved], pages: str, device: ChromiumDevice, tmp_path: Path
 ) -> None:
     url, _ = server
@@ -206,6 +219,12 @@ async def test_what_is_not_a_file_input_or_takes_one_file_is_an_error_that_says_
         "error",
         "the file input takes one file (it has no multiple attribute), and this step sets 2",
     )
+    (root / ".argent" / "flows" / "main.yaml").write_text(
+        f"steps:\n  - launch: {{ chromium: '{pages}/upload.html' }}\n"
+        "  - upload: { into: Disabled, files: [fixtures/a.txt] }\n"
+    )
+    (step,) = [s for s in lines(await run(url, root, device, linked=False)) if s[0] == "upload"]
+    assert step == ("upload", "error", "the file input is disabled")
 
 
 @pytest.mark.parametrize("linked", [False, True], ids=["co-located", "over a link"])

@@ -1,7 +1,7 @@
 """Setting the files of a page's file input, as a person's pick in the file dialog does.
 
-The element at a point of the page (``document.elementFromPoint``, where the runner found the step's
-selector) names the input: an ``<input type=file>`` itself, the ``<label>`` of one (or an element in
+The element at a point of the page (``elementFromPoint``, through open shadow roots, where the runner
+found the step's selector) names the input: an ``<input type=file>`` itself, the ``<label>`` of one (or an element in
 that label), or an element that holds exactly one (a drop zone over a hidden input). ``DOM.
 setFileInputFiles`` sets the files; Chromium fires ``input`` and ``change`` as for a real pick, and
 the page reads names and bytes from the paths given (files on this host).
@@ -15,6 +15,16 @@ from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
 
 _GROUP = "argent-file-input"
+#: The element at a point, through open shadow roots (a custom element's own file input).
+_AT_POINT = """((x, y) => {
+  let element = document.elementFromPoint(x, y);
+  while (element && element.shadowRoot) {
+    const inner = element.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === element) break;
+    element = inner;
+  }
+  return element;
+})"""
 #: The file input an element stands for, or a short description of the element when it stands for none.
 _FIND_INPUT = """function () {
   const isFile = (el) => el instanceof HTMLInputElement && el.type === "file";
@@ -44,7 +54,7 @@ async def set_input_files(session: CdpSession, px: float, py: float, paths: Sequ
     try:
         point = await session.send(
             "Runtime.evaluate",
-            {"expression": f"document.elementFromPoint({px!r}, {py!r})", "objectGroup": _GROUP},
+            {"expression": f"{_AT_POINT}({px!r}, {py!r})", "objectGroup": _GROUP},
         )
         element = (point.get("result") or {}).get("objectId")
         if not isinstance(element, str):
