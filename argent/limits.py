@@ -172,9 +172,6 @@ MAX_PNG_PIXELS = 20_000_000
 PARSED_FLOW_CACHE_ENTRIES = 256
 #: Estimated bytes of the parsed flows kept (see ``argent.flows.load``).
 PARSED_FLOW_CACHE_BYTES = 64 * MIB
-#: Flow text the checks before a run's first step keep, so their two walks of its `run:` chains read
-#: each file once (see ``argent.runner.files.ScanFiles``).
-SCAN_MEMO_BYTES = 32 * MIB
 #: Longest flow text looked up in that cache on the event loop (hashed there); a longer one is
 #: hashed in the worker thread that would parse it.
 PARSED_FLOW_LOOKUP_ON_LOOP_CHARS = 16 * KIB

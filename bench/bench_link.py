@@ -4,7 +4,8 @@
 
 1. client collection of a project with 1,000 fragments (50 chains, 20 deep) and 500 baselines
    (policy checks, realpaths, spellings, reads, parses, the transfer plan) vs a bare walk that
-   reads the same files (target <= 3x);
+   reads the same files; and the share of the collection in a whole call over a link of such a
+   project (echo steps: it runs without a device);
 2. the tool-server taking 32 MiB of flow members: ``read_members`` alone (time, and the memory it
    adds, by tracemalloc), and one whole flow-execute call on ``argent server start`` (wall time
    against the same call without members, the server's CPU, and its RSS high-water mark over idle);
@@ -44,7 +45,7 @@ from common import (
 )
 
 from argent.client.collect import collect_flow_members
-from argent.client.flow_members import plan_transfer
+from argent.client.members import plan_transfer
 from argent.limits import MAX_BODY_JSON_VALUES, MAX_FLOW_MEMBERS_BYTES, MIB
 from argent.server.members import read_members
 from argent.utils.json_values import count_json_values
@@ -107,6 +108,56 @@ def bench_collection(repeat: int) -> dict[str, float]:
         t_ours = median_seconds(ours, repeat)
         t_bare = median_seconds(bare, repeat)
     return {"ours_s": t_ours, "bare_s": t_bare, "ratio": t_ours / t_bare}
+
+
+def make_echo_project(root: Path) -> Path:
+    """The project of ``make_project`` with echo steps only (it runs without a device), no baselines,
+    and chains a run can follow to their end (19 deep under the root: 950 fragments)."""
+    flows = root / ".argent" / "flows"
+    for chain in range(CHAINS):
+        for level in range(1, DEPTH):
+            steps = [f"  - echo: chain {chain} level {level}\n", f"  - echo: step {level}\n"]
+            if level < DEPTH - 1:
+                steps.append(f"  - run: f{level + 1}.yaml\n")
+            path = flows / f"c{chain}" / f"f{level}.yaml"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("steps:\n" + "".join(steps))
+    (flows / "main.yaml").write_text(
+        "steps:\n" + "".join(f"  - run: c{chain}/f1.yaml\n" for chain in range(CHAINS))
+    )
+    return flows / "main.yaml"
+
+
+def bench_collection_share(repeat: int) -> dict[str, float]:
+    """How much of a call over a link the client's collection is: 950 echo fragments (the shape of
+    ``make_project``) run on ``argent server start``: the collection alone (every file read and
+    parsed) against the whole call (collection, transfer, the server's intake and its run)."""
+    from argent.client.session import ToolServerClient
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "proj"
+        main = make_echo_project(root)
+        data = main.read_bytes()
+        args = {"project_root": str(root), "name": "main"}
+        collect = median_seconds(lambda: collect_flow_members(str(main), data, args, []), repeat)
+        proc, url = start_argent_no_auth(tmp, None)
+
+        async def calls() -> list[float]:
+            times: list[float] = []
+            async with ToolServerClient(url, None, linked=True) as client:
+                for _ in range(repeat + 1):
+                    t0 = time.perf_counter()
+                    result = await client.call("flow-execute", dict(args))
+                    times.append(time.perf_counter() - t0)
+                    assert result["ok"] is True, result
+            return times[1:]
+
+        try:
+            call = statistics.median(asyncio.run(calls()))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    return {"collect_s": collect, "call_s": call, "share": collect / call}
 
 
 def members_of(total: int, size: int) -> list[dict[str, Any]]:
@@ -283,6 +334,7 @@ def main() -> None:
     results: dict[str, dict[str, float]] = {}
     if not args.calls_only:
         results["collect_1000_fragments_500_baselines"] = bench_collection(args.repeat)
+        results["collect_share_of_a_950_fragment_call"] = bench_collection_share(args.repeat)
         results["server_store_32_mib_members"] = bench_store(args.repeat)
         results["body_value_count_32_mib_members"] = bench_value_count(args.repeat)
     results.update(bench_call(args.repeat, args.echo_calls, sources))

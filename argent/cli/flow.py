@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
-from argent.cli.flow_run import _FlowRun
+from argent.cli.flow_run import FlowRunCommand
 from argent.cli.suite import SuiteOptions, run_flows, suite_options
 from argent.cli.targets import (
     UsageProblem,
@@ -16,6 +15,7 @@ from argent.cli.targets import (
     list_saved_flows,
     resolve_flow_ref,
 )
+from argent.driver import run_options
 from argent.flows.values import PLATFORMS
 from argent.reports.render import echo
 
@@ -67,14 +67,8 @@ def run_command(
     """
     root = _project_root(project_root)
     targets = resolve_flow_ref(ref, root, recursive=recursive)
-    options: dict[str, Any] = {"prerequisiteAcknowledged": True}
-    if device:
-        options["device"] = device
-    if platform:
-        options["platform"] = platform
-    if update_baselines:
-        options["updateBaselines"] = True
-    runner = _FlowRun(root, options, as_json=as_json, output=output)
+    options = run_options(device=device, platform=platform, update_baselines=update_baselines)
+    runner = FlowRunCommand(root, options, as_json=as_json, output=output)
     click.get_current_context().exit(run_flows(runner, targets, suite, ref=ref))
 
 

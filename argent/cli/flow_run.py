@@ -1,7 +1,8 @@
-"""One `argent flow run`: its arguments, its client, its output and the images it exports.
+"""One `argent flow run` on the terminal: its lines, its summary, its exit code and the images it exports.
 
-The suite runner (``argent.cli.suite``) and the pytest plugin drive the same object, so a flow runs
-with the same arguments and reads the same whichever started it."""
+The flows run through the public driver (``argent.driver.FlowDriver``), as the suite runner
+(``argent.cli.suite``), the pytest plugin and a user's own Python code run them, so a flow runs with
+the same arguments and reads the same whichever started it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,9 @@ from argent.cli.targets import (
     FlowTarget,
     UsageProblem,
 )
-from argent.client.base import ToolCallError, ToolClient
+from argent.client.base import RefusalCallback, ToolCallError
 from argent.client.client_files import RefusedClientFile
-from argent.connect import open_client
+from argent.driver import FlowDriver, SuiteEntry
 from argent.link.codec import read_or_none
 from argent.link.models import PrerequisiteNotice, StepReport
 from argent.reports.html import allowed_image_source, copy_image
@@ -43,19 +44,15 @@ from argent.utils.oserrors import DISK_ERRNOS, remedy
 EXIT_OK, EXIT_FAILED = 0, 1
 
 
-class _FlowRun:
+class FlowRunCommand:
+    """`argent flow run` on the terminal: the lines, the summary, the exit code and the exported images
+    of the flows a public ``FlowDriver`` runs (``argent.driver``)."""
+
     def __init__(self, root: Path, options: dict[str, Any], *, as_json: bool, output: str | None) -> None:
         self.root = root
-        self.options = options
         self.as_json = as_json
         self.output = output
-        #: The reports' hook on every call of the run (``argent.cli.suite``).
-        self.wrap_client: Callable[[ToolClient], ToolClient] = lambda client: client
-
-    @contextlib.asynccontextmanager
-    async def client(self) -> AsyncIterator[ToolClient]:
-        async with open_client(notice=self.notice) as client:
-            yield self.wrap_client(client)
+        self.driver = FlowDriver(root, options, notice=self.notice)
 
     def notice(self, text: str) -> None:
         """A note for the user on stderr (a ``[flow-files]`` line, an upload): a JSON warning object
@@ -64,26 +61,6 @@ class _FlowRun:
             echo(json_text({"warning": text}, indent=None), err=True)
         else:
             echo(text, err=True)
-
-    def _args(self, target: FlowTarget) -> dict[str, Any]:
-        args: dict[str, Any] = {"project_root": str(self.root), **self.options}
-        if target.name is not None:
-            args["name"] = target.name
-        else:
-            args["flow_path"] = target.path
-        return args
-
-    def _refused(
-        self, refusals: list[RefusedClientFile], notice: Callable[[str], None] | None = None
-    ) -> Callable[[RefusedClientFile], None]:
-        """Print each client file the client refused to write, and keep it (the run then exits 1)."""
-        say = notice or self.notice
-
-        def refused(refusal: RefusedClientFile) -> None:
-            refusals.append(refusal)
-            say(refusal.line())
-
-        return refused
 
     def _flow_notice(self, prefix: str) -> Callable[[str], None]:
         """A flow's own notes for stderr (a refused file, an unwritten baseline), each physical
@@ -98,12 +75,18 @@ class _FlowRun:
 
         return notice
 
+    @staticmethod
+    def _tell_refused(notice: Callable[[str], None]) -> RefusalCallback:
+        def refused(refusal: RefusedClientFile) -> None:
+            notice(refusal.line())
+
+        return refused
+
     async def single(self, target: FlowTarget, *, prefix: str = "") -> int:
         """One flow: its lines as its progress lines arrive (under a live status line on a
         terminal), then its summary. With ``prefix`` (``--workers N``, N > 1: INTERFACE.md §7)
         every line but a blank one starts with it, and the lines are plain on a terminal too."""
         printed_header = False
-        refusals: list[RefusedClientFile] = []
         root_flow = target.stem
         note = self._flow_notice(prefix)
 
@@ -129,16 +112,12 @@ class _FlowRun:
                 say(line)
             live.next_step = (report.index if report is not None else 0) + 2
 
-        async with self.client() as client, live:
+        async with self.driver, live:
             try:
-                result = await client.call(
-                    "flow-execute",
-                    self._args(target),
-                    on_progress=progress,
-                    on_refused=self._refused(refusals, note),
-                )
+                run = await self.driver.run(target, on_step=progress, on_refused=self._tell_refused(note))
             except ToolCallError as exc:
                 raise call_failed(exc) from None
+            result = run.result
             # Copy failed snapshots' images while the tool-server that keeps them is still up.
             exported = self._export(result, target) if is_report(result) else []
         report = read_report(result)  # read after the export: it points the report at the copies
@@ -166,7 +145,7 @@ class _FlowRun:
                 out(hang(f"  assumes: {report.execution_prerequisite}", "    "))
             out("")
             out(summary_line(report))
-        return EXIT_OK if report.ok and not unwritten and not refusals else EXIT_FAILED
+        return EXIT_OK if report.ok and not unwritten and not run.refused else EXIT_FAILED
 
     def _unwritten_baselines(self, result: Any, notice: Callable[[str], None] | None = None) -> int:
         """Say why each baseline of the result was not written; how many were not."""
@@ -179,68 +158,68 @@ class _FlowRun:
         """The flows of a directory one at a time: each flow's start line, every step line as
         its progress line arrives (under a live status line on a terminal), then its summary."""
         total = len(targets)
-        flows: list[dict[str, Any]] = []
-        passed = failed = skipped = 0
-        stopped = False
+        flows: list[dict[str, Any]] = [{"path": target.path} for target in targets]
+        shown = [0] * total
         live = LiveStatus(enabled=False if self.as_json else None)
 
         def say(line: str) -> None:
             if not self.as_json:
                 live.line(line)
 
-        async with self.client() as client, live:
-            for i, target in enumerate(targets, start=1):
-                rel = os.path.relpath(target.path, directory)
-                entry: dict[str, Any] = {"path": target.path}
-                flows.append(entry)
-                say(f"[{i}/{total}] {rel}")
-                if stopped:
-                    entry["status"] = "skip"
-                    skipped += 1
-                    say("  · not run (batch stopped)")
-                    continue
-                refusals: list[RefusedClientFile] = []
-                shown = 0
+        def start(position: int, target: FlowTarget) -> None:
+            say(f"[{position + 1}/{total}] {os.path.relpath(target.path, directory)}")
+            live.next_step = 1
 
-                def progress(step: dict[str, Any], stem: str = target.stem) -> None:
-                    nonlocal shown
-                    shown += 1
-                    report = read_step(step)
-                    for line in step_lines(report if report is not None else step, stem):
-                        say(line)
-                    live.next_step = (report.index if report is not None else 0) + 2
+        def progress(position: int, target: FlowTarget, step: dict[str, Any]) -> None:
+            shown[position] += 1
+            report = read_step(step)
+            for line in step_lines(report if report is not None else step, target.stem):
+                say(line)
+            live.next_step = (report.index if report is not None else 0) + 2
 
-                live.next_step = 1
-                try:
-                    result = await client.call(
-                        "flow-execute",
-                        self._args(target),
-                        on_progress=progress,
-                        on_refused=self._refused(refusals),
-                    )
-                except ToolCallError as exc:
-                    entry.update(status="fail", error=exc.message)
-                    failed += 1
-                    # The tool-server's words: their later lines stay under the mark (no line
-                    # of theirs can pose as a summary among this batch's lines).
-                    say(hang(f"  ✗ {exc.message}", "    "))
-                    if exc.error_kind != "validation":
-                        stopped = True
-                    continue
-                if not is_report(result):
-                    entry.update(status="fail", error=f'"{target.stem}" did not produce a run report.')
-                    failed += 1
-                    stopped = True
-                    continue
+        def end(position: int, entry: SuiteEntry) -> None:
+            target, flow = entry.target, flows[position]
+            if entry.skipped:
+                start(position, target)
+                flow["status"] = "skip"
+                say("  · not run (batch stopped)")
+            elif entry.error is not None:
+                flow.update(status="fail", error=entry.error.message)
+                # The tool-server's words: their later lines stay under the mark (no line of theirs
+                # can pose as a summary among this batch's lines).
+                say(hang(f"  ✗ {entry.error.message}", "    "))
+            elif entry.run is not None and entry.run.report is None:
+                flow.update(status="fail", error=f'"{target.stem}" did not produce a run report.')
+            elif entry.run is not None:
+                result = entry.run.result
                 exported = self._export(result, target, directory)
-                entry["report"] = result
-                report = read_report(result)  # its ``ok`` is the JSON true, nothing else truthy
-                ok = bool(report and report.ok) and not self._unwritten_baselines(result) and not refusals
-                entry["status"] = "pass" if ok else "fail"
-                passed += ok
-                failed += not ok
-                for line in closing_lines(result, target.stem, shown, exported):
+                flow["report"] = result
+                report = entry.run.report  # its ``ok`` is the JSON true, nothing else truthy
+                ok = (
+                    bool(report and report.ok)
+                    and not self._unwritten_baselines(result)
+                    and not entry.run.refused
+                )
+                flow["status"] = "pass" if ok else "fail"
+                for line in closing_lines(result, target.stem, shown[position], exported):
                     say(line)
+
+        async with self.driver, live:
+            await self.driver.run_suite(
+                targets,
+                on_start=start,
+                on_step=progress,
+                on_end=end,
+                on_refused=lambda position, target, refusal: self.notice(refusal.line()),
+            )
+        return self._summary(flows)
+
+    def _summary(self, flows: list[dict[str, Any]]) -> int:
+        """The closing line of a directory run (or its JSON), and its exit code."""
+        total = len(flows)
+        passed = sum(1 for flow in flows if flow.get("status") == "pass")
+        failed = sum(1 for flow in flows if flow.get("status") == "fail")
+        skipped = sum(1 for flow in flows if flow.get("status") == "skip")
         ok = failed == 0
         if self.as_json:
             summary = {"ok": ok, "total": total, "passed": passed, "failed": failed, "skipped": skipped}
@@ -248,7 +227,8 @@ class _FlowRun:
         else:
             plural = "s" if total != 1 else ""
             echo(
-                f"\n{'PASS' if ok else 'FAIL'} — {total} flow{plural}: {passed} passed, {failed} failed, {skipped} skipped"
+                f"\n{'PASS' if ok else 'FAIL'} — {total} flow{plural}: {passed} passed, {failed} failed, "
+                f"{skipped} skipped"
             )
         return EXIT_OK if ok else EXIT_FAILED
 

@@ -99,7 +99,7 @@ async def preflight(url: str, token: str | None, *, timeout: float = PREFLIGHT_T
     import aiohttp  # only when there is a server to ask
 
     from argent.client.bounded import AnswerNotJson, AnswerRefused, parse_json, read_body
-    from argent.client.session import describe_exception
+    from argent.client.transport import describe_exception
 
     # Read as every call reads (``argent.client.bounded``): no decoding, no redirect, within the caps.
     headers = {"Accept-Encoding": "identity"}

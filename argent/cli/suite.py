@@ -19,11 +19,9 @@ runs them concurrently when asked, and records them for the reports.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import os
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -31,26 +29,22 @@ from attrs import define, field, frozen
 
 from argent.cli.flow_run import closing_lines
 from argent.cli.targets import FlowTarget, UsageProblem
-from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError, ToolClient
-from argent.client.client_files import RefusedClientFile
-from argent.errors import TOO_MANY_DEVICES
-from argent.limits import MAX_SUITE_WORKERS, RETRY_AFTER_SECONDS, SUITE_BUSY_RETRY_SECONDS
+from argent.driver import SuiteEntry
+from argent.limits import MAX_SUITE_WORKERS
 from argent.reports.html import HtmlReport, ReportDirProblem, html_owned, prepare_report_dir
 from argent.reports.junit import ReportPathProblem, prepare_junit_path
 from argent.reports.recorder import SuiteRecorder, relative_name
 from argent.reports.render import (
     echo,
-    is_report,
     json_text,
     line_prefix,
     prefixed_lines,
-    read_report,
     step_lines,
     unwritten_baseline_lines,
 )
 
 if TYPE_CHECKING:
-    from argent.cli.flow_run import _FlowRun
+    from argent.cli.flow_run import FlowRunCommand
 
 EXIT_OK, EXIT_FAILED = 0, 1
 BUSY_STATUS = 429
@@ -170,7 +164,7 @@ def suite_options(fn: F) -> F:
 
 
 def run_flows(
-    runner: _FlowRun, targets: FlowTarget | list[FlowTarget], suite: SuiteOptions, *, ref: str
+    runner: FlowRunCommand, targets: FlowTarget | list[FlowTarget], suite: SuiteOptions, *, ref: str
 ) -> int:
     """Run what ``argent flow run`` selected as ``suite`` says; the exit code."""
     root = str(runner.root)
@@ -179,7 +173,7 @@ def run_flows(
         selected = select_shard(selected, root, suite.shard)
     recorder = _recorder(selected, root, suite)
     if recorder is not None:
-        runner.wrap_client = recorder.wrap
+        runner.driver.wrap = recorder.wrap
     code = EXIT_OK
     try:
         if not selected:
@@ -200,7 +194,7 @@ def run_flows(
     return code
 
 
-def _bounded_workers(runner: _FlowRun, workers: int) -> int:
+def _bounded_workers(runner: FlowRunCommand, workers: int) -> int:
     """``--workers`` capped at ``MAX_SUITE_WORKERS`` (told on stderr when it is)."""
     if workers <= MAX_SUITE_WORKERS:
         return workers
@@ -233,7 +227,9 @@ def _recorder(selected: list[FlowTarget], root: str, suite: SuiteOptions) -> Sui
     return SuiteRecorder(selected, root, junit=junit, html=html)
 
 
-def _say_empty_shard(runner: _FlowRun, suite: SuiteOptions, targets: FlowTarget | list[FlowTarget]) -> None:
+def _say_empty_shard(
+    runner: FlowRunCommand, suite: SuiteOptions, targets: FlowTarget | list[FlowTarget]
+) -> None:
     count = 1 if isinstance(targets, FlowTarget) else len(targets)
     text = f"Shard {suite.shard} keeps no flow of the {count} selected; nothing to run."
     if runner.as_json:
@@ -244,114 +240,41 @@ def _say_empty_shard(runner: _FlowRun, suite: SuiteOptions, targets: FlowTarget 
 
 
 @define
-class BrowserRoom:
-    """The calls of one run that may hold a browser on the tool-server.
-
-    A flow the tool-server refused a browser (``TOO_MANY_DEVICES``: the token holds the most it may,
-    ``limits.devices_per_token``) waits for another call of the run to end (at most Retry-After) and
-    tries again, as a busy flow does. When no call of the run is running and none ended since the
-    refused one started, the browsers are someone else's: the refusal is the flow's error.
-
-    Retries ask one at a time (until the retried call's first step line: its browser is up), so
-    refused flows never keep each other "running" and waiting for ever.
-
-    ``siblings``: other processes of the same run share the token (pytest-xdist workers over one
-    link), so a browser may be freed by a call this process never sees; a refused flow then waits
-    (Retry-After at a time) for as long as a busy one."""
-
-    siblings: bool = False
-    running: int = 0
-    ended: int = 0
-    _ending: asyncio.Event = field(factory=asyncio.Event)
-    _retrying: asyncio.Lock = field(factory=asyncio.Lock)
-
-    @contextlib.asynccontextmanager
-    async def calling(self, *, retry: bool) -> AsyncIterator[Callable[[], None]]:
-        """Count a call as running while it runs; yields ``booted``, to call at its first step line.
-        Its end may free a browser, unless the tool-server refused it one (or was busy): a refused
-        call frees nothing, and counting it would keep two refused flows retrying each other."""
-        if retry:
-            await self._retrying.acquire()
-        turn = retry
-
-        def booted() -> None:
-            nonlocal turn
-            if turn:
-                turn = False
-                self._retrying.release()
-
-        self.running += 1
-        freed = True
-        try:
-            yield booted
-        except ToolCallError as exc:
-            freed = not (exc.error_code == TOO_MANY_DEVICES or exc.status == BUSY_STATUS)
-            raise
-        finally:
-            booted()
-            self.running -= 1
-            if freed:
-                self.ended += 1
-                self._ending.set()
-                self._ending = asyncio.Event()
-
-    def may_free(self, seen: int) -> bool:
-        """After a refusal of a call started when ``seen`` calls had ended: whether a call of the run
-        may have freed a browser since, or still may."""
-        return self.siblings or self.ended > seen or self.running > 0
-
-    async def wait(self, seen: int) -> None:
-        """Until a call of the run ends after ``seen`` had (at most Retry-After: the browsers may be
-        another client's of the same token)."""
-        if self.ended > seen:
-            return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._ending.wait(), RETRY_AFTER_SECONDS)
-
-
-@define
 class ParallelBatch:
-    """A directory run on up to ``workers`` concurrent calls, started in input order.
+    """A directory run on up to ``workers`` concurrent calls, started in input order
+    (``FlowDriver.run_suite``).
 
     Per flow it does what the one-at-a-time batch does (the same statuses, exports and JSON
     entries); every human line of a flow (started, each step as its progress line arrives, its
     summary, its notes on stderr) is printed at once, prefixed with the flow's path. The lines are
     plain on a terminal too: one status line cannot say what N flows are doing."""
 
-    runner: _FlowRun
+    runner: FlowRunCommand
     targets: list[FlowTarget]
     directory: str
     workers: int
-    stopped: bool = False
     entries: list[dict[str, Any]] = field(factory=list)
-    next_position: int = 0
-    room: BrowserRoom = field(factory=BrowserRoom)
+    shown: list[int] = field(factory=list)
 
     async def run(self) -> int:
-        total = len(self.targets)
         self.entries = [{"path": t.path} for t in self.targets]
-        async with self.runner.client() as client:
-            await asyncio.gather(*(self._worker(client) for _ in range(min(self.workers, total))))
-        passed = sum(1 for e in self.entries if e.get("status") == "pass")
-        failed = sum(1 for e in self.entries if e.get("status") == "fail")
-        skipped = sum(1 for e in self.entries if e.get("status") == "skip")
-        ok = failed == 0
-        if self.runner.as_json:
-            summary = {"ok": ok, "total": total, "passed": passed, "failed": failed, "skipped": skipped}
-            echo(json_text({**summary, "flows": self.entries}))
-        else:
-            plural = "s" if total != 1 else ""
-            echo(
-                f"\n{'PASS' if ok else 'FAIL'} — {total} flow{plural}: {passed} passed, {failed} failed, "
-                f"{skipped} skipped"
+        self.shown = [0] * len(self.targets)
+        async with self.runner.driver as driver:
+            await driver.run_suite(
+                self.targets,
+                workers=self.workers,
+                on_start=self._started,
+                on_step=self._step,
+                on_end=self._ended,
+                on_wait=lambda position, target, text: self._notice(self._prefix(target))(text),
+                on_refused=lambda position, target, refusal: self._notice(self._prefix(target))(
+                    refusal.line()
+                ),
             )
-        return EXIT_OK if ok else EXIT_FAILED
+        return self.runner._summary(self.entries)
 
-    async def _worker(self, client: ToolClient) -> None:
-        while self.next_position < len(self.targets):
-            position = self.next_position
-            self.next_position += 1
-            await self._one(client, position)
+    def _prefix(self, target: FlowTarget) -> str:
+        return line_prefix(relative_name(target.path, str(self.runner.root)))
 
     def _say(self, prefix: str, lines: Sequence[str], *, err: bool = False) -> None:
         """Print ``lines`` of one flow, every physical line prefixed (a reason holding a newline
@@ -373,123 +296,37 @@ class ParallelBatch:
 
         return notice
 
-    async def _one(self, client: ToolClient, position: int) -> None:
-        runner = self.runner
-        target = self.targets[position]
-        entry = self.entries[position]
-        prefix = line_prefix(relative_name(target.path, str(runner.root)))
-        if self.stopped:
+    def _started(self, position: int, target: FlowTarget) -> None:
+        self._say(self._prefix(target), [f"  started ({position + 1}/{len(self.targets)})"])
+
+    def _step(self, position: int, target: FlowTarget, step: dict[str, Any]) -> None:
+        self.shown[position] += 1
+        self._say(self._prefix(target), step_lines(step, target.stem))
+
+    def _ended(self, position: int, flow: SuiteEntry) -> None:
+        target, entry, prefix = flow.target, self.entries[position], self._prefix(flow.target)
+        if flow.skipped:
             entry["status"] = "skip"
             self._say(prefix, ["  · not run (batch stopped)"])
             return
-        self._say(prefix, [f"  started ({position + 1}/{len(self.targets)})"])
-        refusals: list[RefusedClientFile] = []
-        shown = 0
-
-        def progress(step: dict[str, Any]) -> None:
-            nonlocal shown
-            shown += 1
-            self._say(prefix, step_lines(step, target.stem))
-
-        notice = self._notice(prefix)
-
-        def refused(refusal: RefusedClientFile) -> None:
-            refusals.append(refusal)
-            notice(refusal.line())
-
-        try:
-            result = await call_flow(
-                runner,
-                client,
-                target,
-                refusals,
-                on_progress=progress,
-                on_refused=refused,
-                room=self.room,
-                on_wait=notice,
-            )
-        except ToolCallError as exc:
-            entry.update(status="fail", error=exc.message)
-            self._say(prefix, [f"  ✗ {exc.message}"])
-            if exc.error_kind != "validation":
-                self.stopped = True
+        if flow.error is not None:
+            entry.update(status="fail", error=flow.error.message)
+            self._say(prefix, [f"  ✗ {flow.error.message}"])
             return
-        if not is_report(result):
+        assert flow.run is not None
+        result = flow.run.result
+        if flow.run.report is None:
             error = f'"{target.stem}" did not produce a run report.'
             entry.update(status="fail", error=error)
             self._say(prefix, [f"  ✗ {error}"])
-            self.stopped = True
             return
-        exported = runner._export(result, target, self.directory)
+        exported = self.runner._export(result, target, self.directory)
         entry["report"] = result
         unwritten = unwritten_baseline_lines(result)
         for line in unwritten:
-            notice(line)
-        report = read_report(result)
+            self._notice(prefix)(line)
+        report = flow.run.report
         # As the one-at-a-time runs read it: ``ok`` is the JSON true, nothing else that is truthy.
-        ok = report is not None and report.ok and not unwritten and not refusals
+        ok = report is not None and report.ok and not unwritten and not flow.run.refused
         entry["status"] = "pass" if ok else "fail"
-        self._say(prefix, closing_lines(result, target.stem, shown, exported))
-
-
-async def call_flow(
-    runner: _FlowRun,
-    client: ToolClient,
-    target: FlowTarget,
-    refusals: list[RefusedClientFile],
-    *,
-    on_progress: ProgressCallback | None = None,
-    on_refused: RefusalCallback | None = None,
-    room: BrowserRoom | None = None,
-    on_wait: Callable[[str], None] | None = None,
-) -> Any:
-    """One flow-execute call of ``runner``'s run (also the pytest plugin's); a tool-server that is
-    busy (429: it runs fewer calls at once than its clients ask, and ran nothing) is asked again
-    after its Retry-After, for a while. With a ``room`` (the calls of a ``--workers`` run), a flow
-    refused a browser (``TOO_MANY_DEVICES``, before any step ran) is asked again the same way while
-    another flow of the run may free one (``on_wait`` is told the first refusal). Each step's progress
-    line goes to ``on_progress``; each refused client file to ``on_refused`` (default: kept in
-    ``refusals`` and told to the user)."""
-    deadline = time.monotonic() + SUITE_BUSY_RETRY_SECONDS
-    room = BrowserRoom() if room is None else room
-    told = retry = False
-    while True:
-        seen = room.ended
-        try:
-            async with room.calling(retry=retry) as booted:
-                return await client.call(
-                    "flow-execute",
-                    runner._args(target),
-                    on_progress=_first_step_tells(booted, on_progress),
-                    on_refused=on_refused or runner._refused(refusals),
-                )
-        except ToolCallError as exc:
-            if time.monotonic() >= deadline:
-                raise
-            if exc.error_code == TOO_MANY_DEVICES:
-                if not room.may_free(seen):
-                    raise
-                if on_wait is not None and not told:
-                    told = True
-                    on_wait(f"  … waiting for a browser another flow of this run holds: {exc.message}")
-                await room.wait(seen)
-                retry = True
-                continue
-            if exc.status != BUSY_STATUS:
-                raise
-        await asyncio.sleep(RETRY_AFTER_SECONDS)
-
-
-def _first_step_tells(
-    booted: Callable[[], None], on_progress: ProgressCallback | None
-) -> ProgressCallback | None:
-    """``on_progress``, calling ``booted`` first (None stays None: it decides whether the call streams)."""
-    if on_progress is None:
-        return None
-    tell = on_progress
-
-    def progress(step: dict[str, Any]) -> Awaitable[None] | None:
-        booted()
-        return tell(step)
-
-    return progress
+        self._say(prefix, closing_lines(result, target.stem, self.shown[position], exported))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from argent.cli.problems import UsageProblem as UsageProblem  # the error of this module, re-exported
 from argent.flows.names import BASELINES_DIR, FLOW_NAME_RE
+from argent.link.paths import spelling_of
 from argent.reports.model import FlowTarget as FlowTarget  # the value of this module, re-exported
-from argent.runner.files import spelling_of
 
 PROJECT_MARKERS = (".argent", ".git", "pyproject.toml")
 SKIPPED_DIRS = ("node_modules", BASELINES_DIR)

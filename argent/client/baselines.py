@@ -30,9 +30,8 @@ from argent.client.collect import Collection
 from argent.link.codec import to_wire
 from argent.link.models import BaselineNotWritten
 from argent.link.png import is_png
-from argent.runner.files import BASELINE_RUN_AGAIN
 from argent.utils.atomic import write_atomically
-from argent.utils.oserrors import os_error_text, write_failure_text
+from argent.utils.oserrors import BASELINE_RUN_AGAIN, os_error_text, write_failure_text
 
 NOT_ALLOWED = "{path} is not a .png file directly in the baseline directory of a run of this call that updates baselines"
 OUTSIDE = "{path} is outside every root this client serves"

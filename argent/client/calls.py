@@ -19,7 +19,7 @@ saved flow (``argent.link.rules.sends_bytes``); any other such input goes as its
 ``on_untrusted`` hears why.
 
 Over a link, an input with ``collect`` gets its members after its wrapper is built: the
-``collector`` (``argent.client.flow_members``) adds ``canonical``, ``spelling`` and ``members``.
+``collector`` (``argent.client.members``) adds ``canonical``, ``spelling`` and ``members``.
 The arguments leave as JSON: each wrapper written by ``argent.link.codec``.
 """
 

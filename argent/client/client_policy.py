@@ -22,7 +22,7 @@ from typing import Literal
 from attrs import frozen
 
 from argent.limits import MAX_FILE_BYTES
-from argent.runner.files import canonical_path
+from argent.link.paths import canonical_path
 from argent.utils.oserrors import EISDIR_READ, os_error_text
 
 OUTSIDE_ROOTS = "{target} is outside every root this client serves ({directories})"
@@ -32,12 +32,14 @@ NOT_TOOL_FILE = "{target} links to a file that is not one of .png, .yaml"
 TOO_LARGE = "{canonical} is larger than the 32 MiB cap on a file sent to the tool-server"
 NOT_REGULAR = "{canonical} is not a regular file"
 
-#: The kind of file a member must be: its real name must end in one of these (any case).
-FileKind = Literal["yaml", "png", "tool"]
+#: The kind of file a member must be: its real name must end in one of these (any case); a file to
+#: upload into a page may be of any type.
+FileKind = Literal["yaml", "png", "tool", "upload"]
 _EXTENSIONS: dict[str, tuple[str, ...]] = {
     "yaml": (".yaml", ".yml"),
     "png": (".png",),
     "tool": (".png", ".yaml"),
+    "upload": (),
 }
 _WRONG_TYPE: dict[str, str] = {"yaml": NOT_YAML, "png": NOT_PNG, "tool": NOT_TOOL_FILE}
 
@@ -142,7 +144,8 @@ def read_client_file(
         return ClientFile(state="missing", dangling=dangling)
     except OSError as exc:
         return _refused(os_error_text(exc, canonical))
-    if not canonical.lower().endswith(_EXTENSIONS[kind]):
+    extensions = _EXTENSIONS[kind]
+    if extensions and not canonical.lower().endswith(extensions):
         return _refused(_WRONG_TYPE[kind].format(target=target))
     if stat.S_ISDIR(st.st_mode):
         return _refused(EISDIR_READ)

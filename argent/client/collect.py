@@ -1,100 +1,83 @@
 """Client collection: the files a flow run needs, gathered before a call over a link.
 
-Starting from the flow file of the call, the client walks:
+The client asks the reference graph (``argent.flows.graph``) what the flow file of the call reaches,
+and resolves each flow key the graph asks for into a member (the client policy, the real path, the
+spelling, the bytes; ``argent.client.client_policy``):
 
-- the `run:` targets of every step (`when:` blocks included), each resolved beside the real
-  file that names it, each (directory, target) pair once, to 20 levels (the root is level 1);
-- the nested flows of `tool: flow-execute` steps that name their flow with ``name`` and an
-  absolute ``project_root`` without ``..`` (directory ``<project_root>/.argent/flows``, target
-  ``<name>.yaml``), one level each, never a ``flow_path``;
+- the `run:` targets of every step (`when:` blocks included), each resolved beside the real file that
+  names it, each (directory, target) pair once, to 20 levels (the root is level 1);
+- the nested flows of `tool: flow-execute` steps that name their flow with ``name`` and an absolute
+  ``project_root`` without ``..`` (directory ``<project_root>/.argent/flows``, target ``<name>.yaml``),
+  one level each, never a ``flow_path``;
 - the file arguments of `tool:` steps (``GET /tools`` says which inputs they are), each path once;
+- the files of `upload:` steps, each beside the real file that names it (role ``upload``, keyed as a
+  flow member is), each key once, of any type, under the client policy as every member is;
 - last, the snapshot baselines of each run (the root run and every nested run).
 
-The walk is breadth first, so a file reached at several depths is expanded at the shallowest.
-Nothing here talks to the network: ``collect_flow_members`` returns values that the transfer
-step turns into wire members. Everything blocks; async callers run it in a thread.
+The members come in the order of the seed's walk: breadth first, and in each file its `run:` targets
+(in step order) before its `tool:` steps' nested flows and file arguments.
+
+A recorded step (the ``project_root`` probe of ``flow-add-step``, ``"collect": "step"``) sends the files
+that one step makes the tool-server read (``collect_step_members``, below):
+
+- a ``tool:`` step with file arguments: each file argument, as for the tool files of a run;
+- ``flow-execute`` with ``name`` and an absolute ``project_root``: the recording file (by its
+  directory and file name), the file with the step's flow name beside the recording's real
+  file, and the named flow with its members and the baselines of its run, as a nested flow
+  (whose baselines are updated only when the step sets ``updateBaselines: true``);
+- ``flow-execute`` with the ``flow_path`` of a file in the recording's directory: the members of
+  the row above for that file's name, and the file itself, by the recording's directory and the
+  file name;
+- ``flow-execute`` with another ``flow_path``: the recording file;
+- anything else, or a call without a valid name, an absolute project_root or object args: none.
+
+The recording file is ``<project_root>/.argent/flows/<name>.yaml``; the client policy applies
+with it in place of the flow file. Nothing here talks to the
+network: ``collect_flow_members`` returns values that the transfer step turns into wire members.
+Everything blocks; async callers run it in a thread. The flow language is imported when a flow is
+collected, not before: the HTTP client loads without the parser.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections import deque
+import posixpath
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from attrs import define, field, frozen
 
 from argent.client.client_policy import ClientFile, ClientPolicy, read_client_file
 from argent.client.fs_cache import FsCache
-from argent.client.scan import FlowRefs, refs_of_flow, refs_of_text
-from argent.flows.model import Flow, ToolStep
-from argent.flows.names import baseline_dir, is_safe_flow_name
+from argent.flows.names import is_safe_flow_name
 from argent.limits import MAX_RUN_DEPTH
-from argent.link.codec import read_or_none, to_wire
-from argent.link.models import FileInputSpec, ToolEntry, WireMember
-from argent.link.rules import FLOW_EXECUTE, NestedFlowRef, classify_file_inputs, nested_flow_ref
-from argent.link.spelling import Spelling
-from argent.runner.files import canonical_path, spelling_of
+from argent.link.codec import read_or_none
+from argent.link.members import Member, MemberRole
+from argent.link.models import FileInputSpec, ToolEntry
+from argent.link.paths import canonical_path, spelling_of
+from argent.link.rules import (
+    FLOW_EXECUTE,
+    NestedFlowRef,
+    classify_file_inputs,
+    file_arguments,
+    has_dotdot,
+    is_posix_absolute,
+    nested_flow_ref,
+)
+from argent.link.spelling import LISTED, Spelling
 
-MemberRole = Literal["flow", "baseline", "tool"]
-MemberState = Literal["missing", "refused", "listed"]
+if TYPE_CHECKING:
+    from argent.flows.graph import Edge, FlowGraph, GraphFile, Resolve, Resolved
+    from argent.flows.model import Flow
 
-#: The wire fields of a member that follow its bytes.
-_TAIL = ("state", "error")
 CHROMIUM_DEVICE_PREFIX = "chromium-cdp-"
 #: A ``GET /tools`` listing: its entries as read, or as JSON (read with the codec).
 Listing = Iterable[ToolEntry | Mapping[str, Any]]
 DANGLING_IN_UPDATE_RUN = "{path} is a link to nothing — the client writes no baseline through it"
 
-
-@frozen
-class CollectedMember:
-    """One member before transfer: its identity, and its bytes or its state."""
-
-    role: MemberRole
-    key: str
-    path: str
-    canonical: str | None = None
-    spelling: Spelling | None = None
-    data: bytes | None = field(default=None, repr=False)
-    size: int | None = None
-    mtime_ms: float | None = None
-    state: MemberState | None = None
-    error: str | None = None
-
-    @property
-    def label(self) -> str:
-        """What the flow-files log calls the member: a flow by its canonical path, others by key."""
-        if self.role == "flow" and self.canonical is not None:
-            return self.canonical
-        return self.key
-
-    def wire(self, *, content: str | None = None, upload: tuple[str, str] | None = None) -> WireMember:
-        """The member on the wire, with its bytes inline (``content``) or as an upload (id, hash);
-        a member with a state carries no size or mtime."""
-        stated = self.state is None
-        return WireMember(
-            role=self.role,
-            key=self.key,
-            path=self.path,
-            canonical=self.canonical,
-            spelling=self.spelling,
-            size=self.size if stated else None,
-            mtime_ms=self.mtime_ms if stated else None,
-            content=content,
-            upload_id=upload[0] if upload is not None else None,
-            content_hash=upload[1] if upload is not None else None,
-            state=self.state,
-            error=self.error,
-        )
-
-    def wire_head(self) -> dict[str, Any]:
-        """The JSON fields before the bytes (``content`` / ``uploadId`` are the transfer's)."""
-        return {key: value for key, value in to_wire(self.wire()).items() if key not in _TAIL}
-
-    def wire_tail(self) -> dict[str, Any]:
-        """The JSON fields after the bytes: the state and the client's reason."""
-        return {key: value for key, value in to_wire(self.wire()).items() if key in _TAIL}
+#: The graph's handle of a flow file on the client: its member (None for the flow file of the call).
+Handle = Member | None
 
 
 @frozen
@@ -107,7 +90,7 @@ class Collection:
 
     canonical: str
     spelling: Spelling
-    members: tuple[CollectedMember, ...]
+    members: tuple[Member, ...]
     policy: ClientPolicy | None = None
     update_dirs: tuple[str, ...] = ()
 
@@ -131,7 +114,7 @@ class BaselineScope:
         return cls(update=args.get("updateBaselines") is True, platform=chosen)
 
 
-def _member_from_file(
+def _member(
     role: MemberRole,
     key: str,
     path: str,
@@ -139,8 +122,8 @@ def _member_from_file(
     *,
     canonical: str | None = None,
     spelling: Spelling | None = None,
-) -> CollectedMember:
-    return CollectedMember(
+) -> Member:
+    return Member(
         role=role,
         key=key,
         path=path,
@@ -154,108 +137,127 @@ def _member_from_file(
     )
 
 
-def _refs(data: bytes | None) -> FlowRefs | None:
+def _parse(data: bytes | None) -> Flow | None:
+    """The flow of a file's bytes (through the process's cache of parsed flows); None when it is not one."""
     if data is None:
         return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    return refs_of_text(text)
+    from argent.errors import FlowError
+    from argent.flows.load import PARSED_FLOWS
+
+    try:
+        return PARSED_FLOWS.parse(text)
+    except (FlowError, RecursionError, ValueError):
+        return None
 
 
-@frozen
-class _Node:
-    canonical: str
-    refs: FlowRefs | Flow  # a parsed Flow (a synthetic one-step flow) is read for its references
-    level: int
-
-
-@define
-class _Edges:
-    """What one flow file reaches: its fragments, and its nested flows with their steps' args."""
-
-    fragments: list[str] = field(factory=list)
-    nested: list[tuple[str, str, Any]] = field(factory=list)  # (canonical, name, updateBaselines)
+# --------------------------------------------------------------------------------------------
+# The walk: the graph asks, the collector resolves
 
 
 @define
-class _Walk:
+class _Collector:
+    """Resolves the graph's flow keys into members, and the file arguments of `tool:` steps."""
+
     policy: ClientPolicy
     inputs: Mapping[str, Sequence[FileInputSpec]]
-    members: list[CollectedMember] = field(factory=list)
-    pairs: dict[tuple[str, str], str | None] = field(factory=dict)
-    tool_paths: set[str] = field(factory=set)
-    flows: dict[str, FlowRefs | None] = field(factory=dict)
-    graph: dict[str, _Edges] = field(factory=dict)
-    queue: deque[_Node] = field(factory=deque)
     fs: FsCache = field(factory=FsCache)
+    flows: dict[str, Flow | None] = field(factory=dict)  # parsed once per real file
+    by_key: dict[str, Member] = field(factory=dict)
+    tool_paths: dict[str, Member] = field(factory=dict)
 
-    def run(self, root: _Node) -> None:
-        refs = root.refs if isinstance(root.refs, FlowRefs) else refs_of_flow(root.refs)
-        self.flows[root.canonical] = refs
-        self.queue.append(_Node(root.canonical, refs, root.level))
-        while self.queue:
-            node = self.queue.popleft()
-            if node.canonical in self.graph:
-                continue
-            edges = self.graph[node.canonical] = _Edges()
-            directory = os.path.dirname(node.canonical)
-            assert isinstance(node.refs, FlowRefs)
-            for target in node.refs.run_targets:
-                reached = self.flow_member(directory, target, node.level + 1)
-                if reached is not None:
-                    edges.fragments.append(reached)
-            for tool, args in node.refs.tool_steps:
-                self.tool_step(tool, args, node, edges)
+    def tool_files(self, tool: str, args: Any) -> list[tuple[str, str]]:
+        return file_arguments(self.inputs.get(tool), args)
 
-    def tool_step(self, tool: str, args: Any, node: _Node, edges: _Edges) -> None:
-        if tool == FLOW_EXECUTE:
-            ref = followable_nested_flow(args)
-            if ref is None:
-                return
-            reached = self.flow_member(ref.directory, ref.target, node.level + 1)
-            if reached is not None:
-                update = args.get("updateBaselines") if isinstance(args, Mapping) else None
-                edges.nested.append((reached, ref.name, update))
-            return
-        files, _ = classify_file_inputs(self.inputs.get(tool), args)
-        for argument in files:
-            self.tool_member(argument.path)
+    def resolve(self, request: Resolve[Handle]) -> Resolved[Handle] | None:
+        from argent.flows.graph import Resolved
+        from argent.flows.references import Fragment
 
-    def flow_member(self, directory: str, target: str, level: int) -> str | None:
-        """Collect the member of one (directory, target) pair; the canonical path of a flow that
-        parsed (to walk), else None."""
-        pair = (directory, target)
-        if pair in self.pairs:
-            return self.pairs[pair]
-        if level > MAX_RUN_DEPTH:
-            return None
+        ref = request.ref
+        if isinstance(ref, Fragment):
+            directory, target = os.path.dirname(request.naming.canonical), ref.target
+        else:
+            nested = followable_nested_flow(ref.args())
+            if nested is None:
+                return None
+            directory, target = nested.directory, nested.target
+        member, flow = self.flow_member(directory, target)
+        assert member.canonical is not None
+        return Resolved(member, member.canonical, flow)
+
+    def flow_member(self, directory: str, target: str) -> tuple[Member, Flow | None]:
+        """The member of one (directory, target) pair, and its flow when it could be read and parsed."""
         path = f"{directory}/{target}"
         canonical, known = self.fs.resolve(path)
         spelled_dir, _, base = path.rpartition("/")
         spelling = self.fs.spelling(spelled_dir or "/", base)
         found = read_client_file(self.policy, canonical, target=target, kind="yaml", known=known)
-        self.members.append(
-            _member_from_file(
-                "flow", f"{directory}\0{target}", path, found, canonical=canonical, spelling=spelling
-            )
+        member = _member(
+            "flow", f"{directory}\0{target}", path, found, canonical=canonical, spelling=spelling
         )
+        self.by_key[member.key] = member
         if canonical not in self.flows:
-            self.flows[canonical] = _refs(found.data)
-        refs = self.flows[canonical]
-        reached = canonical if refs is not None and found.data is not None else None
-        self.pairs[pair] = reached
-        if refs is not None and reached is not None:
-            self.queue.append(_Node(canonical, refs, level))
-        return reached
+            self.flows[canonical] = _parse(found.data)
+        flow = self.flows[canonical]
+        return member, flow if found.data is not None else None
 
-    def tool_member(self, path: str) -> None:
+    def upload_member(self, key: str) -> Member | None:
+        """The member of a file an `upload:` step sets (``<real dir>\\0<path>``), the first time its
+        key is seen (a flow member of the same key is the same file, and stands for it)."""
+        if key in self.by_key:
+            return None
+        directory, _, written = key.partition("\0")
+        path = f"{directory}/{written}"
+        canonical, known = self.fs.resolve(path)
+        found = read_client_file(self.policy, canonical, target=written, kind="upload", known=known)
+        member = self.by_key[key] = _member("upload", key, path, found, canonical=canonical)
+        return member
+
+    def tool_member(self, path: str) -> Member | None:
+        """The member of a file argument, the first time its path is seen."""
         if path in self.tool_paths:
-            return
-        self.tool_paths.add(path)
+            return None
         found = read_client_file(self.policy, self.fs.canonical(path), target=path, kind="tool")
-        self.members.append(_member_from_file("tool", path, path, found))
+        member = self.tool_paths[path] = _member("tool", path, path, found)
+        return member
+
+    def graph(self, canonical: str, flow: Flow) -> FlowGraph[Handle]:
+        from argent.flows.graph import build_graph
+
+        self.flows[canonical] = flow
+        return build_graph(None, canonical, flow, self.resolve, self.tool_files)
+
+    def members(self, graph: FlowGraph[Handle]) -> list[Member]:
+        """The flow, tool-file and upload members in the seed's order (see the module)."""
+        from argent.flows.references import ToolFile, UploadFile
+
+        out: list[Member] = []
+        sent: set[str] = set()
+        for file in graph.traverse(order=_fragments_first):
+            for edge in sorted(file.edges, key=_fragments_first):
+                if isinstance(edge.ref, ToolFile | UploadFile):
+                    if isinstance(edge.ref, ToolFile):
+                        member = self.tool_member(edge.ref.path)
+                    else:
+                        assert edge.key is not None
+                        member = self.upload_member(edge.key)
+                    if member is not None:
+                        out.append(member)
+                elif edge.target is not None and edge.key is not None and edge.key not in sent:
+                    sent.add(edge.key)
+                    handle = edge.target.handle
+                    assert handle is not None
+                    out.append(handle)
+        return out
+
+
+def _fragments_first(edge: Edge[Any]) -> tuple[bool, int]:
+    from argent.flows.references import Fragment
+
+    return (not isinstance(edge.ref, Fragment), edge.n)
 
 
 # --------------------------------------------------------------------------------------------
@@ -269,66 +271,65 @@ class _Run:
     update: bool
 
 
-def _run_files(walk: _Walk, root: str) -> list[str]:
+def _run_files(graph: FlowGraph[Handle], root: str) -> list[GraphFile[Handle]]:
     """The run's root and the fragments its `run:` chains reach (nested flows are runs of their own)."""
-    order = [root]
-    seen = {root}
-    queue = deque([root])
-    while queue:
-        edges = walk.graph.get(queue.popleft())
-        if edges is None:
-            continue
-        for fragment in edges.fragments:
-            if fragment not in seen:
-                seen.add(fragment)
-                order.append(fragment)
-                queue.append(fragment)
-    return order
+    from argent.flows.references import Fragment
+
+    start = graph.files.get(root)
+    if start is None:
+        return []
+    return graph.traverse(start=start, follow=lambda edge: isinstance(edge.ref, Fragment), depth=None)
 
 
-def _snapshot_names(walk: _Walk, files: Iterable[str]) -> list[str]:
+def _snapshot_names(files: Iterable[GraphFile[Handle]]) -> list[str]:
+    from argent.flows.references import Baseline
+
     names: list[str] = []
-    for canonical in files:
-        refs = walk.flows.get(canonical)
-        if refs is None:
-            continue
-        for name in refs.snapshots:
-            if name not in names:
-                names.append(name)
+    for file in files:
+        for edge in file.edges:
+            if isinstance(edge.ref, Baseline) and edge.ref.name not in names:
+                names.append(edge.ref.name)
     return names
 
 
-def _runs(walk: _Walk, root: _Run) -> list[tuple[_Run, list[str]]]:
+def _runs(graph: FlowGraph[Handle], root: _Run) -> list[tuple[_Run, list[str]]]:
     """Each run of the call with the snapshot names of its files, the root run first."""
+    from argent.flows.references import NestedFlow
+
     out: list[tuple[_Run, list[str]]] = []
     seen: set[_Run] = set()
-    queue = deque([root])
+    queue = [root]
     while queue:
-        run = queue.popleft()
+        run = queue.pop(0)
         if run in seen:
             continue
         seen.add(run)
-        files = _run_files(walk, run.canonical)
-        out.append((run, _snapshot_names(walk, files)))
-        for canonical in files:
-            edges = walk.graph.get(canonical)
-            if edges is None:
-                continue
-            for nested, name, update in edges.nested:
-                queue.append(_Run(nested, name, update if isinstance(update, bool) else run.update))
+        files = _run_files(graph, run.canonical)
+        out.append((run, _snapshot_names(files)))
+        for file in files:
+            for edge in file.edges:
+                ref, reached = edge.ref, graph.reached(edge)
+                if isinstance(ref, NestedFlow) and reached is not None and isinstance(ref.name, str):
+                    update = ref.update_baselines
+                    queue.append(
+                        _Run(reached.canonical, ref.name, update if isinstance(update, bool) else run.update)
+                    )
     return out
 
 
 def _collect_baselines(
-    walk: _Walk, root: _Run, scope: BaselineScope
-) -> tuple[list[CollectedMember], list[str]]:
+    collector: _Collector, graph: FlowGraph[Handle], root: _Run, scope: BaselineScope
+) -> tuple[list[Member], list[str]]:
+    from argent.flows.names import baseline_dir
+
+    fs, policy = collector.fs, collector.policy
     # directory -> (files a comparing run reads, whether an updating run uses the directory)
     wanted: dict[str, tuple[set[str], bool]] = {}
-    for run, names in _runs(walk, root):
+    for run, names in _runs(graph, root):
         if not names:
             continue
         directory = baseline_dir(run.canonical, run.written_name)
-        if not walk.policy.allows(walk.fs.real_dir(directory)):
+        if not policy.allows(fs.real_dir(directory)):
             continue  # nothing sent for, and nothing written to, a directory outside the roots
         reads, updates = wanted.get(directory, (set(), False))
         if run.update:
@@ -337,26 +338,24 @@ def _collect_baselines(
             prefixes = tuple(
                 f"{name}__{scope.platform}-" if scope.platform else f"{name}__" for name in names
             )
-            reads = reads | {file for file in walk.fs.pngs(directory) if file.startswith(prefixes)}
+            reads = reads | {file for file in fs.pngs(directory) if file.startswith(prefixes)}
         wanted[directory] = (reads, updates)
-    members: list[CollectedMember] = []
+    members: list[Member] = []
     for directory, (reads, updates) in wanted.items():
-        files = walk.fs.pngs(directory) if updates else sorted(reads)
+        files = fs.pngs(directory) if updates else sorted(reads)
         for file in files:
             path = f"{directory}/{file}"
-            if path in walk.tool_paths:
+            if path in collector.tool_paths:
                 continue  # the tool file member stands for the baseline too
             compare = file in reads
-            canonical, known = walk.fs.resolve(path)
-            found = read_client_file(
-                walk.policy, canonical, target=path, kind="png", read=compare, known=known
-            )
+            canonical, known = fs.resolve(path)
+            found = read_client_file(policy, canonical, target=path, kind="png", read=compare, known=known)
             if found.state == "missing" and found.dangling and updates:
                 found = ClientFile(state="refused", error=DANGLING_IN_UPDATE_RUN.format(path=path))
             if found.state is None and not compare:
-                members.append(CollectedMember(role="baseline", key=path, path=path, state="listed"))
+                members.append(Member(role="baseline", key=path, path=path, state="listed"))
                 continue
-            members.append(_member_from_file("baseline", path, path, found))
+            members.append(_member("baseline", path, path, found))
     return members, [directory for directory, (_, updates) in wanted.items() if updates]
 
 
@@ -385,18 +384,20 @@ def collect_flow_members(
     spelling = spelling_of(spelled_dir, base)
     project_root = args.get("project_root")
     policy = ClientPolicy.for_call(project_root if isinstance(project_root, str) else None, path, canonical)
-    walk = _Walk(policy=policy, inputs=tool_inputs(listing))
-    refs = _refs(data)
-    if refs is None:
+    flow = _parse(data)
+    if flow is None:
         return Collection(canonical=canonical, spelling=spelling, members=(), policy=policy)
-    walk.run(_Node(canonical, refs, 1))
-    written = _stem(base)
+    collector = _Collector(policy=policy, inputs=tool_inputs(listing))
+    graph = collector.graph(canonical, flow)
+    members = collector.members(graph)
     scope = BaselineScope.of_call(args)
-    baselines, update_dirs = _collect_baselines(walk, _Run(canonical, written, scope.update), scope)
+    baselines, update_dirs = _collect_baselines(
+        collector, graph, _Run(canonical, _stem(base), scope.update), scope
+    )
     return Collection(
         canonical=canonical,
         spelling=spelling,
-        members=(*walk.members, *baselines),
+        members=(*members, *baselines),
         policy=policy,
         update_dirs=tuple(update_dirs),
     )
@@ -411,7 +412,7 @@ def collect_step_files(
     nested: Mapping[str, Any] | None = None,
     flows_by_name: Iterable[tuple[str, str]] = (),
     tool_paths: Iterable[str] = (),
-) -> tuple[tuple[CollectedMember, ...], tuple[str, ...]]:
+) -> tuple[tuple[Member, ...], tuple[str, ...]]:
     """The members of one recorded step and the baseline directories its run updates.
 
     ``nested``: the args of a ``flow-execute`` step, walked as a one-step flow read beside
@@ -420,19 +421,27 @@ def collect_step_files(
     ``flows_by_name``: (directory, target) flow files sent by name only — their own steps are not
     the step's. ``tool_paths``: file arguments, as the tool files of a run.
     """
-    walk = _Walk(policy=policy, inputs=tool_inputs(listing))
-    baselines: list[CollectedMember] = []
+    from argent.flows.model import Flow, ToolStep
+
+    collector = _Collector(policy=policy, inputs=tool_inputs(listing))
+    members: list[Member] = []
+    baselines: list[Member] = []
     update_dirs: list[str] = []
     if nested is not None:
         synthetic = f"{origin}\0step"
-        walk.run(_Node(synthetic, Flow(steps=(ToolStep(FLOW_EXECUTE, dict(nested)),)), 1))
-        baselines, update_dirs = _collect_baselines(walk, _Run(synthetic, run_name, False), BaselineScope())
+        graph = collector.graph(synthetic, Flow(steps=(ToolStep(FLOW_EXECUTE, dict(nested)),)))
+        members = collector.members(graph)
+        baselines, update_dirs = _collect_baselines(
+            collector, graph, _Run(synthetic, run_name, False), BaselineScope()
+        )
     for directory, target in flows_by_name:
-        walk.flow_member(directory, target, 1)
-    walk.queue.clear()
+        if f"{directory}\0{target}" not in collector.by_key:
+            members.append(collector.flow_member(directory, target)[0])
     for path in tool_paths:
-        walk.tool_member(path)
-    return (*walk.members, *baselines), tuple(update_dirs)
+        member = collector.tool_member(path)
+        if member is not None:
+            members.append(member)
+    return (*members, *baselines), tuple(update_dirs)
 
 
 def _stem(base: str) -> str:
@@ -446,3 +455,144 @@ def followable_nested_flow(args: Any) -> NestedFlowRef | None:
     if ref is None or not is_safe_flow_name(ref.name) or "\0" in ref.project_root:
         return None
     return ref
+
+
+# --------------------------------------------------------------------------------------------
+# A recorded step
+
+
+YAML_EXT = ".yaml"
+
+
+@frozen
+class RecordedStepCall:
+    """A ``flow-add-step`` call whose step the client can build."""
+
+    name: str
+    project_root: str
+    command: str
+    args: dict[str, Any]
+
+    @property
+    def flows_dir(self) -> str:
+        return f"{self.project_root}/.argent/flows"
+
+    @property
+    def recording(self) -> str:
+        return f"{self.flows_dir}/{self.name}{YAML_EXT}"
+
+
+def recorded_step_call(call_args: Mapping[str, Any]) -> RecordedStepCall | None:
+    """The step of a call; None without a valid name, an absolute project_root, a command or
+    ``args`` that are the JSON text of an object."""
+    name = call_args.get("name")
+    root = call_args.get("project_root")
+    command = call_args.get("command")
+    text = call_args.get("args")
+    if not is_safe_flow_name(name) or not isinstance(root, str) or not is_posix_absolute(root):
+        return None
+    if not isinstance(command, str) or not command:
+        return None
+    if text is None:
+        args: Any = {}
+    elif isinstance(text, str):
+        try:
+            args = json.loads(text)
+        except ValueError:
+            return None
+    else:
+        return None
+    if not isinstance(args, dict):
+        return None
+    assert isinstance(name, str)
+    return RecordedStepCall(name=name, project_root=root, command=command, args=args)
+
+
+def sibling_flow_path(flow_path: Any, recording_real_dir: str) -> str | None:
+    """The flow name of a ``flow_path`` in the recording's (real) directory, else None."""
+    if not isinstance(flow_path, str) or not is_posix_absolute(flow_path) or has_dotdot(flow_path):
+        return None
+    directory, base = posixpath.split(flow_path)
+    if not base.endswith(YAML_EXT) or not is_safe_flow_name(base[: -len(YAML_EXT)]):
+        return None
+    if canonical_path(directory) != recording_real_dir:
+        return None
+    return base[: -len(YAML_EXT)]
+
+
+def _empty() -> Collection:
+    return Collection(canonical="", spelling=LISTED, members=())
+
+
+def collect_step_members(call_args: Mapping[str, Any], listing: Listing) -> Collection:
+    """The members of the step a ``flow-add-step`` call records (``canonical``/``spelling`` of the
+    recording file; no members for a call whose step cannot be built)."""
+    call = recorded_step_call(call_args)
+    if call is None:
+        return _empty()
+    listing = list(listing)
+    recording_canonical = canonical_path(call.recording)
+    real_dir = os.path.dirname(recording_canonical)
+    policy = ClientPolicy.for_call(call.project_root, call.recording, recording_canonical)
+    nested: dict[str, Any] | None = None
+    by_name: list[tuple[str, str]] = []  # flow files sent by name only
+    tool_paths: list[str] = []
+    if call.command == FLOW_EXECUTE:
+        step_args = call.args
+        also: str | None = None  # a flow_path file, sent by the recording's directory and its name
+        flow_path = step_args.get("flow_path")
+        if flow_path is not None and step_args.get("name") is None:
+            stem = sibling_flow_path(flow_path, real_dir)
+            if stem is not None:
+                root = step_args.get("project_root")
+                if not isinstance(root, str) or not is_posix_absolute(root) or has_dotdot(root):
+                    root = call.project_root
+                step_args = {**step_args, "name": stem, "project_root": root}
+                step_args.pop("flow_path", None)
+                also = posixpath.basename(flow_path)
+            else:
+                step_args = {}
+        ref = followable_nested_flow(step_args)
+        if ref is not None:
+            nested = step_args  # the step as a one-step flow: the named flow and all it reaches
+        if ref is not None or flow_path is not None:
+            by_name.append((call.flows_dir, f"{call.name}{YAML_EXT}"))
+        if ref is not None:
+            by_name.append((real_dir, ref.target))
+        if also is not None:
+            by_name.append((call.flows_dir, also))
+    else:
+        files, _ = classify_file_inputs(tool_inputs(listing).get(call.command), call.args)
+        tool_paths = [argument.path for argument in files]
+    members, update_dirs = collect_step_files(
+        policy,
+        listing,
+        origin=recording_canonical,
+        run_name=call.name,
+        nested=nested,
+        flows_by_name=by_name,
+        tool_paths=tool_paths,
+    )
+    return Collection(
+        canonical=recording_canonical,
+        spelling=spelling_of(call.flows_dir, f"{call.name}{YAML_EXT}"),
+        members=members,
+        policy=policy,
+        update_dirs=update_dirs,
+    )
+
+
+__all__ = [
+    "MAX_RUN_DEPTH",
+    "BaselineScope",
+    "Collection",
+    "Listing",
+    "RecordedStepCall",
+    "collect_flow_members",
+    "collect_step_files",
+    "collect_step_members",
+    "followable_nested_flow",
+    "recorded_step_call",
+    "sibling_flow_path",
+    "tool_inputs",
+]

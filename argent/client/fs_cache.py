@@ -14,8 +14,8 @@ import stat
 
 from attrs import define, field
 
-from argent.flows.names import FLOW_FILE_NAME_RE
-from argent.runner.files import LISTED, Spelling, canonical_path
+from argent.link.models import LISTED, Spelling
+from argent.link.paths import FLOW_FILE_NAME_RE, canonical_path
 
 
 def _join(directory: str, base: str) -> str:

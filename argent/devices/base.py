@@ -306,6 +306,18 @@ class NativeDialogs(Protocol):
         ...
 
 
+@runtime_checkable
+class FileInputs(Protocol):
+    """Optional, beside ``Device``: a device whose pages take files the way a person picks them."""
+
+    async def set_input_files(self, x: float, y: float, paths: Sequence[str]) -> None:
+        """Set ``paths`` (files on the device's host) into the file input the element at (x, y)
+        stands for (the input, its label, or an element holding just one), as a pick in the file
+        dialog does (``input`` and ``change`` fire). Raises ``DeviceError`` saying what is there
+        when it is not one, or why it takes none of these files."""
+        ...
+
+
 class DeviceProvider(Protocol):
     """Finds, boots and stops devices for runs and tools (the tool-server owns their lifetimes)."""
 

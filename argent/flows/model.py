@@ -37,6 +37,7 @@ from argent.flows.directives import (
     TapStep,
     ToolStep,
     TypeStep,
+    UploadStep,
     WaitStep,
     WhenStep,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "TextMode",
     "ToolStep",
     "TypeStep",
+    "UploadStep",
     "WaitStep",
     "WhenStep",
     "evolve",

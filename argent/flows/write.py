@@ -10,7 +10,10 @@ elsewhere survive.
 from __future__ import annotations
 
 import io
+import json
 import math
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from attrs import evolve, frozen
@@ -23,7 +26,8 @@ from argent import limits
 from argent.errors import FlowError, FlowParseError
 from argent.flows.canonical import num, selector_to_data
 from argent.flows.directives.base import Step
-from argent.flows.model import Flow, leading_step
+from argent.flows.js import js_string
+from argent.flows.model import Flow, ScriptStep, leading_step
 from argent.flows.parse import (
     ParseStats,
     nests_compactly,
@@ -350,3 +354,42 @@ def summarize_step(n: int, step: Step) -> str:
         raise FlowError(f"Cannot summarize a flow step of type {type(step).__name__}")
     text: str = summary()
     return f"{n}. {text}"
+
+
+# --------------------------------------------------------------------------------------------
+# A step on one line, as flow-style YAML (what a refusal of a step names)
+
+#: How a check before the first step names a step it refuses (the link preflight, a policy, uploads).
+STEP_LINE = "step {n} in {path}: {step} — {reason}"
+
+
+_PLAIN = re.compile(r"^[A-Za-z0-9_./~@+$-](?:[A-Za-z0-9_./~@+$ :-]*[A-Za-z0-9_./~@+$-])?$")
+_RESERVED = frozenset({"true", "false", "null", "yes", "no", "on", "off", "~"})
+
+
+def _inline(value: Any) -> str:
+    if value is None or isinstance(value, bool | int | float):
+        return js_string(value)
+    if isinstance(value, str):
+        plain = (
+            _PLAIN.match(value) is not None
+            and ": " not in value
+            and value.lower() not in _RESERVED
+            and not re.fullmatch(r"[-+]?[0-9.]+(e[-+]?[0-9]+)?", value, re.IGNORECASE)
+        )
+        return value if plain else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{_inline(str(k))}: {_inline(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_inline(item) for item in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def render_step(step: Step) -> str:
+    """A step as one line of flow-style YAML: ``script: { path: ../x.mjs }``, ``run: a.yaml``."""
+    data = step_to_data(step)
+    if isinstance(step, ScriptStep) and not isinstance(data.get("script"), Mapping):
+        data = {"script": {"path": step.path}}
+    return ", ".join(f"{key}: {_inline(value)}" for key, value in data.items() if key != "steps")

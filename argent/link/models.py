@@ -68,7 +68,7 @@ class Spelling:
 
 LISTED = Spelling("listed")
 
-MemberRole: TypeAlias = Literal["flow", "baseline", "tool"]
+MemberRole: TypeAlias = Literal["flow", "baseline", "tool", "upload"]
 MemberState: TypeAlias = Literal["missing", "refused", "listed"]
 
 

@@ -151,6 +151,15 @@ def classify_file_inputs(
     return files, others
 
 
+def file_arguments(
+    specs: Iterable[FileInputSpec | Mapping[str, Any]] | None, args: Any
+) -> list[tuple[str, str]]:
+    """The file arguments of one `tool:` step as ``(argument, path)`` pairs (``classify_file_inputs``):
+    what the reference graph of either side asks of a tool's ``fileInputs``."""
+    files, _ = classify_file_inputs(specs, args)
+    return [(argument.name, argument.path) for argument in files]
+
+
 @frozen
 class NestedFlowRef:
     """A nested `tool: flow-execute` step that names its flow the way a link can send it."""

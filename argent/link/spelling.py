@@ -3,7 +3,7 @@
 ``{"state": "listed"}``, ``{"state": "case_folded", "actual": "<name>", "addressable": <bool>}``
 or ``{"state": "absent"}``: the ``Spelling`` model (``argent.link.models``), whose own rule refuses
 a case-folded spelling without its name or without ``addressable``. The client computes it with
-``argent.runner.files.spelling_of``; the tool-server reads it back with the codec.
+``argent.link.paths.spelling_of``; the tool-server reads it back with the codec.
 """
 
 from __future__ import annotations

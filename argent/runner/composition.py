@@ -17,7 +17,14 @@ from argent.flows.model import RunStep, ToolStep
 from argent.flows.names import fragment_display_name
 from argent.limits import MAX_RUN_DEPTH
 from argent.runner.files import FlowFileError, FlowRef, Spelling
-from argent.runner.load import FlowRequest, check_leading_launch, load_root_flow, read_flow, resolve_source
+from argent.runner.load import (
+    FilesLookup,
+    FlowRequest,
+    check_leading_launch,
+    load_root_flow,
+    read_flow,
+    resolve_source,
+)
 from argent.runner.report import FlowRunResult, PrerequisiteNotice, StepReport, StepStatus
 from argent.runner.run import (
     Run,
@@ -220,7 +227,9 @@ async def exec_nested_flow(
         if len(run.stack) >= MAX_RUN_DEPTH:
             return report("error", MAX_RUN_DEPTH_EXCEEDED)
         nested = await load_root_flow(run.files, ref)
-        await check_leading_launch(nested, [*run.stack, StackEntry(ref, name)], run.files, name, request)
+        await check_leading_launch(
+            nested, [*run.stack, StackEntry(ref, name)], FilesLookup(run.files), name, request
+        )
     except Exception as exc:
         return report("error", error_message(exc))
     if nested.execution_prerequisite and not acknowledged:

@@ -35,6 +35,7 @@ from argent.devices.base import (
     Device,
     DeviceError,
     DialogAnswer,
+    FileInputs,
     FormControls,
     Frame,
     NativeDialogs,
@@ -62,6 +63,7 @@ from argent.flows.model import (
     Step,
     TapStep,
     TypeStep,
+    UploadStep,
 )
 from argent.flows.names import describe_selector, js_json, js_number
 from argent.flows.secrets import UnknownSecretError, fill_secrets, redact
@@ -86,7 +88,7 @@ from argent.limits import (
     TYPE_FOCUS_POLL_MS,
 )
 from argent.runner import pixels
-from argent.runner.files import BASELINE_RUN_AGAIN, FlowFileError, baseline_dir
+from argent.runner.files import FlowFileError, baseline_dir
 from argent.runner.forms import SELECT_ALL_CHORD, choice_problem, with_dialogs
 from argent.runner.idle import Aborted as _Aborted
 from argent.runner.idle import Outage as _Outage
@@ -114,7 +116,7 @@ from argent.runner.selectors import (
     miss_reason,
     resolve_strict,
 )
-from argent.utils.oserrors import write_failure_text
+from argent.utils.oserrors import BASELINE_RUN_AGAIN, write_failure_text
 
 T = TypeVar("T")
 
@@ -333,6 +335,7 @@ class DeviceDirectives:
             "launch": self._launch,
             "snapshot": self._snapshot,
             "dialogs": self._dialogs,
+            "upload": self._upload,
         }
 
     async def _tap(self, step: TapStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
@@ -554,6 +557,18 @@ class DeviceDirectives:
             return
         state.answered.add(device.id)
         run.on_end.append(dialogs.answer_dialogs(state.dialogs))
+
+    async def _upload(self, step: UploadStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
+        """The files beside the flow (or the copies of those the call brought), set into the file
+        input the selector finds, as a person's pick does."""
+        paths = [await ctx.run.files.local_file(ctx.containing, path) for path in step.files]
+        if not isinstance(device, FileInputs):
+            raise _Refusal(f"upload is not supported on {device.platform} devices", "error")
+        leaf = await self._require(step.into, device, ctx)
+        x, y = leaf.frame.center
+        self._live(ctx)
+        await device.set_input_files(x, y, paths)
+        return DirectiveOutcome("pass")
 
     async def _await_focus(self, device: Device, ctx: DirectiveContext, x: float, y: float) -> None:
         """Wait until the tap at (x, y) put the focus on a text field, or kept it on the tapped

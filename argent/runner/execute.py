@@ -15,26 +15,27 @@
    booted device that matches;
 6. run the steps and summarize.
 
-Steps 1–3 live in ``argent.runner.load``; nested flow-execute steps reuse steps 1–4 (see
-``argent.runner.composition``). The names callers import from here stay importable.
+Steps 1–3 live in ``argent.runner.load``, and 2 builds the graph of the files the run reaches
+(``argent.runner.reach``): the checks of 3 and 5 read it, no file again. Nested flow-execute steps
+reuse steps 1–4 (see ``argent.runner.composition``). The names callers import from here stay
+importable.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
 
 from argent.devices.base import Device, DeviceError, DeviceProvider
 from argent.devices.deferred import DeferredDevice
 from argent.errors import DeviceResolutionError
-from argent.flows.model import Flow, LaunchStep, RunStep, ToolStep, walk_steps
+from argent.flows.graph import Edge, FlowGraph
+from argent.flows.model import Flow, LaunchStep, ToolStep
 from argent.flows.values import condition_platform
-from argent.limits import MAX_RUN_DEPTH
 from argent.runner.budget import StepBudget
 from argent.runner.engine import run_flow
-from argent.runner.files import FlowFiles, FlowRef, ScanFiles
-from argent.runner.handlers import FLOW_EXECUTE_TOOL, step_needs_device
+from argent.runner.files import FlowFiles, FlowRef
+from argent.runner.handlers import step_needs_device
 from argent.runner.load import (
     EXACTLY_ONE_SOURCE,
     FlowRequest,
@@ -42,9 +43,9 @@ from argent.runner.load import (
     check_project_root,
     leading_launch,
     load_root_flow,
-    read_flow,
     resolve_source,
 )
+from argent.runner.reach import GraphLookup, PreparedRun, prepare_run
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.runner.run import (
     DEVICE_LIST_KEY,
@@ -54,6 +55,7 @@ from argent.runner.run import (
     ToolInvoker,
     tool_name,
 )
+from argent.runner.uploads import check_upload_files
 
 __all__ = [
     "EXACTLY_ONE_SOURCE",
@@ -67,6 +69,7 @@ __all__ = [
     "flow_scopes_device",
     "launches_chromium",
     "load_root_flow",
+    "prepare_run",
     "read_prerequisite",
     "resolve_device",
     "resolve_source",
@@ -83,17 +86,23 @@ async def execute_flow(
     on_progress: ProgressCallback | None = None,
     abort: asyncio.Event | None = None,
     budget: StepBudget | None = None,
+    prepared: PreparedRun | None = None,
 ) -> FlowRunResult | PrerequisiteNotice:
-    """Run one flow as the flow-execute tool does; raises ``ArgentError``s for refused calls."""
-    ref, name = await resolve_source(req, files)
-    flow = await load_root_flow(files, ref)
-    await check_leading_launch(flow, [StackEntry(ref, name)], files, name, req)
+    """Run one flow as the flow-execute tool does; raises ``ArgentError``s for refused calls.
+
+    ``prepared``: the request already resolved and its graph built (``prepare_run``), as a tool's
+    checks before the run did; else it is done here. The checks below read the graph, not the files."""
+    if prepared is None or prepared.request != req:
+        prepared = await prepare_run(req, files)
+    ref, name, flow, graph = prepared.ref, prepared.name, prepared.flow, prepared.graph
+    lookup = GraphLookup(graph)
+    await check_leading_launch(flow, [StackEntry(ref, name)], lookup, name, req)
     if flow.execution_prerequisite and req.prerequisite_acknowledged is not True:
         return PrerequisiteNotice(flow=name, execution_prerequisite=flow.execution_prerequisite)
-    scan = ScanFiles(files)  # the two checks below walk the same chains: each file is read once
-    booted = await boot_for_leading_launch(req, flow, ref, scan, name, devices)
+    await check_upload_files(graph, files)
+    booted = await boot_for_leading_launch(req, flow, ref, lookup, name, devices)
     try:
-        device = booted or await resolve_device(req, flow, ref, scan, tools, devices)
+        device = booted or await resolve_device(req, graph, tools, devices)
         platform = req.platform or (device.platform if device is not None else None)
         return await run_flow(
             flow,
@@ -134,90 +143,26 @@ async def _stop_booted(devices: DeviceProvider, device_id: str) -> None:
 # 5. The device
 
 
-class _DeviceScan:
-    """Whether a flow needs a device, following `run:` and nested flow-execute through FlowFiles.
-
-    Bounded like the run itself (depth 20, no cycles); a flow that cannot be reached or read
-    counts as needing none — its step will report the error when it runs."""
-
-    def __init__(self, files: FlowFiles, tools: ToolInvoker, platform_known: bool) -> None:
-        self.files = files
-        self.tools = tools
-        self.platform_known = platform_known
-        self.path: list[str] = []
-        self.known: dict[str, bool] = {}
-        self.cut = 0
-
-    async def flow(self, flow: Flow, ref: FlowRef) -> bool:
-        walked = walk_steps(flow.steps)
-        # This file's own steps first: most flows that need a device say so without a read.
-        if any(step_needs_device(step, self.tools, self.platform_known) for step in walked):
-            return True
-        self.path.append(ref.canonical)
-        try:
-            for step in walked:
-                reached: FlowRef | None = None
-                if isinstance(step, RunStep):
-                    reached = await self._fragment(ref, step.target)
-                elif isinstance(step, ToolStep) and tool_name(step) == FLOW_EXECUTE_TOOL:
-                    reached = await self._nested(step)
-                if reached is not None and await self.reach(reached):
-                    return True
-            return False
-        finally:
-            self.path.pop()
-
-    async def reach(self, ref: FlowRef) -> bool:
-        canonical = ref.canonical
-        if ref.spelling.state == "case_folded":
-            return False
-        if canonical in self.path or len(self.path) >= MAX_RUN_DEPTH:
-            self.cut += 1
-            return False
-        if canonical in self.known:
-            return self.known[canonical]
-        try:
-            flow = await read_flow(self.files, ref)
-        except Exception:
-            self.known[canonical] = False
-            return False
-        cut = self.cut
-        needs = await self.flow(flow, ref)
-        if needs or self.cut == cut:  # a verdict a cycle or the depth limit cut short depends on the path
-            self.known[canonical] = needs
-        return needs
-
-    async def _fragment(self, ref: FlowRef, target: str) -> FlowRef | None:
-        try:
-            return await self.files.fragment(ref, target)
-        except Exception:
-            return None
-
-    async def _nested(self, step: ToolStep) -> FlowRef | None:
-        args = step.args
-        if not isinstance(args, Mapping):
-            return None
-        try:
-            req = FlowRequest(
-                name=args.get("name"), flow_path=args.get("flow_path"), project_root=args.get("project_root")
-            )
-            ref, _ = await resolve_source(req, self.files)
-        except Exception:
-            return None
-        return ref
+def _followed_by_a_run(edge: Edge[FlowRef]) -> bool:
+    """A reference the run follows into its steps: not one the directory lists in another case
+    (the step refuses it)."""
+    target = edge.target
+    return target is not None and target.handle.spelling.state != "case_folded"
 
 
-async def flow_needs_device(
-    flow: Flow, ref: FlowRef, files: FlowFiles, tools: ToolInvoker, *, platform_known: bool
-) -> bool:
+def flow_needs_device(graph: FlowGraph[FlowRef], tools: ToolInvoker, *, platform_known: bool) -> bool:
     """Our device rule: directives, UI guards, platform guards of an unknown platform, device
-    tools and unknown tools — also inside the flows `run:` and nested flow-execute reach."""
-    return await _DeviceScan(files, tools, platform_known).flow(flow, ref)
+    tools and unknown tools — also inside the flows `run:` and nested flow-execute reach (a flow
+    that cannot be reached or read counts as needing none: its step reports the error)."""
+    for file in graph.traverse(follow=_followed_by_a_run):
+        if any(step_needs_device(step, tools, platform_known) for step in file.steps):
+            return True
+    return False
 
 
-def flow_scopes_device(flow: Flow, tools: ToolInvoker) -> bool:
+def flow_scopes_device(graph: FlowGraph[FlowRef], tools: ToolInvoker) -> bool:
     """A flow with a tool that takes a ``devices`` scope list (a cleanup flow)."""
-    for step in walk_steps(flow.steps):
+    for step in graph.root.steps:
         if isinstance(step, ToolStep):
             params = tools.params(tool_name(step))
             if params is not None and DEVICE_LIST_KEY in params:
@@ -259,7 +204,7 @@ def launches_chromium(launch: LaunchStep, platform: str | None) -> bool:
 
 
 async def boot_for_leading_launch(
-    req: FlowRequest, flow: Flow, ref: FlowRef, files: FlowFiles, name: str, devices: DeviceProvider | None
+    req: FlowRequest, flow: Flow, ref: FlowRef, lookup: GraphLookup, name: str, devices: DeviceProvider | None
 ) -> Device | None:
     """A fresh chromium for a run without ``device`` whose leading launch (through the leading
     `run:` chain) targets chromium — also a bare web target (a URL, an HTML file) when the run names
@@ -267,7 +212,7 @@ async def boot_for_leading_launch(
     opens its target on it."""
     if req.device or devices is None:
         return None
-    leading = await leading_launch(flow, [StackEntry(ref, name)], files, name)
+    leading = await leading_launch(flow, [StackEntry(ref, name)], lookup, name)
     if not isinstance(leading, tuple):
         return None
     if not launches_chromium(leading[0], req.platform) and not (
@@ -284,9 +229,7 @@ async def boot_for_leading_launch(
 
 async def resolve_device(
     req: FlowRequest,
-    flow: Flow,
-    ref: FlowRef,
-    files: FlowFiles,
+    graph: FlowGraph[FlowRef],
     tools: ToolInvoker,
     devices: DeviceProvider | None,
 ) -> Device | None:
@@ -300,9 +243,9 @@ async def resolve_device(
         # Used as given: looked up at the first step that acts on it, so a flow that never
         # touches it runs even when nothing answers there (that step gets the lookup's error).
         return DeferredDevice(req.device, devices)
-    if await flow_needs_device(flow, ref, files, tools, platform_known=req.platform is not None):
+    if flow_needs_device(graph, tools, platform_known=req.platform is not None):
         return await detect_device(devices, req.platform)
-    if flow_scopes_device(flow, tools):
+    if flow_scopes_device(graph, tools):
         try:
             return await detect_device(devices, req.platform)
         except DeviceResolutionError:

@@ -12,20 +12,19 @@ directory of the file that names the target, a NUL, and the target as written;
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import threading
-from collections.abc import Awaitable, Callable, Hashable, Iterator
+import stat
+from collections.abc import Callable, Hashable
 from typing import Protocol, TypeAlias
 
 from attrs import frozen
 
 from argent.flows import names
 from argent.flows.load import decode_flow
-from argent.flows.names import FLOW_FILE_NAME_RE
-from argent.limits import FILE_WATCHES, MAX_FILE_BYTES, SCAN_MEMO_BYTES
+from argent.limits import FILE_WATCHES, MAX_FILE_BYTES
 from argent.link.models import LISTED as LISTED
 from argent.link.models import Spelling as Spelling
+from argent.link.paths import canonical_path, one_resolution, spelling_of
 from argent.runner.read_cache import ReadCache
 from argent.utils.atomic import write_atomically
 from argent.utils.oserrors import EISDIR_READ, enoent_message, os_error_text
@@ -63,6 +62,13 @@ class FlowFiles(Protocol):
     def local_path(self, ref: FlowRef, relative: str) -> str | None:
         """A path on this machine beside ``ref``'s real file, or None when files are not local."""
 
+    async def local_file(self, naming: FlowRef, path: str) -> str:
+        """The file ``path`` (relative to ``naming``'s real file, as an `upload:` step names it) as a
+        path on this machine a device can read: the file itself when files are local, else a copy of
+        the bytes the call brought (kept until the run's files are closed). Raises ``FlowFileError``
+        in the operating system's words (ENOENT naming the file), or with the refusal of the call's
+        policy or of the client; a file over the 32 MiB cap is refused as a flow file is."""
+
     async def read_baseline(self, path: str) -> bytes | None:
         """The snapshot baseline at ``path`` (see ``baseline_dir``); None when there is none.
 
@@ -76,72 +82,14 @@ class FlowFiles(Protocol):
 
 #: The mode of a baseline the tool-server writes.
 BASELINE_FILE_MODE = 0o644
+NOT_A_REGULAR_FILE = "{path} is not a regular file"
+UPLOAD_TOO_LARGE = "{path} is larger than the 32 MiB cap on a file to upload"
 
 
 def baseline_dir(root: FlowRef, flow_name: str) -> str:
     """Where the run of ``root`` keeps its baselines: ``argent.flows.names.baseline_dir``, the rule the
     client applies too."""
     return names.baseline_dir(root.canonical, flow_name)
-
-
-#: The real paths resolved so far in this thread's ``one_resolution`` block (absent: none open).
-_resolved = threading.local()
-
-
-@contextlib.contextmanager
-def one_resolution() -> Iterator[None]:
-    """Within the block, a path this thread resolves again gets its first resolution.
-
-    One worker-thread hop checks a flow file against the policy and then reads it, each resolving
-    the same path; resolving it once also makes the check and the read agree on the file. Nothing
-    outlives the block: the next hop (the next call, the next `run:`) resolves afresh, so a path
-    that changes between calls is seen."""
-    outer = getattr(_resolved, "paths", None)
-    _resolved.paths = {} if outer is None else outer
-    try:
-        yield
-    finally:
-        _resolved.paths = outer
-
-
-def canonical_path(path: str) -> str:
-    """The real path with kernel semantics; for a missing file, the real path of the nearest
-    directory that exists with the rest of the path; unresolvable links keep their spelling."""
-    paths: dict[str, str] | None = getattr(_resolved, "paths", None)
-    if paths is None:
-        return _canonical_path(path)
-    real = paths.get(path)
-    if real is None:
-        real = paths[path] = _canonical_path(path)
-        paths.setdefault(real, real)  # a real path is its own, as the check after a resolution asks
-    return real
-
-
-def _canonical_path(path: str) -> str:
-    try:
-        return os.path.realpath(path, strict=True)
-    except OSError:
-        head, tail = os.path.split(path)
-        if not head or head == path:
-            return path
-        if not tail:
-            return _canonical_path(head)
-        return os.path.join(_canonical_path(head), tail)
-
-
-def spelling_of(directory: str, basename: str) -> Spelling:
-    """How ``directory`` lists ``basename``; an unreadable directory counts as listed."""
-    try:
-        names = os.listdir(directory or ".")
-    except OSError:
-        return LISTED
-    if basename in names:
-        return LISTED
-    folded = basename.casefold()
-    for name in sorted(names):
-        if name.casefold() == folded:
-            return Spelling("case_folded", actual=name, addressable=bool(FLOW_FILE_NAME_RE.match(name)))
-    return Spelling("absent")
 
 
 #: A resolution and the text read ahead with it: (the ref, (its real path, its text or read error)).
@@ -270,6 +218,30 @@ class DiskFlowFiles:
     def local_path(self, ref: FlowRef, relative: str) -> str | None:
         return os.path.normpath(os.path.join(os.path.dirname(ref.canonical), relative))
 
+    async def local_file(self, naming: FlowRef, path: str) -> str:
+        return await asyncio.to_thread(
+            self._local_file_sync, _joined(os.path.dirname(naming.canonical), path)
+        )
+
+    def _local_file_sync(self, joined: str) -> str:
+        """The real path of ``joined`` (the kernel's resolution, as the client's), checked like a file
+        this run reads, when it is a regular file within the cap."""
+        real = canonical_path(joined)
+        self._readable_sync(real)
+        try:
+            st = os.stat(real)
+        except FileNotFoundError:
+            raise FlowFileError(enoent_message(real)) from None
+        except OSError as exc:
+            raise FlowFileError(os_error_text(exc, real)) from None
+        if stat.S_ISDIR(st.st_mode):
+            raise FlowFileError(EISDIR_READ)
+        if not stat.S_ISREG(st.st_mode):
+            raise FlowFileError(NOT_A_REGULAR_FILE.format(path=real))
+        if st.st_size > MAX_FILE_BYTES:
+            raise FlowFileError(UPLOAD_TOO_LARGE.format(path=real))
+        return real
+
     async def read_baseline(self, path: str) -> bytes | None:
         return await asyncio.to_thread(self._read_baseline_sync, path)
 
@@ -286,62 +258,6 @@ class DiskFlowFiles:
     def _write_baseline_sync(self, path: str, data: bytes) -> bool:
         self._readable_sync(path)
         return _write_baseline(path, data)
-
-
-class ScanFiles:
-    """A run's files as the checks before its first step see them: each file resolved and read once.
-
-    The leading-launch scan and the device scan walk the same `run:` chains before a run starts;
-    through this wrapper the second walk costs no disk access (the run itself reads afresh). Up to
-    ``SCAN_MEMO_BYTES`` of text is kept, for the length of the checks."""
-
-    def __init__(self, files: FlowFiles) -> None:
-        self._files = files
-        self._refs: dict[tuple[str, str, str], FlowRef] = {}
-        self._texts: dict[str, str | Exception] = {}
-        self._kept = 0
-
-    async def _ref(self, key: tuple[str, str, str], resolve: Callable[[], Awaitable[FlowRef]]) -> FlowRef:
-        ref = self._refs.get(key)
-        if ref is None:
-            ref = self._refs[key] = await resolve()
-        return ref
-
-    async def locate(self, path: str) -> FlowRef:
-        return await self._ref(("locate", path, ""), lambda: self._files.locate(path))
-
-    async def fragment(self, naming: FlowRef, target: str) -> FlowRef:
-        key = ("fragment", naming.canonical, target)
-        return await self._ref(key, lambda: self._files.fragment(naming, target))
-
-    async def named_flow(self, project_root: str, name: str) -> FlowRef:
-        return await self._ref(
-            ("named", project_root, name), lambda: self._files.named_flow(project_root, name)
-        )
-
-    async def read_text(self, ref: FlowRef) -> str:
-        known = self._texts.get(ref.canonical)
-        if known is None:
-            try:
-                known = await self._files.read_text(ref)
-            except Exception as exc:
-                known = exc
-            size = len(known) if isinstance(known, str) else 0
-            if self._kept + size <= SCAN_MEMO_BYTES:
-                self._texts[ref.canonical] = known
-                self._kept += size
-        if isinstance(known, Exception):
-            raise known.with_traceback(None)
-        return known
-
-    def local_path(self, ref: FlowRef, relative: str) -> str | None:
-        return self._files.local_path(ref, relative)
-
-    async def read_baseline(self, path: str) -> bytes | None:
-        return await self._files.read_baseline(path)
-
-    async def write_baseline(self, path: str, data: bytes) -> bool:
-        return await self._files.write_baseline(path, data)
 
 
 def _joined(directory: str, target: str) -> str:
@@ -369,10 +285,6 @@ def _read_capped(path: str, what: str) -> bytes:
     if len(data) > MAX_FILE_BYTES:
         raise FlowFileError(f"{path} is larger than the 32 MiB cap on a {what}")
     return data
-
-
-#: What to do once a full or read-only disk refused a baseline (the older one, if any, is unchanged).
-BASELINE_RUN_AGAIN = "run with --update-baselines again; an older baseline there is unchanged"
 
 
 def _write_baseline(path: str, data: bytes) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Protocol
 
 from attrs import frozen
 
@@ -225,10 +226,35 @@ class _NoExecutableStep:
 _NO_EXECUTABLE_STEP = _NoExecutableStep()
 
 
+class FragmentLookup(Protocol):
+    """How a check before the first step finds the fragments of a `run:` chain (a run's graph, or its
+    files); None for one it cannot resolve or read."""
+
+    async def fragment(self, naming: FlowRef, target: str) -> FlowRef | None: ...
+
+    async def flow(self, ref: FlowRef) -> Flow | None: ...
+
+
+class FilesLookup:
+    """The fragments of a `run:` chain read through ``FlowFiles`` (a nested run, checked as it starts)."""
+
+    def __init__(self, files: FlowFiles) -> None:
+        self.files = files
+
+    async def fragment(self, naming: FlowRef, target: str) -> FlowRef | None:
+        try:
+            return await self.files.fragment(naming, target)
+        except Exception:
+            return None
+
+    async def flow(self, ref: FlowRef) -> Flow | None:
+        return await read_flow_or_none(self.files, ref)
+
+
 async def leading_launch(
     flow: Flow,
     stack: list[StackEntry],
-    files: FlowFiles,
+    lookup: FragmentLookup,
     root_name: str,
     transparent: set[str] | None = None,
 ) -> tuple[LaunchStep, str] | _NoExecutableStep | None:
@@ -247,19 +273,20 @@ async def leading_launch(
             return step, top.display
         if not isinstance(step, RunStep):
             return None
-        try:
-            ref = await files.fragment(top.ref, step.target)
-            if ref.canonical in transparent:
-                continue
-            if any(entry.ref.canonical == ref.canonical for entry in stack) or len(stack) >= MAX_RUN_DEPTH:
-                return None
-            if ref.spelling.state == "case_folded":
-                return None
-            fragment = await read_flow(files, ref)
-        except Exception:
+        ref = await lookup.fragment(top.ref, step.target)
+        if ref is None:
+            return None
+        if ref.canonical in transparent:
+            continue
+        if any(entry.ref.canonical == ref.canonical for entry in stack) or len(stack) >= MAX_RUN_DEPTH:
+            return None
+        if ref.spelling.state == "case_folded":
+            return None
+        fragment = await lookup.flow(ref)
+        if fragment is None:
             return None
         entry = StackEntry(ref, fragment_display_name(step.target, root_name))
-        inner = await leading_launch(fragment, [*stack, entry], files, root_name, transparent)
+        inner = await leading_launch(fragment, [*stack, entry], lookup, root_name, transparent)
         if inner is not _NO_EXECUTABLE_STEP:
             return inner
         transparent.add(ref.canonical)
@@ -267,14 +294,14 @@ async def leading_launch(
 
 
 async def check_leading_launch(
-    flow: Flow, stack: list[StackEntry], files: FlowFiles, name: str, req: FlowRequest
+    flow: Flow, stack: list[StackEntry], lookup: FragmentLookup, name: str, req: FlowRequest
 ) -> None:
     """Refuse a prerequisite that the run's own leading launch would throw away."""
     if not flow.execution_prerequisite:
         return
     if req.device and platform_of_id(req.device) == "chromium":
         return  # pinned to a chromium instance: the leading launch only attaches
-    leading = await leading_launch(flow, stack, files, name)
+    leading = await leading_launch(flow, stack, lookup, name)
     if not isinstance(leading, tuple):
         return
     launch, where = leading

@@ -12,65 +12,30 @@ reason; a key no member has fails with ``NO_MEMBER``.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import os
 import posixpath
-from collections.abc import Iterator
-from typing import Any, Literal
-
-from attrs import define, field, frozen
+import shutil
+import tempfile
+from collections.abc import Callable
+from typing import Any
 
 from argent.flows.load import decode_flow
 from argent.link.codec import to_wire
+from argent.link.members import Member, MemberStore
 from argent.link.models import ClientFileDirective
 from argent.runner.files import LISTED, FlowFileError, FlowRef, Spelling
-from argent.utils.oserrors import enoent_message
+from argent.utils.oserrors import enoent_message, write_failure_text
 
 NO_MEMBER = "the client sent no file for {path} with the call"
-
-Role = Literal["flow", "baseline", "tool"]
-
-
-@frozen
-class Member:
-    """One member the call brought: its bytes, or its state (and the client's reason)."""
-
-    role: Role
-    key: str
-    path: str
-    canonical: str | None = None
-    spelling: Spelling = LISTED
-    data: bytes | None = field(default=None, repr=False)
-    state: Literal["missing", "refused", "listed"] | None = None
-    error: str | None = None
+#: What to do once this host's temp dir refused the copy of a file to upload.
+UPLOAD_RUN_AGAIN = "free space in the tool-server's temp dir and run again"
 
 
-@define
-class MemberStore:
-    """Members by key: flow members under ``<dir>\\0<target>``, baselines and tool files by path."""
-
-    members: dict[str, Member] = field(factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.members)
-
-    def __iter__(self) -> Iterator[Member]:
-        return iter(self.members.values())
-
-    def flow(self, key: str) -> Member | None:
-        member = self.members.get(key)
-        return member if member is not None and member.role == "flow" else None
-
-    def file(self, path: str) -> Member | None:
-        """A baseline or tool-file member by its client path."""
-        member = self.members.get(path)
-        return member if member is not None and member.role != "flow" else None
-
-    def add(self, member: Member) -> bool:
-        """Keep ``member`` unless its key is taken; True when it was kept."""
-        if member.key in self.members:
-            return False
-        self.members[member.key] = member
-        return True
+def _system_upload_dir() -> str:
+    """An upload directory in the system temp dir (a run outside a tool-server)."""
+    return tempfile.mkdtemp("", "argent-upload-")
 
 
 def _ref(directory: str, target: str) -> FlowRef:
@@ -90,6 +55,11 @@ class MemberFlowFiles:
         self.sent_members = store is not None
         #: Baselines the steps of this call wrote, by client path (the last bytes win).
         self.written: dict[str, bytes] = {}
+        #: Makes the private directory that holds the files `upload:` steps set (blocking); the
+        #: tool-server's makes one named for it, so a server that starts after a crash removes it.
+        self.upload_dirs: Callable[[], str] = _system_upload_dir
+        self._upload_dir: str | None = None
+        self._uploads: dict[str, str] = {}
 
     @classmethod
     def for_root(
@@ -110,7 +80,10 @@ class MemberFlowFiles:
         if member is None:
             return _ref(directory, target)
         return FlowRef(
-            key=key, path=member.path, canonical=member.canonical or member.path, spelling=member.spelling
+            key=key,
+            path=member.path,
+            canonical=member.canonical or member.path,
+            spelling=member.spelled,
         )
 
     async def locate(self, path: str) -> FlowRef:
@@ -129,6 +102,44 @@ class MemberFlowFiles:
 
     def local_path(self, ref: FlowRef, relative: str) -> str | None:
         return None
+
+    async def local_file(self, naming: FlowRef, path: str) -> str:
+        """The bytes of the upload member beside ``naming`` as a file on this host, written once per
+        call into a private directory (``close`` removes it); its name is the client's."""
+        key = f"{posixpath.dirname(naming.canonical)}\0{path}"
+        kept = self._uploads.get(key)
+        if kept is not None:
+            return kept
+        member = self.store.upload(key)
+        if member is None:
+            raise FlowFileError(NO_MEMBER.format(path=f"{posixpath.dirname(naming.canonical)}/{path}"))
+        if member.data is None:
+            if member.state == "refused":
+                raise FlowFileError(member.error or NO_MEMBER.format(path=member.path))
+            raise FlowFileError(enoent_message(member.canonical or member.path))
+        try:
+            written = await asyncio.to_thread(self._write_upload, posixpath.basename(path), member.data)
+        except OSError as exc:  # a full or read-only temp dir on this host
+            raise FlowFileError(write_failure_text(exc, member.path, then=UPLOAD_RUN_AGAIN)) from None
+        self._uploads[key] = written
+        return written
+
+    def _write_upload(self, name: str, data: bytes) -> str:
+        if self._upload_dir is None:
+            self._upload_dir = self.upload_dirs()
+        directory = tempfile.mkdtemp("", "upload-", self._upload_dir)
+        target = os.path.join(directory, name)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        return target
+
+    async def close(self) -> None:
+        """Remove the files `upload:` steps of this call set (the run is over)."""
+        directory, self._upload_dir = self._upload_dir, None
+        self._uploads.clear()
+        if directory is not None:
+            await asyncio.to_thread(shutil.rmtree, directory, True)
 
     async def read_baseline(self, path: str) -> bytes | None:
         """A baseline an earlier step of the call wrote, else the member's bytes; None when no

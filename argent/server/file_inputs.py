@@ -25,9 +25,11 @@ from cattrs.errors import ClassValidationError
 
 from argent.errors import FileInputError, ServerStorageError
 from argent.link.codec import NotAnObject, Read, read
+from argent.link.members import MemberStore
 from argent.link.models import CONTENT_OMITTED_SIZE_LIMIT, FileInput, FileInputSpec
-from argent.runner.files import WATCHES, canonical_path
-from argent.runner.member_files import MemberFlowFiles, MemberStore
+from argent.link.paths import canonical_path
+from argent.runner.files import WATCHES
+from argent.runner.member_files import MemberFlowFiles
 from argent.runner.read_cache import ReadCache
 from argent.server.inline import decode_content
 from argent.server.member_inputs import (

@@ -22,8 +22,9 @@ from argent.errors import FileInputError
 from argent.limits import MAX_FILE_BYTES
 from argent.link.archive import FileTooLargeError, NotOneFileError
 from argent.link.codec import Read, read_or_none
+from argent.link.members import MemberStore
 from argent.link.models import LISTED, FileInput, NamedUploads, WireMember
-from argent.runner.member_files import MemberFlowFiles, MemberStore
+from argent.runner.member_files import MemberFlowFiles
 from argent.server.inline import decode_content
 from argent.server.members import (
     MEMBER_TOO_LARGE,

@@ -3,7 +3,8 @@
 ``read_members`` turns the ``members`` of a flow file-input object (``WireMember`` models, read
 with ``argent.link.codec``) into a ``MemberStore`` before the arguments are validated:
 
-- a member with an unknown role, or with a key the store already has, is ignored;
+- a member with an unknown role, or with a key the store already has, is ignored; a ``flow`` or
+  ``upload`` member (a file an `upload:` step sets) is keyed ``<absolute dir>\\0<target>``;
 - a member with bytes (inline ``content`` or an upload) keeps them; the bytes must pass the
   checks of a file input (32 MiB per file, ``size`` equal to the bytes) and the flow members of
   the call must stay within 32 MiB in total, else the call fails with 422 — as it does for an
@@ -28,10 +29,10 @@ from cattrs.errors import IterableValidationError
 from argent.errors import FileInputError
 from argent.limits import MAX_FILE_BYTES, MAX_FLOW_MEMBERS_BYTES
 from argent.link.codec import read_items, structure
+from argent.link.members import Member, MemberRole, MemberStore
 from argent.link.models import LISTED, Spelling, UploadRef, WireMember
-from argent.runner.member_files import Member, MemberStore, Role
 
-ROLES: frozenset[str] = frozenset({"flow", "baseline", "tool"})
+ROLES: frozenset[str] = frozenset({"flow", "baseline", "tool", "upload"})
 STATES: frozenset[str] = frozenset({"missing", "refused", "listed"})
 
 MEMBERS_NOT_A_LIST = 'The members of "{path}" must be a list of member objects.'
@@ -129,7 +130,7 @@ async def read_members(raw: Any, *, owner: str, fetch_upload: UploadFetcher) -> 
         role, key = entry.role, entry.key
         if role not in ROLES or key in store.members:
             continue  # unknown roles and repeated keys are ignored
-        if role == "flow":
+        if role in ("flow", "upload"):
             parts = split_flow_key(key)
             if parts is None:
                 continue  # a key no lookup can produce
@@ -162,12 +163,14 @@ async def _member_bytes(entry: WireMember, path: str, fetch_upload: UploadFetche
     return data
 
 
-def _member(role: Role, key: str, path: str, entry: WireMember, data: bytes | None) -> Member:
+def _member(role: MemberRole, key: str, path: str, entry: WireMember, data: bytes | None) -> Member:
     state = entry.state
     reason = entry.error or None
     canonical: str | None = None
     spelling: Spelling = LISTED
     invalid: str | None = None
+    if role == "upload" and valid_canonical(entry.canonical):
+        canonical = entry.canonical  # named in messages only (a missing file)
     if role == "flow":
         if not valid_canonical(entry.canonical):
             invalid = INVALID_CANONICAL.format(path=path)
@@ -177,23 +180,16 @@ def _member(role: Role, key: str, path: str, entry: WireMember, data: bytes | No
             canonical, spelling = entry.canonical, entry.spelling
         if canonical is None:
             canonical = posixpath.normpath(path)
+
+    def member(**fields: Any) -> Member:
+        return Member(role=role, key=key, path=path, canonical=canonical, spelling=spelling, **fields)
+
     if invalid is not None:
-        return Member(role, key, path, canonical, spelling, None, "refused", invalid)
+        return member(state="refused", error=invalid)
     if data is not None:
-        return Member(role, key, path, canonical, spelling, data)
+        return member(data=data)
     if state not in STATES or (state == "listed" and role != "baseline"):
-        return Member(
-            role, key, path, canonical, spelling, None, "refused", NO_BYTES_NO_STATE.format(path=path)
-        )
+        return member(state="refused", error=NO_BYTES_NO_STATE.format(path=path))
     if state == "refused":
-        return Member(
-            role,
-            key,
-            path,
-            canonical,
-            spelling,
-            None,
-            "refused",
-            reason or REFUSED_WITHOUT_REASON.format(path=path),
-        )
-    return Member(role, key, path, canonical, spelling, None, state)  # type: ignore[arg-type]
+        return member(state="refused", error=reason or REFUSED_WITHOUT_REASON.format(path=path))
+    return member(state=state)

@@ -10,9 +10,9 @@ tool-server), and hands back the FlowRunResult whether the flow passed or not.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,6 @@ async def argent_server(aiohttp_server: Any, tmp_path_factory: pytest.TempPathFa
 def argent_run_flow(request: pytest.FixtureRequest, pytestconfig: pytest.Config) -> RunFlow:
     from argent.client.routing import resolve_route
     from argent.client.session import ToolServerClient
-    from argent.connect import open_client
     from argent.testing.runs import run_options
 
     route = resolve_route()
@@ -79,24 +78,16 @@ def argent_run_flow(request: pytest.FixtureRequest, pytestconfig: pytest.Config)
     # Without a link, the flows run on argent_server, started now on the test's event loop.
     server: ArgentServer | None = None if route.url is not None else request.getfixturevalue("argent_server")
 
-    def client() -> AbstractAsyncContextManager[Any]:
-        if server is None:
-            return open_client(route)
-        return ToolServerClient(server.url, server.token, linked=False, source="embedded")
-
     async def run_flow(
         ref: str | Path, *, project_root: str | Path | None = None, **args: Any
     ) -> dict[str, Any]:
         """Run one flow (a saved name, or a path to its YAML) and return its FlowRunResult as a dict,
         whether it passed or not; ``args`` are flow-execute arguments (``device``, ``platform``,
         ``updateBaselines``). Raises ``FlowNotRun`` only when the flow could not run at all."""
-        from argent.cli.flow_run import _FlowRun
         from argent.cli.problems import CommandFailed
-        from argent.cli.suite import BrowserRoom, call_flow
         from argent.cli.targets import FlowTarget, resolve_flow_ref
         from argent.client.base import ToolCallError
-        from argent.client.client_files import RefusedClientFile
-        from argent.reports.render import is_report
+        from argent.driver import BrowserRoom, FlowDriver
 
         root = Path(project_root).resolve() if project_root is not None else default_root
         if project_root is not None and not root.is_dir():
@@ -107,17 +98,21 @@ def argent_run_flow(request: pytest.FixtureRequest, pytestconfig: pytest.Config)
             raise FlowNotRun(exc.message) from None
         if not isinstance(target, FlowTarget):
             raise FlowNotRun(f"argent_run_flow runs one flow; {ref} is a directory of flows.")
-        run = _FlowRun(
-            root, {"prerequisiteAcknowledged": True, **defaults, **args}, as_json=False, output=None
-        )
-        refusals: list[RefusedClientFile] = []
+        options = {"prerequisiteAcknowledged": True, **defaults, **args}
+        room = BrowserRoom(siblings=shares_a_link(server is None))
         try:
-            async with client() as tools:
-                room = BrowserRoom(siblings=shares_a_link(server is None))
-                result = await call_flow(run, tools, target, refusals, room=room)
+            async with contextlib.AsyncExitStack() as stack:
+                tools = None
+                if server is not None:
+                    tools = await stack.enter_async_context(
+                        ToolServerClient(server.url, server.token, linked=False, source="embedded")
+                    )
+                driver = FlowDriver(root, options, client=tools, route=route, room=room)
+                run = await (await stack.enter_async_context(driver)).run(target)
         except ToolCallError as exc:
             raise FlowNotRun(exc.message, error_code=exc.error_code) from None
-        if not is_report(result):
+        result = run.result
+        if run.report is None:
             notice = result.get("notice") if isinstance(result, dict) else None
             raise FlowNotRun(
                 notice if isinstance(notice, str) and notice else f'"{target.stem}" did not run.'

@@ -3,9 +3,9 @@
 The flow items of a process share one client, opened at the first item and closed when the session
 ends: routed as the CLI routes (``argent.client.routing``: the configured link, else a tool-server
 started in process), so under pytest-xdist each worker has its own tool-server. Each item is one
-flow-execute call with the arguments ``argent flow run`` sends (``argent.cli.flow_run._FlowRun``), retried
-while a shared tool-server is busy (``argent.cli.suite.call_flow``), and read into the outcome the
-reports use (``argent.reports.model``): the status, the first failing step line, and every line.
+flow-execute call of the public driver (``argent.driver.FlowDriver``), with the arguments ``argent flow
+run`` sends, retried while a shared tool-server is busy, and read into the outcome the reports use
+(``argent.reports.model``): the status, the first failing step line, and every line.
 
 The items are synchronous tests, so the client lives on a private event loop (``asyncio.Runner``)
 that runs only while an item's call runs; pytest-asyncio's loops never run at the same time.
@@ -14,19 +14,15 @@ that runs only while an item's call runs; pytest-asyncio's loops never run at th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from argent.cli.flow_run import _FlowRun
-from argent.cli.suite import BrowserRoom, call_flow
-from argent.cli.targets import FlowTarget
-from argent.client.base import ToolCallError, ToolClient
-from argent.client.client_files import RefusedClientFile
+from argent.client.base import ToolCallError
 from argent.client.routing import resolve_route
+from argent.driver import FlowDriver, FlowTarget
 from argent.reports.model import FlowOutcome, outcome_of
 from argent.reports.recorder import relative_name
 from argent.testing.options import SESSION, project_root, shares_a_link
@@ -49,26 +45,21 @@ class FlowSession:
 
     def __init__(self, root: Path, options: dict[str, Any]) -> None:
         self.root = root
-        self.flow_run = _FlowRun(
-            root, {"prerequisiteAcknowledged": True, **options}, as_json=False, output=None
-        )
+        self.driver = FlowDriver(root, {"prerequisiteAcknowledged": True, **options})
         self.runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
-        self.stack = contextlib.AsyncExitStack()
-        self.client: ToolClient | None = None
-        self.room = BrowserRoom()
+        self.opened = False
 
     def run(self, path: str) -> FlowOutcome:
         return self.runner.run(self._run(FlowTarget(path=path)))
 
     async def _run(self, target: FlowTarget) -> FlowOutcome:
-        if self.client is None:
-            self.client = await self.stack.enter_async_context(self.flow_run.client())
-            self.room.siblings = shares_a_link(resolve_route().url is not None)
+        if not self.opened:
+            self.opened = True
+            self.driver.room.siblings = shares_a_link(resolve_route().url is not None)
         rel = relative_name(target.path, str(self.root))
-        refusals: list[RefusedClientFile] = []
         t0 = time.monotonic()
         try:
-            result = await call_flow(self.flow_run, self.client, target, refusals, room=self.room)
+            run = await self.driver.run(target)
         except ToolCallError as exc:
             return outcome_of(0, target.path, rel, time.monotonic() - t0, stem=target.stem, error=exc.message)
         return outcome_of(
@@ -77,14 +68,14 @@ class FlowSession:
             rel,
             time.monotonic() - t0,
             stem=target.stem,
-            result=result,
-            refused=[refusal.line() for refusal in refusals],
+            result=run.result,
+            refused=[refusal.line() for refusal in run.refused],
         )
 
     def close(self) -> None:
         """Close the client (an embedded tool-server stops, and with it every Chromium it launched)."""
         try:
-            self.runner.run(self.stack.aclose())
+            self.runner.run(self.driver.close())
         finally:
             self.runner.close()
 

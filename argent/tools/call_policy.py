@@ -14,21 +14,19 @@ import asyncio
 import fnmatch
 import os
 import re
-from collections import deque
 from collections.abc import Hashable, Mapping
-from typing import Any
 from urllib.parse import unquote
 
 from attrs import field, frozen
 
 from argent.devices.caller import DeviceCaller
 from argent.errors import LOCAL_FLOWS_DISABLED, SCRIPTS_DISABLED, TOOL_NOT_ALLOWED, PolicyRefusal
-from argent.flows.model import Flow, RunStep, ScriptStep, ToolStep, walk_steps
-from argent.limits import DEFAULT_DEVICES_PER_TOKEN, MAX_RUN_DEPTH
-from argent.link.rules import FLOW_EXECUTE, nested_flow_ref
+from argent.flows.graph import FlowGraph
+from argent.flows.references import ScriptFile
+from argent.flows.write import STEP_LINE, render_step
+from argent.limits import DEFAULT_DEVICES_PER_TOKEN
 from argent.runner.files import DiskFlowFiles, FlowFileError, FlowRef
-from argent.runner.load import read_flow_or_none
-from argent.tools.link_preflight import STEP_LINE, render_step
+from argent.runner.reach import PreparedRun
 from argent.tools.workspace import check_read, check_workspace, may_read, unsafe_directories
 
 NOT_ALLOWED = 'tool "{tool}" is not allowed: guard "{guard}" did not pass'
@@ -217,10 +215,19 @@ def _unsafe_key(unsafe: Mapping[str, str]) -> frozenset[tuple[str, str]]:
 
 class PolicyDiskFlowFiles(DiskFlowFiles):
     """This host's flow files, as a call's policy lets it reach them: every flow, fragment, nested
-    flow and baseline is checked before it is touched, and `script:` steps may be switched off."""
+    flow and baseline is checked before it is touched, and `script:` steps may be switched off.
+
+    ``prepared``: the run the call's checks resolved and walked (its flow and graph), for the run of
+    the same call to take (``take_prepared``) rather than resolve again."""
+
+    prepared: PreparedRun | None = None
 
     def __init__(self, policy: CallPolicy) -> None:
         self.policy = policy
+
+    def take_prepared(self) -> PreparedRun | None:
+        prepared, self.prepared = self.prepared, None
+        return prepared
 
     @property
     def script_refusal(self) -> str | None:
@@ -247,46 +254,17 @@ class PolicyDiskFlowFiles(DiskFlowFiles):
         return super()._named_flow_sync(project_root, name)
 
 
-async def _reached(files: DiskFlowFiles, ref: FlowRef, step: Any) -> FlowRef | None:
-    try:
-        if isinstance(step, RunStep):
-            return await files.fragment(ref, step.target)
-        nested = nested_flow_ref(step.args)
-        if nested is not None:
-            return await files.named_flow(nested.project_root, nested.name)
-        flow_path = step.args.get("flow_path") if isinstance(step.args, Mapping) else None
-        if isinstance(flow_path, str):
-            return await files.locate(flow_path)
-    except Exception:
-        return None  # refused or unresolvable: the step reports it when it runs
-    return None
-
-
-async def refuse_script_steps(files: DiskFlowFiles, ref: FlowRef, flow: Flow) -> None:
+def refuse_script_steps(graph: FlowGraph[FlowRef]) -> None:
     """Before a run on this host's disk starts: 403 ``SCRIPTS_DISABLED`` when the flow, or a flow it
-    reaches through `run:` or a nested flow-execute (to the depth of a run), has a `script:` step."""
-    lines: list[str] = []
-    seen = {ref.canonical}
-    queue: deque[tuple[FlowRef, Flow, int]] = deque([(ref, flow, 1)])
-    while queue:
-        current, current_flow, level = queue.popleft()
-        for n, step in enumerate(walk_steps(current_flow.steps), start=1):
-            if isinstance(step, ScriptStep):
-                lines.append(
-                    STEP_LINE.format(
-                        n=n, path=current.canonical, step=render_step(step), reason=SCRIPT_REASON
-                    )
-                )
-                continue
-            followed = isinstance(step, RunStep) or (isinstance(step, ToolStep) and step.tool == FLOW_EXECUTE)
-            if not followed or level >= MAX_RUN_DEPTH:
-                continue
-            target = await _reached(files, current, step)
-            if target is None or target.canonical in seen:
-                continue
-            seen.add(target.canonical)
-            reached = await read_flow_or_none(files, target)
-            if reached is not None:
-                queue.append((target, reached, level + 1))
+    reaches through `run:` or a nested flow-execute (its graph, to the depth of a run), has a `script:`
+    step."""
+    lines = [
+        STEP_LINE.format(
+            n=edge.n, path=file.handle.canonical, step=render_step(edge.step), reason=SCRIPT_REASON
+        )
+        for file in graph.traverse()
+        for edge in file.edges
+        if isinstance(edge.ref, ScriptFile)
+    ]
     if lines:
         raise PolicyRefusal(NO_SCRIPTS.format(lines="\n".join(lines)), error_code=SCRIPTS_DISABLED)

@@ -14,26 +14,26 @@ from attrs import frozen
 from argent.devices.base import DeviceProvider
 from argent.errors import FlowError, InvalidToolInputError, PolicyRefusal
 from argent.flows.names import is_safe_flow_name
+from argent.flows.references import NO_TOOL_FILES, ToolFiles
 from argent.flows.values import Platform
 from argent.link.models import FileInputSpec
-from argent.link.rules import FLOW_FILE_TEMPLATE
+from argent.link.rules import FLOW_FILE_TEMPLATE, file_arguments
 from argent.runner.directives import DeviceDirectives
 from argent.runner.execute import (
     EXACTLY_ONE_SOURCE,
     FlowRequest,
     check_project_root,
     execute_flow,
-    load_root_flow,
     read_prerequisite,
-    resolve_source,
 )
 from argent.runner.files import LISTED, DiskFlowFiles, FlowFiles
 from argent.runner.member_files import MemberFlowFiles
+from argent.runner.reach import PreparedRun, prepare_run
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.runner.run import ToolInvoker
 from argent.tools.args import arg
-from argent.tools.call_policy import CallPolicy, refuse_script_steps
-from argent.tools.link_preflight import check_linked_flow
+from argent.tools.call_policy import CallPolicy, PolicyDiskFlowFiles, refuse_script_steps
+from argent.tools.link_preflight import check_linked_graph
 from argent.tools.registry import ToolContext, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
@@ -177,10 +177,16 @@ def _valid_root(project_root: str) -> bool:
 
 
 async def check_disk_run(
-    args: FlowExecuteArgs | FlowReadPrerequisiteArgs, policy: CallPolicy, tool: str, *, scripts: bool
+    args: FlowExecuteArgs | FlowReadPrerequisiteArgs,
+    policy: CallPolicy,
+    tool: str,
+    *,
+    scripts: bool,
+    tool_files: ToolFiles = NO_TOOL_FILES,
 ) -> None:
     """Before a call reads a flow from this host's disk: flows from disk are allowed, the project
-    is a safe workspace, and (``scripts``, with scripts off) no reachable flow has a `script:` step."""
+    is a safe workspace, and (``scripts``, with scripts off) no reachable flow has a `script:` step.
+    The run that follows takes the flow and its graph as checked here (``PolicyDiskFlowFiles.prepared``)."""
     policy.check_local_flows(tool)
     files = policy.disk_files()
     if args.flow_path is None and is_safe_flow_name(args.name) and _valid_root(args.project_root):
@@ -192,13 +198,13 @@ async def check_disk_run(
     if not scripts or policy.scripts:
         return
     try:
-        ref, _ = await resolve_source(_request(args), files)
-        flow = await load_root_flow(files, ref)
+        prepared = await prepare_run(_request(args), files, tool_files)
     except PolicyRefusal:
         raise
     except Exception:
         return  # the run reports a source it cannot resolve or read with its own words
-    await refuse_script_steps(files, ref, flow)
+    files.prepared = prepared
+    refuse_script_steps(prepared.graph)
 
 
 #: flow-read-prerequisite reads the same files as flow-execute, without collecting a run's members.
@@ -230,36 +236,54 @@ class _FlowTools:
         spec = self.registry.find(tool)
         return spec.file_inputs if spec is not None else None
 
+    def tool_files(self, tool: str, args: Any) -> list[tuple[str, str]]:
+        """The file arguments of a `tool:` step, as this tool-server's tools declare them."""
+        return file_arguments(self.inputs_of(tool), args)
+
     async def run_flow(self, args: FlowExecuteArgs, ctx: ToolContext) -> Any:
         from argent.tools.invoker import RegistryInvoker
 
         linked = linked_flow_files(args, ctx)
         if linked is None:
             check_flow_path_boundary(args, ctx)
-            return await self._execute(args, ctx, disk_files(ctx), RegistryInvoker(self.registry, ctx.policy))
+            files = disk_files(ctx)
+            prepared = files.take_prepared() if isinstance(files, PolicyDiskFlowFiles) else None
+            return await self._execute(args, ctx, files, RegistryInvoker(self.registry, ctx.policy), prepared)
         return await self._run_linked(args, ctx, linked)
 
     async def _run_linked(self, args: FlowExecuteArgs, ctx: ToolContext, linked: MemberFlowFiles) -> Any:
         """Over a link: the run reads only the files of the call; check them before the first step."""
-        from argent.tools.member_invoker import MemberToolInvoker
+        from argent.tools.member_invoker import MemberToolInvoker, system_file_input_dir
 
         if args.flow_path is not None and args.name is None and not linked.sent_members:
             check_project_root(args.project_root)
             raise FlowError(NOT_CO_LOCATED.format(flow_path=args.flow_path))
-        ref, _ = await resolve_source(_request(args), linked)
-        await check_linked_flow(await load_root_flow(linked, ref), ref, linked, self.inputs_of)
+        prepared = await prepare_run(_request(args), linked, self.tool_files)
+        check_linked_graph(prepared.graph, linked, self.inputs_of)
         tools = MemberToolInvoker(
             self.registry, linked, policy=ctx.policy, file_input_dirs=self.file_input_dirs
         )
-        result = await self._execute(args, ctx, linked, tools)
+        # The files upload: steps set are copies in a directory of this server's, gone with the run.
+        linked.upload_dirs = self.file_input_dirs or system_file_input_dir
+        try:
+            result = await self._execute(args, ctx, linked, tools, prepared)
+        finally:
+            await linked.close()
         if isinstance(result, FlowRunResult) and linked.written:
             # The client writes these when the result arrives (its nested runs' baselines included).
             result.baseline_writes = linked.baseline_writes()
         return result
 
     async def _execute(
-        self, args: FlowExecuteArgs, ctx: ToolContext, files: FlowFiles, tools: ToolInvoker
+        self,
+        args: FlowExecuteArgs,
+        ctx: ToolContext,
+        files: FlowFiles,
+        tools: ToolInvoker,
+        prepared: PreparedRun | None = None,
     ) -> Any:
+        if prepared is None:
+            prepared = await prepare_run(_request(args), files, self.tool_files)
         return await execute_flow(
             _request(args),
             files=files,
@@ -269,6 +293,7 @@ class _FlowTools:
             on_progress=ctx.emit_progress,
             abort=ctx.abort,
             budget=ctx.budget,
+            prepared=prepared,
         )
 
     async def read_prereq(self, args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> Any:
@@ -285,7 +310,7 @@ class _FlowTools:
 
     async def precheck_run(self, args: FlowExecuteArgs, ctx: ToolContext) -> None:
         if ctx.policy is not None and linked_flow_files(args, ctx) is None:
-            await check_disk_run(args, ctx.policy, "flow-execute", scripts=True)
+            await check_disk_run(args, ctx.policy, "flow-execute", scripts=True, tool_files=self.tool_files)
 
     async def precheck_prereq(self, args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> None:
         if ctx.policy is not None and not _prerequisite_sent(args, ctx):

@@ -61,7 +61,9 @@ from argent.flows.model import (
 )
 from argent.flows.names import assert_safe_flow_name, is_safe_flow_name
 from argent.flows.write import FlowDocument, flow_to_yaml, summarize_step
+from argent.link.members import Member, MemberStore
 from argent.link.models import FileInputSpec
+from argent.link.paths import spelling_of
 from argent.link.rules import (
     FLOW_EXECUTE,
     RECORDING_TOOLS,
@@ -69,9 +71,9 @@ from argent.link.rules import (
     has_dotdot,
     nested_flow_ref,
 )
-from argent.runner.files import DiskFlowFiles, FlowRef, spelling_of
+from argent.runner.files import DiskFlowFiles, FlowRef
 from argent.runner.load import check_project_root
-from argent.runner.member_files import NO_MEMBER, Member, MemberFlowFiles, MemberStore
+from argent.runner.member_files import NO_MEMBER, MemberFlowFiles
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.runner.run import DEVICE_ARG_KEYS, RUN_ABORTED, Run, ToolCallContext, sleep_or_abort
 from argent.tools.args import arg
@@ -1021,8 +1023,8 @@ def _member_sibling_by_flow_path(
     if named is None or named.canonical != sent.canonical:
         detail = f'its project_root "{root}" is not the project of the recording ({session.project_root})'
         raise _flow_path_refused(flow_path, detail)
-    if sent.spelling.state == "case_folded":
-        detail = f'the client lists "{base}" as "{sent.spelling.actual}" — pass the on-disk spelling'
+    if sent.spelled.state == "case_folded":
+        detail = f'the client lists "{base}" as "{sent.spelled.actual}" — pass the on-disk spelling'
         raise _flow_path_refused(flow_path, detail)
     if sent.data is None:
         raise _flow_path_refused(flow_path, f'no file named "{base}" is beside the recording')
@@ -1043,8 +1045,8 @@ def _member_sibling_warning(
         return WARN_UNVERIFIABLE.format(target=target, dir=_spelled_dir(session))
     if beside.canonical != named.canonical:
         return WARN_OTHER_PROJECT.format(name=name, root=root)
-    if beside.spelling.state == "case_folded":
-        return WARN_CASE_FOLDED.format(target=target, actual=beside.spelling.actual)
+    if beside.spelled.state == "case_folded":
+        return WARN_CASE_FOLDED.format(target=target, actual=beside.spelled.actual)
     if beside.data is None:
         return WARN_UNVERIFIABLE.format(target=target, dir=_spelled_dir(session))
     return None
@@ -1064,7 +1066,7 @@ def nested_run_files(args: Mapping[str, Any], members: MemberStore) -> MemberFlo
     if member.data is None:
         reason = member.error if member.state == "refused" else None
         raise ToolExecutionError(reason or enoent_message(canonical))
-    return MemberFlowFiles.for_root(path, canonical, member.spelling, member.data, members)
+    return MemberFlowFiles.for_root(path, canonical, member.spelled, member.data, members)
 
 
 _NO_ROOT = FlowRef(key="", path="", canonical="")

@@ -24,7 +24,8 @@ from argent.runner.run import ToolOutcome, ToolVerdict
 from argent.tools.args import json_schema, listed_fields, structure_args, wire_name
 
 if TYPE_CHECKING:
-    from argent.runner.member_files import MemberFlowFiles, MemberStore
+    from argent.link.members import MemberStore
+    from argent.runner.member_files import MemberFlowFiles
     from argent.tools.call_policy import CallPolicy
 
 A = TypeVar("A")

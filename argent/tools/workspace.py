@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 
 from argent.errors import WORKSPACE_UNSAFE, InvalidToolInputError, PolicyRefusal
-from argent.runner.files import canonical_path
+from argent.link.paths import canonical_path
 
 #: Directories no project lives in, each refused as the directory itself (and every ``/lib*``).
 SYSTEM_DIRS = ("/etc", "/usr", "/bin", "/sbin", "/proc", "/sys", "/dev", "/boot", "/var", "/root")

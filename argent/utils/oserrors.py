@@ -71,3 +71,8 @@ def write_failure_text(exc: OSError, path: str, syscall: str = "write", *, then:
     text = os_error_text(exc, path, syscall)
     advice = remedy(exc)
     return text if advice is None else f"{text}. {advice} and {then}."
+
+
+#: What to do once a full or read-only disk refused a baseline (the older one, if any, is unchanged):
+#: the advice of either side of a link that writes baselines (the runner, the client).
+BASELINE_RUN_AGAIN = "run with --update-baselines again; an older baseline there is unchanged"

@@ -29,7 +29,7 @@ OBSERVER = """
 import os
 from pathlib import Path
 
-from argent.cli.suite import BrowserRoom
+from argent.driver import BrowserRoom
 
 _wait = BrowserRoom.wait
 

@@ -17,9 +17,10 @@ from typing import Any
 import aiohttp
 import attrs
 
+from argent.link.members import Member, MemberStore
 from argent.link.spelling import LISTED
 from argent.runner.engine import ToolCallContext
-from argent.runner.member_files import Member, MemberFlowFiles, MemberStore
+from argent.runner.member_files import MemberFlowFiles
 from argent.server.config import ServerConfig
 from argent.server.keys import REGISTRY, SERVER_FILES
 from argent.server.serve import start_server

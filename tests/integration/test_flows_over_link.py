@@ -1021,6 +1021,6 @@ async def test_a_call_over_a_link_sets_no_time_limit(link: Link) -> None:
     # Seed "The call": the MCP server (a client like the CLI, see argent.mcp.server) sets no timeout
     # for this call; only connecting is bounded.
     async with link.client() as client:
-        timeout = client._http().timeout
+        timeout = client.transport._http().timeout
     assert (timeout.total, timeout.sock_read, timeout.connect) == (None, None, None)
     assert timeout.sock_connect == 10.0

@@ -17,7 +17,7 @@ import pytest
 
 from argent.client.baselines import BaselineWriteScope, apply_baseline_writes
 from argent.client.collect import collect_flow_members
-from argent.client.flow_members import member_wire, plan_transfer
+from argent.client.members import member_wire, plan_transfer
 from argent.runner import pixels as P
 from argent.runner.directives import DeviceDirectives
 from argent.runner.execute import FlowRequest, execute_flow, load_root_flow, resolve_source

@@ -46,6 +46,7 @@ def test_registry_order_and_one_entry_per_key() -> None:
         "rotate",
         "snapshot",
         "dialogs",
+        "upload",
     )
     assert len(BY_KEY) == len(DIRECTIVES)
     for directive in DIRECTIVES:

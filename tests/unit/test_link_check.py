@@ -9,10 +9,12 @@ import pytest
 
 from argent.errors import FlowError
 from argent.flows.parse import parse_flow
+from argent.flows.write import render_step
+from argent.link.members import MemberStore
 from argent.link.spelling import Spelling
-from argent.runner.member_files import MemberFlowFiles, MemberStore
+from argent.runner.member_files import MemberFlowFiles
 from argent.server.members import read_members
-from argent.tools.link_preflight import check_linked_flow, render_step
+from argent.tools.link_preflight import check_linked_flow
 
 D = "/work/proj/.argent/flows"
 INPUTS: dict[str, list[dict[str, Any]]] = {

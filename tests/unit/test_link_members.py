@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from argent.client.collect import CollectedMember, Collection, collect_flow_members
+from argent.client.collect import Collection, collect_flow_members
 from argent.link.codec import to_wire
+from argent.link.members import Member
 from argent.link.spelling import Spelling
 from argent.tools.flow_tools import FLOW_FILE_INPUT, FLOW_PATH_INPUT
 from tests.flow_files import flows, new_project, write
@@ -48,7 +49,7 @@ def collect(
     )
 
 
-def by_role(collection: Collection, role: str) -> list[CollectedMember]:
+def by_role(collection: Collection, role: str) -> list[Member]:
     return [m for m in collection.members if m.role == role]
 
 

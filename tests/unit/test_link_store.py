@@ -9,9 +9,10 @@ import pytest
 
 from argent.errors import FileInputError
 from argent.limits import MAX_FILE_BYTES, MAX_FLOW_MEMBERS_BYTES
+from argent.link.members import MemberStore
 from argent.link.spelling import Spelling
 from argent.runner.files import FlowFileError
-from argent.runner.member_files import MemberFlowFiles, MemberStore
+from argent.runner.member_files import MemberFlowFiles
 from argent.server.members import named_upload_ids, read_members
 
 D = "/client/proj/.argent/flows"

@@ -12,23 +12,24 @@ import tarfile
 import pytest
 
 from argent.client.base import ToolCallError
-from argent.client.collect import CollectedMember, Collection
-from argent.client.flow_members import (
-    UploadRefusedByProxy,
+from argent.client.collect import Collection
+from argent.client.members import (
     archive_name,
     flow_files_log_enabled,
     log_line,
     plan_transfer,
     send_members,
 )
+from argent.client.transport import UploadRefusedByProxy
 from argent.limits import INLINE_MEMBERS_BUDGET
 from argent.link.codec import to_wire
+from argent.link.members import Member
 from argent.link.spelling import Spelling
 
 
-def flow(name: str, size: int, *, random: bool = False) -> CollectedMember:
+def flow(name: str, size: int, *, random: bool = False) -> Member:
     data = os.urandom(size) if random else b"x" * size
-    return CollectedMember(
+    return Member(
         role="flow",
         key=f"/p/.argent/flows\0{name}",
         path=f"/p/.argent/flows/{name}",
@@ -58,9 +59,7 @@ def test_a_member_over_the_budget_goes_to_upload_and_smaller_ones_still_ride_inl
 
 
 def test_members_without_bytes_are_neither() -> None:
-    missing = CollectedMember(
-        role="flow", key="/p\0x.yaml", path="/p/x.yaml", canonical="/p/x.yaml", state="missing"
-    )
+    missing = Member(role="flow", key="/p\0x.yaml", path="/p/x.yaml", canonical="/p/x.yaml", state="missing")
     assert plan_transfer([missing]) == [(missing, None)]
 
 
@@ -70,15 +69,13 @@ def test_log_lines_name_flows_by_canonical_and_others_by_key() -> None:
         log_line(flow("a.yaml", 300000), "upload")
         == "[flow-files] flow /p/.argent/flows/a.yaml: upload 300000"
     )
-    missing = CollectedMember(
+    missing = Member(
         role="flow", key="/p\0x.yaml", path="/p/x.yaml", canonical="/real/x.yaml", state="missing"
     )
     assert log_line(missing, None) == "[flow-files] flow /real/x.yaml: missing"
-    refused = CollectedMember(
-        role="tool", key="/p/a.png", path="/p/a.png", state="refused", error="EISDIR: x"
-    )
+    refused = Member(role="tool", key="/p/a.png", path="/p/a.png", state="refused", error="EISDIR: x")
     assert log_line(refused, None) == "[flow-files] tool /p/a.png: refused (EISDIR: x)"
-    listed = CollectedMember(role="baseline", key="/p/b/h.png", path="/p/b/h.png", state="listed")
+    listed = Member(role="baseline", key="/p/b/h.png", path="/p/b/h.png", state="listed")
     assert log_line(listed, None) == "[flow-files] baseline /p/b/h.png: listed"
 
 

@@ -271,3 +271,11 @@ def test_css_labels() -> None:
     sel = Selector(css='a[href="/x"]', within=Selector(role="dialog"))
     assert selector_label(sel) == 'css=a[href="/x"] within (role=dialog)'
     assert describe_selector(sel) == 'css="a[href=\\"/x\\"]" within (role="dialog")'
+
+
+def test_the_link_spells_a_flow_file_name_as_the_language_does() -> None:
+    """``addressable`` of a case-folded spelling (``argent.link.paths``) follows the flow-name rule."""
+    from argent.link.paths import FLOW_FILE_NAME_RE as LINK_FLOW_FILE_NAME_RE
+
+    assert LINK_FLOW_FILE_NAME_RE.pattern == FLOW_FILE_NAME_RE.pattern
+    assert LINK_FLOW_FILE_NAME_RE.flags == FLOW_FILE_NAME_RE.flags

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from argent.cli.suite import BrowserRoom
+from argent.driver import BrowserRoom
 from argent.testing.options import shares_a_link
 
 

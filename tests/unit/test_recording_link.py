@@ -13,12 +13,11 @@ import pytest
 from attrs import define, frozen
 
 from argent.client.baselines import BaselineWriteScope, apply_baseline_writes
-from argent.client.collect import Collection
-from argent.client.collect_step import collect_step_members
-from argent.client.flow_members import member_wire, plan_transfer
+from argent.client.collect import Collection, collect_step_members
+from argent.client.members import member_wire, plan_transfer
 from argent.errors import ArgentError
+from argent.link.members import MemberStore
 from argent.runner import pixels as P
-from argent.runner.member_files import MemberStore
 from argent.server.members import read_members
 from argent.tools.args import arg
 from argent.tools.recording import (

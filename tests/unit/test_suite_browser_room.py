@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from argent.cli.suite import BUSY_STATUS, BrowserRoom
 from argent.client.base import ToolCallError
+from argent.driver import BUSY_STATUS, BrowserRoom
 from argent.errors import TOO_MANY_DEVICES
 from argent.limits import RETRY_AFTER_SECONDS
 

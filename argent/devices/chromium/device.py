@@ -23,6 +23,7 @@ from argent.devices.base import Choice, DeviceError, DialogAnswer, DialogSeen, F
 from argent.devices.chromium.cdp import CdpSession, connect_session
 from argent.devices.chromium.dialogs import DialogAnswers
 from argent.devices.chromium.file_access import FileAccess, FileGuard
+from argent.devices.chromium.file_inputs import set_input_files
 from argent.devices.chromium.keys import chord_events, press_events
 from argent.devices.chromium.launcher import ChromiumProcess
 from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
@@ -550,6 +551,13 @@ class ChromiumDevice:
         async with self._input:
             self._touch()
             await self.session.send_in_order("Input.dispatchKeyEvent", chord_events(chord))
+
+    async def set_input_files(self, x: float, y: float, paths: Sequence[str]) -> None:
+        """``argent.devices.base.FileInputs`` (see ``argent.devices.chromium.file_inputs``)."""
+        px, py = self._px(x, y)
+        async with self._input:
+            self._touch()
+            await set_input_files(self.session, px, py, paths)
 
     async def scroll(self, x: float, y: float, dx: float, dy: float) -> None:
         width, height = self._viewport

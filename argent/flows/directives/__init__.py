@@ -32,6 +32,7 @@ from argent.flows.directives.snapshot import SNAPSHOT, SnapshotStep
 from argent.flows.directives.tap import TAP, TapStep
 from argent.flows.directives.tool import TOOL, ToolStep
 from argent.flows.directives.type_ import TYPE, TypeStep
+from argent.flows.directives.upload import UPLOAD, UploadStep
 from argent.flows.directives.wait import WAIT, WaitStep
 from argent.flows.directives.when import WHEN, WhenStep
 
@@ -64,6 +65,7 @@ __all__ = [
     "TapStep",
     "ToolStep",
     "TypeStep",
+    "UploadStep",
     "WaitStep",
     "WhenStep",
 ]
@@ -89,6 +91,7 @@ DIRECTIVES: tuple[Directive, ...] = (
     ROTATE,
     SNAPSHOT,
     DIALOGS,
+    UPLOAD,
 )
 
 #: The directive keys in registry order.

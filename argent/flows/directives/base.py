@@ -5,7 +5,8 @@ kind), ``executor`` (the hook the runner maps to the code that carries the step 
 and the methods ``label`` (the report ``target``), ``to_data`` (its canonical YAML spelling) and
 ``summary`` (its recording summary) — and one ``Directive`` entry: the YAML key and the grammar
 that builds the model from the parsed YAML nodes (``Nodes``: the parser's node access and the
-grammar pieces directives share). ``argent.flows.directives`` registers the entries in one table.
+grammar pieces directives share), and, for a directive that names files, which ones
+(``Directive.files``). ``argent.flows.directives`` registers the entries in one table.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 
 from attrs import frozen
 
+from argent.flows.references import Reference, ToolFiles
 from argent.flows.values import Condition, Selector, Target
 
 __all__ = ["Directive", "EntryAt", "Nodes", "Step"]
@@ -116,9 +118,12 @@ class Directive:
 
     ``parse`` builds the step from the value under ``key`` (the entry must have no other key);
     ``parse_entry`` instead takes the whole entry and checks its other keys itself. ``models`` are
-    the step classes the directive builds."""
+    the step classes the directive builds. ``files`` declares the files a step names (its references,
+    ``argent.flows.references``, in the order written; the `tool:` step asks ``ToolFiles`` which of its
+    arguments are files); None for a directive that names no file."""
 
     key: str
     models: tuple[type[Any], ...]
     parse: Callable[[Nodes, Any, int], Step] | None = None
     parse_entry: Callable[[Nodes, EntryAt], Step] | None = None
+    files: Callable[[Any, ToolFiles], tuple[Reference, ...]] | None = None

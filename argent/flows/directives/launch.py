@@ -13,6 +13,7 @@ from argent.errors import FlowError
 from argent.flows.directives.base import Directive, Nodes
 from argent.flows.grammar import Reject, only_keys
 from argent.flows.js import js_json
+from argent.flows.references import LaunchFile, Reference, ToolFiles
 from argent.flows.values import PLATFORMS, step_line
 
 _LAUNCH_KEYS: tuple[str, ...] = ("native", *PLATFORMS)
@@ -128,4 +129,10 @@ def _chromium_app(nodes: Nodes, node: Any) -> ChromiumApp:
     return ChromiumApp(path=path, args=args)
 
 
-LAUNCH = Directive(key="launch", models=(LaunchStep,), parse=parse)
+def files(step: LaunchStep, tools: ToolFiles) -> tuple[Reference, ...]:
+    """The chromium target: a page beside the flow when it is a relative path (its consumer decides)."""
+    target = step.app_for("chromium")
+    return (LaunchFile(target),) if target else ()
+
+
+LAUNCH = Directive(key="launch", models=(LaunchStep,), parse=parse, files=files)

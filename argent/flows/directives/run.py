@@ -11,6 +11,7 @@ from attrs import frozen
 from argent.flows.directives.base import Directive, Nodes
 from argent.flows.grammar import Reject
 from argent.flows.names import FLOW_FILE_NAME_PATTERN_TEXT, FLOW_FILE_NAME_RE
+from argent.flows.references import Fragment, Reference, ToolFiles
 from argent.flows.values import step_line
 
 
@@ -70,4 +71,8 @@ def _run_target(nodes: Nodes, body: Any) -> str:
     return target
 
 
-RUN = Directive(key="run", models=(RunStep,), parse=parse)
+def files(step: RunStep, tools: ToolFiles) -> tuple[Reference, ...]:
+    return (Fragment(step.target),)
+
+
+RUN = Directive(key="run", models=(RunStep,), parse=parse, files=files)

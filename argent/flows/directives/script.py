@@ -12,6 +12,7 @@ from argent.flows.canonical import num
 from argent.flows.directives.base import Directive, Nodes
 from argent.flows.grammar import Reject, only_keys
 from argent.flows.js import js_json, js_number, tidy
+from argent.flows.references import Reference, ScriptFile, ToolFiles
 from argent.flows.values import step_line
 
 _NEEDS_PATH = (
@@ -79,4 +80,8 @@ def parse(nodes: Nodes, body: Any, line: int) -> ScriptStep:
     return ScriptStep(path=path, args=args, timeout_ms=timeout, short=False, line=line)
 
 
-SCRIPT = Directive(key="script", models=(ScriptStep,), parse=parse)
+def files(step: ScriptStep, tools: ToolFiles) -> tuple[Reference, ...]:
+    return (ScriptFile(step.path),)
+
+
+SCRIPT = Directive(key="script", models=(ScriptStep,), parse=parse, files=files)

@@ -14,6 +14,7 @@ from argent.flows.grammar import Reject, only_keys
 from argent.flows.js import js_json_string, tidy
 from argent.flows.labels import selector_label
 from argent.flows.names import FLOW_NAME_PATTERN_TEXT, FLOW_NAME_RE
+from argent.flows.references import Baseline, Reference, ToolFiles
 from argent.flows.values import Selector, step_line
 
 _NEEDS_NAME = "snapshot needs a name (bare string or { name })"
@@ -74,4 +75,8 @@ def parse(nodes: Nodes, body: Any, line: int) -> SnapshotStep:
     return SnapshotStep(name=name, max_mismatch=max_mismatch, crop_on=crop_on, line=line)
 
 
-SNAPSHOT = Directive(key="snapshot", models=(SnapshotStep,), parse=parse)
+def files(step: SnapshotStep, tools: ToolFiles) -> tuple[Reference, ...]:
+    return (Baseline(step.name),)
+
+
+SNAPSHOT = Directive(key="snapshot", models=(SnapshotStep,), parse=parse, files=files)

@@ -12,6 +12,7 @@ from argent.flows.canonical import js_truthy
 from argent.flows.directives.base import Directive, EntryAt, Nodes
 from argent.flows.grammar import Reject, unknown_keys
 from argent.flows.js import js_json, js_string, js_to_number
+from argent.flows.references import FLOW_EXECUTE, NestedFlow, Reference, ToolFile, ToolFiles
 from argent.flows.values import step_line
 
 _OPTIONS: tuple[str, ...] = ("args", "delayMs")
@@ -69,4 +70,13 @@ def parse_entry(nodes: Nodes, at: EntryAt) -> ToolStep:
     return ToolStep(tool=name, args=args, delay_ms=delay, line=at.line)
 
 
-TOOL = Directive(key="tool", models=(ToolStep,), parse_entry=parse_entry)
+def files(step: ToolStep, tools: ToolFiles) -> tuple[Reference, ...]:
+    """`tool: flow-execute` runs a nested flow (and has no file argument); any other tool, the
+    arguments its file inputs name (``tools`` knows them)."""
+    tool = step.tool if isinstance(step.tool, str) else str(step.tool)
+    if tool == FLOW_EXECUTE:
+        return (NestedFlow.of_args(step.args),)
+    return tuple(ToolFile(tool, argument, path) for argument, path in tools(tool, step.args))
+
+
+TOOL = Directive(key="tool", models=(ToolStep,), parse_entry=parse_entry, files=files)

@@ -1,7 +1,10 @@
-"""The members of a flow over a link: collect them, send them, say what was sent.
+"""Members over a link: the files a call carries with its flow (or its recorded step), sent and told.
 
 For a file input with ``"collect": "flow"`` whose flow file the client could read, the client
-adds ``canonical``, ``spelling`` and ``members`` to the file-input object. The members travel
+adds ``canonical``, ``spelling`` and ``members`` to the file-input object (``argent.client.collect``
+says which files). The ``project_root`` probe of ``flow-add-step`` (``"collect": "step"``) gets
+``members`` alone: the files the one recorded step makes the tool-server read, and an empty list for
+a step that reads none, so the call is always a stream. The members travel
 inline (base64 ``content``) until they are 256 KiB in total; every other member with bytes goes
 to ``POST /upload`` as one gzipped tar of its own (``uploadId`` + ``contentHash``). A member
 that does not fit the budget does not stop smaller ones after it from riding inline.
@@ -25,10 +28,12 @@ from typing import Any, Literal
 from attrs import evolve
 
 from argent.client.base import ToolCallError
-from argent.client.collect import CollectedMember, Collection, Listing, collect_flow_members
+from argent.client.collect import Collection, Listing, collect_flow_members, collect_step_members
+from argent.client.transport import UploadRefusedByProxy
 from argent.limits import INLINE_MEMBERS_BUDGET
 from argent.link.archive import build_tar_gz_bytes
-from argent.link.models import FileInput, WireMember
+from argent.link.members import Member
+from argent.link.models import FileInput, FileInputSpec, WireMember
 
 FLOW_FILES_LOG_ENV = "ARGENT_FLOW_FILES_LOG"
 LOG_PREFIX = "[flow-files]"
@@ -46,17 +51,6 @@ ArchivePoster = Callable[[bytes, str], Awaitable[str]]
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
-class UploadRefusedByProxy(ToolCallError):
-    """A 413 on ``POST /upload`` that no tool-server wrote (a proxy's body limit)."""
-
-    def __init__(self, message: str, *, url: str, reason: str, size: int, path: str) -> None:
-        super().__init__(message, status=413)
-        self.url = url
-        self.reason = reason
-        self.size = size
-        self.path = path
-
-
 def flow_files_log_enabled(environ: Mapping[str, str] | None = None) -> bool:
     env = os.environ if environ is None else environ
     return env.get(FLOW_FILES_LOG_ENV) == "1"
@@ -68,10 +62,10 @@ def archive_name(path: str) -> str:
     return "member" if name in ("", ".", "..") else name
 
 
-def plan_transfer(members: Iterable[CollectedMember]) -> list[tuple[CollectedMember, Transfer | None]]:
+def plan_transfer(members: Iterable[Member]) -> list[tuple[Member, Transfer | None]]:
     """Inline while the inline bytes stay within 256 KiB in total, else upload; None: no bytes."""
     used = 0
-    plan: list[tuple[CollectedMember, Transfer | None]] = []
+    plan: list[tuple[Member, Transfer | None]] = []
     for member in members:
         if member.data is None:
             plan.append((member, None))
@@ -85,7 +79,7 @@ def plan_transfer(members: Iterable[CollectedMember]) -> list[tuple[CollectedMem
     return plan
 
 
-def log_line(member: CollectedMember, how: Transfer | None) -> str:
+def log_line(member: Member, how: Transfer | None) -> str:
     """``[flow-files] <role> <canonical or key>: inline <n> | upload <n> | missing | refused (...) | listed``."""
     head = f"{LOG_PREFIX} {member.role} {member.label}"
     if how is not None and member.data is not None:
@@ -99,13 +93,13 @@ def written_line(path: str) -> str:
     return f"{LOG_PREFIX} baseline {path}: written"
 
 
-def member_wire(member: CollectedMember, how: Transfer | None, upload: tuple[str, str] | None) -> WireMember:
+def member_wire(member: Member, how: Transfer | None, upload: tuple[str, str] | None) -> WireMember:
     if how == "inline" and member.data is not None:
         return member.wire(content=base64.b64encode(member.data).decode("ascii"))
     return member.wire(upload=upload if how == "upload" else None)
 
 
-def _archives(plan: list[tuple[CollectedMember, Transfer | None]]) -> dict[int, bytes]:
+def _archives(plan: list[tuple[Member, Transfer | None]]) -> dict[int, bytes]:
     out: dict[int, bytes] = {}
     for index, (member, how) in enumerate(plan):
         if how == "upload" and member.data is not None:
@@ -166,3 +160,34 @@ async def attach_members(
     return evolve(
         wire, canonical=collection.canonical, spelling=collection.spelling, members=members
     ), collection
+
+
+async def attach_step_members(
+    wire: FileInput,
+    args: Mapping[str, Any],
+    listing: Listing,
+    *,
+    post: ArchivePoster,
+    log: Callable[[str], None] | None,
+) -> tuple[FileInput, Collection]:
+    """The probe with its ``members``, and the collection (for the baselines it may write)."""
+    collection = await asyncio.to_thread(collect_step_members, args, list(listing))
+    return evolve(wire, members=await send_members(collection, post=post, log=log)), collection
+
+
+async def attach_collected(
+    spec: FileInputSpec,
+    wrapper: FileInput,
+    args: Mapping[str, Any],
+    listing: Listing,
+    *,
+    post: ArchivePoster,
+    log: Callable[[str], None] | None,
+) -> tuple[FileInput, Collection | None]:
+    """The wrapper of an input with ``collect`` and its members (``flow`` or ``step``), and the
+    collection (for the baselines it may write); an input of another ``collect`` as it is."""
+    if spec.collect == "step":
+        return await attach_step_members(wrapper, args, listing, post=post, log=log)
+    if spec.collect != "flow":
+        return wrapper, None
+    return await attach_members(wrapper, args, listing, post=post, log=log)
