@@ -14,18 +14,15 @@ and slow beacons would otherwise hold every step at the ceiling.
 from __future__ import annotations
 
 import asyncio
-import functools
-import importlib.resources
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
-from argent.devices.chromium.walker import walker_query, walker_source
+from argent.devices.chromium.walker import walker_query
+from argent.devices.chromium.world import IsolatedWorld
 from argent.limits import QUIET_REQUEST_MAX_AGE_MS
 
-WORLD_NAME = "argent"
 #: Requests of these resource types never hold a page busy: they live as long as the page.
 _LONG_LIVED_TYPES = frozenset({"EventSource", "WebSocket", "Media", "Ping", "CSPViolationReport"})
 #: A request older than this is forgotten (one that never reported its end).
@@ -34,31 +31,6 @@ _FORGET_AFTER_SECONDS = 60.0
 _WAIT_SLACK_SECONDS = 2.0
 #: Frames a wait needs after input: the input's effects (timers, frame callbacks) get their frame.
 FRAMES_AFTER_INPUT = 2
-_GONE = (
-    "Cannot find context with specified id",
-    "Execution context was destroyed",
-    "navigated or closed",
-    "No frame for given id found",
-)
-
-
-@functools.cache
-def monitor_source() -> str:
-    text = importlib.resources.files(__package__).joinpath("monitor.js").read_text(encoding="utf-8")
-    return text.strip()
-
-
-@functools.cache
-def forms_source() -> str:
-    text = importlib.resources.files(__package__).joinpath("forms.js").read_text(encoding="utf-8")
-    return text.strip()
-
-
-@functools.cache
-def world_source() -> str:
-    """What a new world gets once: the monitor, the form controls, and the walker compiled once as
-    ``__argentWalk`` (a walk then costs no compile)."""
-    return f"{monitor_source()};\n{forms_source()};\nglobalThis.__argentWalk = {walker_source()};\ntrue"
 
 
 def _walk(max_depth: int, max_nodes: int, keep: bool, css: Sequence[str]) -> str:
@@ -78,18 +50,12 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-class _WorldGone(Exception):
-    """The document of argent's world went away (a navigation): make the world again."""
-
-
 class PageSignals:
     """The signals of one page session (see module doc)."""
 
     def __init__(self, session: CdpSession) -> None:
         self._session = session
-        self._frame_id: str | None = None
-        self._world: int | None = None
-        self._making: asyncio.Future[int] | None = None
+        self._world = IsolatedWorld(session)
         self._requests: dict[str, float] = {}
         self._request_done = asyncio.Event()
         self._touched = True
@@ -110,7 +76,7 @@ class PageSignals:
         tree = await session.send("Page.getFrameTree")
         frame = (tree.get("frameTree") or {}).get("frame") or {}
         if isinstance(frame.get("id"), str):
-            self._frame_id = frame["id"]
+            self._world.reset(frame["id"])
 
     def touched(self) -> None:
         """Input went to the page: the next quiet needs frames of its own."""
@@ -135,9 +101,7 @@ class PageSignals:
     def _on_navigated(self, params: dict[str, Any]) -> None:
         frame = params.get("frame")
         if isinstance(frame, dict) and not frame.get("parentId"):
-            if isinstance(frame.get("id"), str):
-                self._frame_id = frame["id"]
-            self._world = None
+            self._world.reset(frame["id"] if isinstance(frame.get("id"), str) else None)
 
     # -- the network --
 
@@ -173,80 +137,11 @@ class PageSignals:
 
     # -- the world --
 
-    async def _make_world(self) -> int:
-        if self._making is not None:
-            return await asyncio.shield(self._making)
-        loop = asyncio.get_running_loop()
-        self._making = loop.create_future()
-        try:
-            if self._frame_id is None:
-                tree = await self._session.send("Page.getFrameTree")
-                self._frame_id = str(((tree.get("frameTree") or {}).get("frame") or {}).get("id") or "")
-            try:
-                reply = await self._session.send(
-                    "Page.createIsolatedWorld", {"frameId": self._frame_id, "worldName": WORLD_NAME}
-                )
-            except DeviceError as exc:
-                if self._session.alive and any(marker in str(exc) for marker in _GONE):
-                    self._frame_id = None  # read the main frame again
-                    raise _WorldGone() from None
-                raise
-            context = reply.get("executionContextId")
-            if not isinstance(context, int):
-                raise DeviceError(
-                    f"Chromium ({self._session.label}): the page gave argent no isolated world."
-                )
-            await self._call(context, world_source(), False, None)
-            self._world = context
-            self._making.set_result(context)
-            return context
-        except BaseException as exc:
-            self._making.set_exception(exc)
-            self._making.exception()  # retrieved: the callers above see it raised
-            raise
-        finally:
-            self._making = None
-
-    async def _call(self, context: int, expression: str, await_promise: bool, timeout: float | None) -> Any:
-        try:
-            reply = await self._session.send(
-                "Runtime.evaluate",
-                {
-                    "expression": expression,
-                    "contextId": context,
-                    "returnByValue": True,
-                    "awaitPromise": await_promise,
-                },
-                timeout=timeout,
-            )
-        except DeviceError as exc:
-            if self._session.alive and any(marker in str(exc) for marker in _GONE):
-                raise _WorldGone() from None
-            raise
-        details = reply.get("exceptionDetails")
-        if details:
-            text = json.dumps(details)[:400]
-            if any(marker in text for marker in _GONE):
-                raise _WorldGone()
-            raise DeviceError(f"Chromium ({self._session.label}): argent's page monitor failed: {text}")
-        return (reply.get("result") or {}).get("value")
-
     async def evaluate(
         self, expression: str, *, await_promise: bool = False, timeout: float | None = None
     ) -> Any:
         """Evaluate in argent's world of the current document (made on first use)."""
-        for _ in range(3):
-            context = self._world
-            try:
-                if context is None:
-                    context = await self._make_world()
-                return await self._call(context, expression, await_promise, timeout)
-            except _WorldGone:
-                if self._world == context:
-                    self._world = None
-        raise DeviceError(
-            f"Chromium ({self._session.label}): the page kept navigating away while argent read it."
-        )
+        return await self._world.evaluate(expression, await_promise=await_promise, timeout=timeout)
 
     # -- the signals --
 
@@ -286,14 +181,11 @@ class PageSignals:
             remaining = deadline - self._now()
             if remaining <= 0:
                 return None
-            try:
-                result = await self.evaluate(
-                    f"globalThis.__argent.wait({round(remaining * 1000)}, {frames}, {mark}, {slack})",
-                    await_promise=True,
-                    timeout=remaining + _WAIT_SLACK_SECONDS,
-                )
-            except _WorldGone:
-                continue
+            result = await self.evaluate(
+                f"globalThis.__argent.wait({round(remaining * 1000)}, {frames}, {mark}, {slack})",
+                await_promise=True,
+                timeout=remaining + _WAIT_SLACK_SECONDS,
+            )
             if not isinstance(result, dict) or result.get("quiet") is not True:
                 return None
             if self._busy_until() is not None:
