@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from argent.devices.chromium.cdp import CdpSession
+from argent.devices.chromium.frames import PageFrames
 from argent.devices.chromium.walker import walker_query
 from argent.devices.chromium.world import IsolatedWorld
 from argent.limits import QUIET_REQUEST_MAX_AGE_MS
@@ -34,10 +35,16 @@ FRAMES_AFTER_INPUT = 2
 
 
 def _walk(max_depth: int, max_nodes: int, keep: bool, css: Sequence[str]) -> str:
+    """One walk in argent's world, with the page's change mark taken just before it (``mark``), the
+    iframes it could not enter (``frames``) and how many of them have no frame id yet (``unknown``)."""
     args = f"{int(max_depth)}, {int(max_nodes)}, {'true' if keep else 'false'}, {walker_query(css)}"
     return (
         "(() => { const mark = globalThis.__argent.mark(); "
-        f"const walk = globalThis.__argentWalk({args}); if (walk) walk.mark = mark; return walk; }})()"
+        f"const walk = globalThis.__argentWalk({args}); "
+        "if (walk) { walk.mark = mark; const els = globalThis.__argentFrameEls || []; "
+        "const ids = globalThis.__argentFrameIds; walk.frames = els.length; "
+        "walk.unknown = els.filter((el) => !ids.has(el)).length; } "
+        "return walk; })()"
     )
 
 
@@ -56,6 +63,8 @@ class PageSignals:
     def __init__(self, session: CdpSession) -> None:
         self._session = session
         self._world = IsolatedWorld(session)
+        #: The page's frames that its walker cannot enter (walked beside it).
+        self.frames = PageFrames(session, self._world, follow=self._follow)
         self._requests: dict[str, float] = {}
         self._request_done = asyncio.Event()
         self._touched = True
@@ -77,6 +86,15 @@ class PageSignals:
         frame = (tree.get("frameTree") or {}).get("frame") or {}
         if isinstance(frame.get("id"), str):
             self._world.reset(frame["id"])
+        await self.frames.start()
+
+    def _follow(self, child: CdpSession) -> None:
+        """An out-of-process frame attached: its requests count too (``PageFrames`` enables its
+        ``Network`` before the frame runs). One request id across the sessions: a frame's document
+        request starts in its parent's session and may end in its own."""
+        child.on("Network.requestWillBeSent", self._on_request)
+        child.on("Network.loadingFinished", self._on_request_end)
+        child.on("Network.loadingFailed", self._on_request_end)
 
     def touched(self) -> None:
         """Input went to the page: the next quiet needs frames of its own."""
@@ -199,16 +217,23 @@ class PageSignals:
     ) -> Any:
         """The walker's payload, read in argent's world (``keep``: numbered for ``reveal``; ``css``:
         the selectors whose matches it marks), with the page's change mark taken just before it
-        (``mark``)."""
-        return await self.evaluate(_walk(max_depth, max_nodes, keep, css), timeout=timeout)
+        (``mark``) and the walks of the frames it could not enter stitched in
+        (``argent.devices.chromium.frames``)."""
+        expression = _walk(max_depth, max_nodes, keep, css)
+        return await self.frames.walk(
+            expression, expression, max_depth=max_depth, max_nodes=max_nodes, keep=keep, timeout=timeout
+        )
 
     async def reveal(
         self, ref: int, max_depth: int, max_nodes: int, *, timeout: float, css: Sequence[str] = ()
     ) -> Any:
         """Scroll the element ``ref`` of the last kept walk into view, then a kept walk; None when
         that element is gone."""
-        return await self.evaluate(
-            f"globalThis.__argent.reveal({int(ref)}) ? {_walk(max_depth, max_nodes, True, css)} : null",
+        return await self.frames.reveal(
+            ref,
+            _walk(max_depth, max_nodes, True, css),
+            max_depth=max_depth,
+            max_nodes=max_nodes,
             timeout=timeout,
         )
 

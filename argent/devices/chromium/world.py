@@ -47,9 +47,13 @@ def forms_source() -> str:
 
 @functools.cache
 def world_source() -> str:
-    """What a new world gets once: the monitor, the form controls, and the walker compiled once as
-    ``__argentWalk`` (a walk then costs no compile)."""
-    return f"{monitor_source()};\n{forms_source()};\nglobalThis.__argentWalk = {walker_source()};\ntrue"
+    """What a new world gets once: the monitor, the form controls, the walker compiled once as
+    ``__argentWalk`` (a walk then costs no compile), and the frame ids of the iframes it marks
+    (``frames``)."""
+    return (
+        f"{monitor_source()};\n{forms_source()};\nglobalThis.__argentWalk = {walker_source()};\n"
+        "globalThis.__argentFrameIds = new WeakMap();\ntrue"
+    )
 
 
 class WorldGone(Exception):

@@ -1,0 +1,398 @@
+"""The frames of a Chromium page that its walker cannot enter, read with the page.
+
+A walk of the page's document descends into same-origin iframes itself; an iframe of another
+origin it marks (see ``walker.js``). Chromium's site isolation puts a page of another site in
+another renderer process, which a walk in the page's process cannot read at all: ``PageFrames``
+has the browser attach each such out-of-process frame to the page's socket
+(``Target.setAutoAttach``, flat sessions) and keeps argent's isolated world (monitor and walker)
+in every frame it reads — in the frame's own session, or, for a cross-origin frame in the page's
+process, in that frame of the page's session.
+
+One read: the page's walk, and at once (in parallel) the walks of the out-of-process frames
+known; then each marked iframe's walk as soon as the walk that marked it is in (a frame in a
+frame the same way, ``MAX_FRAME_NESTING`` deep), every walk in parallel, none serial per node;
+``Stitch`` puts each under its iframe in top-level coordinates. The read waits for its frames at
+most ``FRAME_READ_SECONDS``: a frame that did not answer (its renderer spins) is left out and the
+read marked truncated, and while that walk is pending the reads after it leave the frame out at
+once. The first read of a new iframe asks its frame id once (``DOM.describeNode``) and tells the
+world (a WeakMap there), so later walks name it themselves.
+
+Input needs nothing of this: the browser routes a mouse event sent to the page at top-level
+coordinates into the frame under it, and keys to the focused frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from itertools import islice
+from typing import Any
+
+from attrs import define
+
+from argent.devices.base import DeviceError
+from argent.devices.chromium.cdp import CdpSession
+from argent.devices.chromium.stitch import FrameKey, Marker, Stitch
+from argent.devices.chromium.world import IsolatedWorld
+from argent.limits import (
+    FRAME_READ_SECONDS,
+    FRAME_WALK_TIMEOUT_SECONDS,
+    MAX_FRAME_NESTING,
+    MAX_FRAME_SESSIONS,
+    MAX_FRAMES_PER_READ,
+)
+
+#: The frames of the page's own document.
+TOP: FrameKey = ("top",)
+#: Every out-of-process frame attaches to the session of its parent, flat, and waits until its
+#: session is set up (its requests then all reach the page signals).
+AUTO_ATTACH = {
+    "autoAttach": True,
+    "waitForDebuggerOnStart": True,
+    "flatten": True,
+    "filter": [{"type": "iframe"}],
+}
+#: Bound of a frame session's own setup requests (sent in the background: a busy frame never answers).
+SETUP_TIMEOUT_SECONDS = 10.0
+_GROUP = "argent-frames"
+#: Run on the array of a walk's iframes (``__argentFrameEls``) with their frame ids by index: the
+#: world remembers them, so the next walk names each frame itself.
+_REMEMBER = (
+    "function (ids) { const m = globalThis.__argentFrameIds; "
+    "for (const k in ids) { const el = this[+k]; if (el) m.set(el, ids[k]); } return true; }"
+)
+
+
+def _oopif(target_id: str) -> FrameKey:
+    return ("oopif", target_id)
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+@define
+class _Flight:
+    """A frame's walk under way; once older than ``FRAME_READ_SECONDS`` the reads leave the frame
+    out (it does not answer) until it ends."""
+
+    task: asyncio.Future[Any]
+    started: float
+
+
+class PageFrames:
+    """The frames of one page session (see module doc)."""
+
+    def __init__(
+        self, session: CdpSession, top: IsolatedWorld, follow: Callable[[CdpSession], None] | None = None
+    ) -> None:
+        self._session = session
+        self._top = top
+        #: Told of every frame session attached (the page signals count its requests).
+        self._follow = follow
+        #: The out-of-process frames: frame (= target) id -> its session.
+        self._targets: dict[str, CdpSession] = {}
+        self._worlds: dict[FrameKey, IsolatedWorld] = {TOP: top}
+        self._flights: dict[FrameKey, _Flight] = {}
+        #: The frame and local ref of each ref of the last kept read; None: that read was the
+        #: page's document alone (its refs are the top world's own).
+        self._refs: list[tuple[FrameKey, int]] | None = None
+        self._background: set[asyncio.Future[Any]] = set()
+
+    async def start(self) -> None:
+        """Attach the page's out-of-process frames, now and as they come."""
+        self._watch(self._session)
+        await self._session.send("Target.setAutoAttach", AUTO_ATTACH)
+
+    @property
+    def sessions(self) -> list[CdpSession]:
+        """The sessions of the out-of-process frames attached now."""
+        return list(self._targets.values())
+
+    def world(self, frame_id: str) -> IsolatedWorld | None:
+        """argent's world in a frame read before (by frame id), if any."""
+        for key, world in self._worlds.items():
+            if key != TOP and key[-1] == frame_id:
+                return world
+        return None
+
+    # -- the frame sessions --
+
+    def _watch(self, session: CdpSession) -> None:
+        session.on("Target.attachedToTarget", lambda params: self._attached(session, params))
+        session.on("Target.detachedFromTarget", self._detached)
+
+    def _attached(self, parent: CdpSession, params: dict[str, Any]) -> None:
+        info = params.get("targetInfo")
+        sid = params.get("sessionId")
+        if not isinstance(sid, str):
+            return
+        tid = info.get("targetId") if isinstance(info, dict) else None
+        child = parent.attach(sid, f"{parent.label} frame {str(tid)[:8]}")
+        kept = isinstance(info, dict) and info.get("type") == "iframe" and isinstance(tid, str)
+        if not kept or (tid not in self._targets and len(self._targets) >= MAX_FRAME_SESSIONS):
+            self._later(self._setup(child, []))  # it runs, unread
+            return
+        assert isinstance(tid, str)
+        self._targets[tid] = child
+        self._worlds[_oopif(tid)] = IsolatedWorld(child)
+        self._flights.pop(_oopif(tid), None)
+        self._watch(child)
+        setup: list[tuple[str, dict[str, Any]]] = [("Target.setAutoAttach", AUTO_ATTACH)]
+        if self._follow is not None:
+            self._follow(child)
+            setup.insert(0, ("Network.enable", {}))
+        self._later(self._setup(child, setup))
+
+    @staticmethod
+    async def _setup(child: CdpSession, requests: list[tuple[str, dict[str, Any]]]) -> None:
+        """Set a frame's session up, then let the frame run (all written before any answer, in
+        order: Chromium handles them in that order)."""
+        calls = [child.send(method, params, timeout=SETUP_TIMEOUT_SECONDS) for method, params in requests]
+        calls.append(child.send("Runtime.runIfWaitingForDebugger", timeout=SETUP_TIMEOUT_SECONDS))
+        await asyncio.gather(*calls, return_exceptions=True)
+
+    def _detached(self, params: dict[str, Any]) -> None:
+        sid, tid = params.get("sessionId"), params.get("targetId")
+        for target, child in list(self._targets.items()):
+            if child.session_id == sid or target == tid:
+                del self._targets[target]
+                self._worlds.pop(_oopif(target), None)
+                self._flights.pop(_oopif(target), None)
+
+    def _later(self, call: Any) -> None:
+        """A request nobody waits for (its failure changes nothing)."""
+        task = asyncio.ensure_future(call)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        task.add_done_callback(_retrieve)
+
+    # -- one read --
+
+    async def walk(
+        self,
+        top_expression: str,
+        frame_expression: str,
+        *,
+        max_depth: int,
+        max_nodes: int,
+        keep: bool,
+        timeout: float,
+    ) -> Any:
+        """The page's walk (``top_expression`` in its world) with its frames' walks
+        (``frame_expression``) stitched in; the top walk's own payload when it is no tree."""
+        early = [
+            (tid, self._flight(_oopif(tid), frame_expression))
+            for tid in islice(self._targets, MAX_FRAMES_PER_READ)
+        ]
+        payload = await self._top.evaluate(top_expression, timeout=timeout)
+        if not isinstance(payload, dict) or not isinstance(payload.get("tree"), dict):
+            return payload
+        if not payload.get("frames"):
+            if keep:
+                self._refs = None
+            return payload
+        if payload.get("unknown"):
+            with contextlib.suppress(DeviceError, TimeoutError):
+                async with asyncio.timeout(FRAME_READ_SECONDS):
+                    await self._identify(self._top, payload)
+        stitch, markers = Stitch.start(payload, TOP, max_depth=max_depth, max_nodes=max_nodes, keep=keep)
+        await self._frames(stitch, markers, dict(early), frame_expression)
+        if keep:
+            self._refs = stitch.refs
+        return stitch.result()
+
+    async def _frames(
+        self,
+        stitch: Stitch,
+        markers: list[Marker],
+        early: dict[str, asyncio.Future[Any] | None],
+        expression: str,
+    ) -> None:
+        """Walk the marked frames, each as soon as the walk that marked it is in, and stitch them."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + FRAME_READ_SECONDS
+        pending: dict[asyncio.Future[Any], tuple[Marker, FrameKey]] = {}
+        used: set[FrameKey] = {TOP}
+        walked = 0
+
+        def launch(found: list[Marker]) -> None:
+            nonlocal walked
+            for marker in found:
+                frame = self._frame_of(marker) if marker.frame_id is not None else None
+                if frame is None or marker.nesting > MAX_FRAME_NESTING or walked >= MAX_FRAMES_PER_READ:
+                    stitch.truncated = True
+                    continue
+                used.add(frame)
+                frame_id = str(marker.frame_id)
+                task = early.pop(frame_id, None) if frame == _oopif(frame_id) else None
+                task = task or self._flight(frame, expression)
+                if task is None:  # its walk is still pending from an earlier read: it does not answer
+                    stitch.truncated = True
+                    continue
+                walked += 1
+                pending[task] = (marker, frame)
+
+        launch(markers)
+        while pending:
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            done, _ = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                marker, frame = pending.pop(task)
+                if task.cancelled() or task.exception() is not None:
+                    stitch.truncated = True
+                    continue
+                launch(stitch.attach(marker, task.result(), frame))
+        if pending:
+            stitch.truncated = True
+        for key in [k for k in self._worlds if k[0] == "frame" and k not in used]:
+            del self._worlds[key]
+
+    def _frame_of(self, marker: Marker) -> FrameKey | None:
+        """The frame a marked iframe shows (its world made ready for use): an out-of-process
+        frame's own session, else that frame in the session of the walk that marked it."""
+        frame_id = str(marker.frame_id)
+        if frame_id in self._targets:
+            return _oopif(frame_id)
+        source = self._worlds.get(marker.source)
+        if source is None:
+            return None
+        session = source.session
+        key: FrameKey = ("frame", session.session_id or "", frame_id)
+        if key not in self._worlds:
+            self._worlds[key] = IsolatedWorld(session, frame_id)
+        return key
+
+    def _flight(self, frame: FrameKey, expression: str) -> asyncio.Future[Any] | None:
+        """A new walk of the frame (each read stitches its own); None while an earlier walk of it is
+        pending past ``FRAME_READ_SECONDS`` (the frame does not answer)."""
+        world = self._worlds.get(frame)
+        if world is None:
+            return None
+        now = asyncio.get_running_loop().time()
+        flight = self._flights.get(frame)
+        if flight is not None and not flight.task.done() and now - flight.started >= FRAME_READ_SECONDS:
+            return None
+        task = asyncio.ensure_future(self._read(world, expression))
+        flight = _Flight(task, now)
+        self._flights[frame] = flight
+
+        def done(_: asyncio.Future[Any]) -> None:
+            if self._flights.get(frame) is flight:
+                del self._flights[frame]
+
+        task.add_done_callback(done)
+        task.add_done_callback(_retrieve)
+        return task
+
+    async def _read(self, world: IsolatedWorld, expression: str) -> Any:
+        """One frame's walk, its own iframes named by frame id."""
+        payload = await world.evaluate(expression, timeout=FRAME_WALK_TIMEOUT_SECONDS)
+        if isinstance(payload, dict) and payload.get("unknown"):
+            with contextlib.suppress(DeviceError):
+                await self._identify(world, payload)
+        return payload
+
+    async def _identify(self, world: IsolatedWorld, payload: dict[str, Any]) -> None:
+        """Name the frame of each iframe the walk marked without a frame id (``DOM.describeNode``
+        of the element the walk kept), in the payload and in the world for the next walks."""
+        subs = _unnamed(payload.get("tree"))
+        context = world.context
+        if not subs or context is None:
+            return
+        session = world.session
+        try:
+            reply = await session.send(
+                "Runtime.evaluate",
+                {"expression": "globalThis.__argentFrameEls", "contextId": context, "objectGroup": _GROUP},
+            )
+            array = (reply.get("result") or {}).get("objectId")
+            if not isinstance(array, str):
+                return
+            props = await session.send("Runtime.getProperties", {"objectId": array, "ownProperties": True})
+            elements = {
+                int(p["name"]): p["value"]["objectId"]
+                for p in props.get("result") or []
+                if isinstance(p, dict)
+                and str(p.get("name", "")).isdigit()
+                and isinstance((p.get("value") or {}).get("objectId"), str)
+            }
+            keys = sorted(
+                {k for k in (sub.get("key") for sub in subs) if isinstance(k, int) and k in elements}
+            )
+            answers = await asyncio.gather(
+                *(session.send("DOM.describeNode", {"objectId": elements[k]}) for k in keys),
+                return_exceptions=True,
+            )
+            ids: dict[str, str] = {}
+            for k, answer in zip(keys, answers, strict=True):
+                frame_id = (answer.get("node") or {}).get("frameId") if isinstance(answer, dict) else None
+                if isinstance(frame_id, str) and frame_id:
+                    ids[str(k)] = frame_id
+            for sub in subs:
+                found = ids.get(str(sub.get("key")))
+                if found is not None:
+                    sub["id"] = found
+            if ids:
+                self._later(
+                    session.send(
+                        "Runtime.callFunctionOn",
+                        {"objectId": array, "functionDeclaration": _REMEMBER, "arguments": [{"value": ids}]},
+                    )
+                )
+        finally:
+            self._later(session.send("Runtime.releaseObjectGroup", {"objectGroup": _GROUP}))
+
+    # -- reveal --
+
+    async def reveal(
+        self, ref: int, expression: str, *, max_depth: int, max_nodes: int, timeout: float
+    ) -> Any:
+        """Scroll the element ``ref`` of the last kept read into view (in its frame, and its frame
+        into the page's view), then a kept read; None when that element is gone."""
+        refs = self._refs
+        if refs is None:
+            frame, local = TOP, ref
+        elif 0 <= ref < len(refs):
+            frame, local = refs[ref]
+        else:
+            return None
+        reveal = f"globalThis.__argent.reveal({int(local)})"
+        if frame == TOP:
+            top = f"{reveal} ? {expression} : null"
+        else:
+            world = self._worlds.get(frame)
+            if world is None:
+                return None
+            try:
+                async with asyncio.timeout(FRAME_READ_SECONDS):
+                    shown = await world.evaluate(reveal)
+            except TimeoutError:
+                raise DeviceError(
+                    f"Chromium ({world.session.label}): the frame did not answer within {FRAME_READ_SECONDS:g}s."
+                ) from None
+            if shown is not True:
+                return None
+            top = expression
+        return await self.walk(
+            top, expression, max_depth=max_depth, max_nodes=max_nodes, keep=True, timeout=timeout
+        )
+
+
+def _unnamed(tree: Any) -> list[dict[str, Any]]:
+    """The ``sub`` of every iframe node of a walk that has a key and no frame id."""
+    found: list[dict[str, Any]] = []
+    stack = [tree] if isinstance(tree, dict) else []
+    while stack:
+        node = stack.pop()
+        sub = node.get("sub")
+        if isinstance(sub, dict) and "key" in sub and not sub.get("id"):
+            found.append(sub)
+        kids = node.get("children")
+        if isinstance(kids, list):
+            stack.extend(k for k in kids if isinstance(k, dict))
+    return found
