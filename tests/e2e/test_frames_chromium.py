@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import pytest_asyncio
 from aiohttp import web
@@ -22,6 +23,7 @@ from aiohttp import web
 from argent.devices.chromium import ChromiumDevice
 from argent.flows.parse import parse_flow
 from argent.limits import FRAME_READ_SECONDS
+from argent.runner import pixels as P
 from argent.runner.directives import DeviceDirectives
 from argent.runner.engine import ToolCallContext, ToolOutcome, run_flow
 from argent.runner.files import DiskFlowFiles
@@ -41,7 +43,26 @@ WIDGET = f"""<!doctype html><html><head><title>Widget</title>{STYLE}</head><body
 <input id="card" placeholder="Name on card" autocomplete="off"
   oninput="document.getElementById('echo').textContent = 'card: ' + this.value">
 <p id="echo">card:</p>
-<script>window.clicks = 0;</script>
+<button id="fade" onclick="fade()">Fade</button>
+<div id="box" style="width: 200px; height: 40px; background: rgb(0, 0, 255)"></div>
+<script>
+  window.clicks = 0;
+  // A colour change every second frame, twelve times, ending green (the frame's own page moves
+  // for some 24 frames after the tap; the page around it not at all).
+  function fade() {{
+    let n = 0;
+    const step = () => {{
+      n++;
+      if (n % 2 === 0) {{
+        const k = n / 2;
+        document.getElementById('box').style.background = k < 12 ? 'rgb(' + (k * 20) + ', 0, ' + (255 - k * 20) + ')' : 'rgb(0, 200, 0)';
+        if (k >= 12) return;
+      }}
+      requestAnimationFrame(step);
+    }};
+    requestAnimationFrame(step);
+  }}
+</script>
 </body></html>"""
 
 #: A page of the widget's site holding a frame of the top page's site: a frame in a frame, each
@@ -140,7 +161,9 @@ async def sites() -> AsyncIterator[dict[str, str]]:
         yield {"top": top, "widget": widget, "spin": spin}
 
 
-async def run(tmp_path: Path, device: ChromiumDevice, name: str, text: str) -> FlowRunResult:
+async def run(
+    tmp_path: Path, device: ChromiumDevice, name: str, text: str, *, update: bool = False
+) -> FlowRunResult:
     flows = tmp_path / ".argent" / "flows"
     flows.mkdir(parents=True, exist_ok=True)
     path = flows / f"{name}.yaml"
@@ -156,6 +179,7 @@ async def run(tmp_path: Path, device: ChromiumDevice, name: str, text: str) -> F
             directives=DeviceDirectives(scratch_dir=str(tmp_path)),
             device=device,
             platform="chromium",
+            update_baselines=update,
         ),
         120,
     )
@@ -241,6 +265,23 @@ async def test_within_an_iframe_selects_inside_it_and_not_outside(
         ),
     )
     assert passed(res), verdicts(res)
+
+
+async def test_the_quiet_a_snapshot_waits_for_counts_the_frame(
+    tmp_path: Path, device: ChromiumDevice, sites: dict[str, str]
+) -> None:
+    res = await run(
+        tmp_path,
+        device,
+        "fade",
+        flow(f"{sites['top']}/pay.html", "tap: Fade", "snapshot: { name: faded, cropOn: { id: box } }"),
+        update=True,
+    )
+    assert passed(res), verdicts(res)
+    baseline = next((tmp_path / ".argent" / "flows" / "__baselines__" / "fade").glob("*.png"))
+    img = P.decode_png(baseline.read_bytes())[..., :3].astype(int)
+    assert img.shape[:2] == (40, 200)
+    assert (np.abs(img - (0, 200, 0)).sum(axis=2) < 10).all()  # the end of the fade, not a step of it
 
 
 async def test_a_same_origin_frame_still_works(

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from itertools import islice
 from typing import Any
 
@@ -53,6 +53,8 @@ AUTO_ATTACH = {
     "flatten": True,
     "filter": [{"type": "iframe"}],
 }
+#: Slack on a page-side wait's own deadline before the CDP request gives up.
+WAIT_SLACK_SECONDS = 2.0
 #: Bound of a frame session's own setup requests (sent in the background: a busy frame never answers).
 SETUP_TIMEOUT_SECONDS = 10.0
 _GROUP = "argent-frames"
@@ -99,6 +101,8 @@ class PageFrames:
         #: The frame and local ref of each ref of the last kept read; None: that read was the
         #: page's document alone (its refs are the top world's own).
         self._refs: list[tuple[FrameKey, int]] | None = None
+        #: The frames the last read walked, with the change mark of each (from its walk or a wait).
+        self._marks: dict[FrameKey, int] = {}
         self._background: set[asyncio.Future[Any]] = set()
 
     async def start(self) -> None:
@@ -193,6 +197,7 @@ class PageFrames:
         if not payload.get("frames"):
             if keep:
                 self._refs = None
+            self._marks = {}
             return payload
         if payload.get("unknown"):
             with contextlib.suppress(DeviceError, TimeoutError):
@@ -216,6 +221,7 @@ class PageFrames:
         deadline = loop.time() + FRAME_READ_SECONDS
         pending: dict[asyncio.Future[Any], tuple[Marker, FrameKey]] = {}
         used: set[FrameKey] = {TOP}
+        marks: dict[FrameKey, int] = {}
         walked = 0
 
         def launch(found: list[Marker]) -> None:
@@ -246,9 +252,13 @@ class PageFrames:
                 if task.cancelled() or task.exception() is not None:
                     stitch.truncated = True
                     continue
-                launch(stitch.attach(marker, task.result(), frame))
+                walk = task.result()
+                mark = walk.get("mark") if isinstance(walk, dict) else None
+                marks[frame] = mark if isinstance(mark, int) and not isinstance(mark, bool) else 0
+                launch(stitch.attach(marker, walk, frame))
         if pending:
             stitch.truncated = True
+        self._marks = marks
         for key in [k for k in self._worlds if k[0] == "frame" and k not in used]:
             del self._worlds[key]
 
@@ -274,8 +284,7 @@ class PageFrames:
         if world is None:
             return None
         now = asyncio.get_running_loop().time()
-        flight = self._flights.get(frame)
-        if flight is not None and not flight.task.done() and now - flight.started >= FRAME_READ_SECONDS:
+        if self._hung(frame, now):
             return None
         task = asyncio.ensure_future(self._read(world, expression))
         flight = _Flight(task, now)
@@ -346,6 +355,71 @@ class PageFrames:
                 )
         finally:
             self._later(session.send("Runtime.releaseObjectGroup", {"objectGroup": _GROUP}))
+
+    # -- quiet --
+
+    async def quiet(self, main: Awaitable[Any], remaining: float, min_frames: int, after: int | None) -> Any:
+        """The page's quiet wait (``main``, the monitor's answer) with its frames' (those the last
+        read walked, but one whose walk does not answer): with ``after`` (a change wait), the first
+        of them that changed past its mark and is quiet answers (a frame's: the page's ``after``
+        again); else the page's answer, once its frames are quiet too — a frame holds it at most
+        ``FRAME_READ_SECONDS`` longer (a frame whose own page never rests holds no step for long)."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        frames = [
+            (key, world)
+            for key in self._marks
+            if (world := self._worlds.get(key)) is not None and not self._hung(key, now)
+        ]
+        first = asyncio.ensure_future(main)
+        if not frames:
+            return await first
+        waits = {
+            asyncio.ensure_future(self._wait(world, remaining, min_frames, key, after is not None)): key
+            for key, world in frames
+        }
+        try:
+            if after is None:
+                result = await first
+                if isinstance(result, dict) and result.get("quiet") is True:
+                    cap = min(now + remaining, loop.time() + FRAME_READ_SECONDS)
+                    await asyncio.wait(waits, timeout=max(0.0, cap - loop.time()))
+                return result
+            pending: set[asyncio.Future[Any]] = {first, *waits}
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                if first in done:
+                    return first.result()
+                if any(not t.cancelled() and t.exception() is None and t.result() is True for t in done):
+                    return {"quiet": True, "mark": after, "tick": 0}
+            return await first
+        finally:
+            for task in (first, *waits):
+                if not task.done():
+                    task.cancel()
+                task.add_done_callback(_retrieve)
+
+    async def _wait(
+        self, world: IsolatedWorld, remaining: float, min_frames: int, key: FrameKey, changed: bool
+    ) -> bool:
+        """One frame's monitor wait (``changed``: past its mark); True once quiet, its mark noted."""
+        after = self._marks.get(key) if changed else None
+        expression = (
+            f"globalThis.__argent.wait({round(remaining * 1000)}, {int(min_frames)}, "
+            f"{'null' if after is None else int(after)}, 0)"
+        )
+        result = await world.evaluate(expression, await_promise=True, timeout=remaining + WAIT_SLACK_SECONDS)
+        if not isinstance(result, dict) or result.get("quiet") is not True:
+            return False
+        mark = result.get("mark")
+        if key in self._marks and isinstance(mark, int) and not isinstance(mark, bool):
+            self._marks[key] = mark
+        return True
+
+    def _hung(self, frame: FrameKey, now: float) -> bool:
+        """The frame's walk is pending past ``FRAME_READ_SECONDS``: it does not answer."""
+        flight = self._flights.get(frame)
+        return flight is not None and not flight.task.done() and now - flight.started >= FRAME_READ_SECONDS
 
     # -- reveal --
 

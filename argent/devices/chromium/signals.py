@@ -7,6 +7,10 @@ requests are done and whose monitor saw two frames without a DOM change or a run
 animation; after input (``touched``) at least two more frames must pass, so the effects of the
 input get their frame before anyone looks.
 
+The frames the page's walk cannot enter (``argent.devices.chromium.frames``) count too: their
+requests, and their monitors' quiet — a frame holds the page's quiet at most ``FRAME_READ_SECONDS``
+longer than the page's own document, and a change in a frame ends a change wait as one in the page.
+
 A request still running after ``QUIET_REQUEST_MAX_AGE_MS`` stops counting: long polls, streams
 and slow beacons would otherwise hold every step at the ceiling.
 """
@@ -19,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from argent.devices.chromium.cdp import CdpSession
-from argent.devices.chromium.frames import PageFrames
+from argent.devices.chromium.frames import WAIT_SLACK_SECONDS, PageFrames
 from argent.devices.chromium.walker import walker_query
 from argent.devices.chromium.world import IsolatedWorld
 from argent.limits import QUIET_REQUEST_MAX_AGE_MS
@@ -28,8 +32,6 @@ from argent.limits import QUIET_REQUEST_MAX_AGE_MS
 _LONG_LIVED_TYPES = frozenset({"EventSource", "WebSocket", "Media", "Ping", "CSPViolationReport"})
 #: A request older than this is forgotten (one that never reported its end).
 _FORGET_AFTER_SECONDS = 60.0
-#: Slack on a page-side wait's own deadline before the CDP request gives up.
-_WAIT_SLACK_SECONDS = 2.0
 #: Frames a wait needs after input: the input's effects (timers, frame callbacks) get their frame.
 FRAMES_AFTER_INPUT = 2
 
@@ -199,11 +201,12 @@ class PageSignals:
             remaining = deadline - self._now()
             if remaining <= 0:
                 return None
-            result = await self.evaluate(
+            page = self.evaluate(
                 f"globalThis.__argent.wait({round(remaining * 1000)}, {frames}, {mark}, {slack})",
                 await_promise=True,
-                timeout=remaining + _WAIT_SLACK_SECONDS,
+                timeout=remaining + WAIT_SLACK_SECONDS,
             )
+            result = await self.frames.quiet(page, remaining, frames, after)
             if not isinstance(result, dict) or result.get("quiet") is not True:
                 return None
             if self._busy_until() is not None:
@@ -243,7 +246,7 @@ class PageSignals:
         value = await self.evaluate(
             f"globalThis.__argent.waitFocus({ms}, {x!r}, {y!r}, {grace_ms})",
             await_promise=True,
-            timeout=timeout + _WAIT_SLACK_SECONDS,
+            timeout=timeout + WAIT_SLACK_SECONDS,
         )
         if not isinstance(value, dict):
             return False
