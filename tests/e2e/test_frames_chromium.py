@@ -246,6 +246,23 @@ async def test_tap_type_and_assert_in_a_cross_origin_frame(
     assert await device.session.evaluate("document.getElementById('outer').textContent") == "Pay"
 
 
+async def test_the_focus_wait_follows_the_focus_into_the_frame(
+    device: ChromiumDevice, sites: dict[str, str]
+) -> None:
+    await device.navigate(f"{sites['top']}/pay.html")
+    leaves = {leaf.own_text: leaf for leaf in flatten(await device.ui_tree()).leaves}
+    # A tap on the frame's text field: the frame's own monitor sees a text field take the focus at
+    # once (the page's sees only its iframe focused, and would wait out the grace for it).
+    card = leaves["Name on card"].frame.center
+    await device.tap(*card)
+    assert await asyncio.wait_for(device.wait_focus(*card, timeout=20, grace=20), 10)
+    # A tap on the frame's plain text: the frame's body has the focus, no text field does.
+    text = leaves["Secure payment"].frame.center
+    await device.tap(*text)
+    assert not await device.wait_focus(*text, timeout=0.3, grace=0.1)
+    assert await widget_says(device, "document.activeElement === document.body")
+
+
 async def test_within_an_iframe_selects_inside_it_and_not_outside(
     tmp_path: Path, device: ChromiumDevice, sites: dict[str, str]
 ) -> None:

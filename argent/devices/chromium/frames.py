@@ -101,8 +101,10 @@ class PageFrames:
         #: The frame and local ref of each ref of the last kept read; None: that read was the
         #: page's document alone (its refs are the top world's own).
         self._refs: list[tuple[FrameKey, int]] | None = None
-        #: The frames the last read walked, with the change mark of each (from its walk or a wait).
+        #: The frames the last read walked, with the change mark of each (from its walk or a wait)
+        #: and where its content box starts on the page.
         self._marks: dict[FrameKey, int] = {}
+        self._origins: dict[FrameKey, tuple[float, float]] = {}
         self._background: set[asyncio.Future[Any]] = set()
 
     async def start(self) -> None:
@@ -222,6 +224,7 @@ class PageFrames:
         pending: dict[asyncio.Future[Any], tuple[Marker, FrameKey]] = {}
         used: set[FrameKey] = {TOP}
         marks: dict[FrameKey, int] = {}
+        origins: dict[FrameKey, tuple[float, float]] = {}
         walked = 0
 
         def launch(found: list[Marker]) -> None:
@@ -240,6 +243,7 @@ class PageFrames:
                     continue
                 walked += 1
                 pending[task] = (marker, frame)
+                origins[frame] = marker.origin
 
         launch(markers)
         while pending:
@@ -259,6 +263,7 @@ class PageFrames:
         if pending:
             stitch.truncated = True
         self._marks = marks
+        self._origins = origins
         for key in [k for k in self._worlds if k[0] == "frame" and k not in used]:
             del self._worlds[key]
 
@@ -421,6 +426,27 @@ class PageFrames:
         flight = self._flights.get(frame)
         return flight is not None and not flight.task.done() and now - flight.started >= FRAME_READ_SECONDS
 
+    # -- focus --
+
+    async def wait_focus(self, frame_id: str, x: float, y: float, timeout: float, grace: float) -> Any:
+        """The focus wait of the frame ``frame_id`` (which the last read walked), at (x, y) of the
+        page moved into that frame; followed into a frame in it the same way."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, timeout)
+        value: Any = None
+        for _ in range(MAX_FRAME_NESTING):
+            key = next((k for k in self._origins if k[-1] == frame_id), None)
+            world = self._worlds.get(key) if key is not None else None
+            if key is None or world is None:
+                return None
+            ox, oy = self._origins[key]
+            value = await focus_wait(world, x - ox, y - oy, deadline - loop.time(), grace)
+            inner = value.get("frame") if isinstance(value, dict) else None
+            if not isinstance(inner, str):
+                return value
+            frame_id = inner
+        return value
+
     # -- reveal --
 
     async def reveal(
@@ -455,6 +481,17 @@ class PageFrames:
         return await self.walk(
             top, expression, max_depth=max_depth, max_nodes=max_nodes, keep=True, timeout=timeout
         )
+
+
+async def focus_wait(world: IsolatedWorld, x: float, y: float, timeout: float, grace: float) -> Any:
+    """The monitor's ``waitFocus`` in ``world`` (x, y in that frame's CSS px)."""
+    ms = round(max(0.0, timeout) * 1000)
+    grace_ms = round(max(0.0, grace) * 1000)
+    return await world.evaluate(
+        f"globalThis.__argent.waitFocus({ms}, {x!r}, {y!r}, {grace_ms})",
+        await_promise=True,
+        timeout=max(0.0, timeout) + WAIT_SLACK_SECONDS,
+    )
 
 
 def _unnamed(tree: Any) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from argent.devices.chromium.cdp import CdpSession
-from argent.devices.chromium.frames import WAIT_SLACK_SECONDS, PageFrames
+from argent.devices.chromium.frames import WAIT_SLACK_SECONDS, PageFrames, focus_wait
 from argent.devices.chromium.walker import walker_query
 from argent.devices.chromium.world import IsolatedWorld
 from argent.limits import QUIET_REQUEST_MAX_AGE_MS
@@ -241,13 +241,15 @@ class PageSignals:
         )
 
     async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
-        ms = round(max(0.0, timeout) * 1000)
-        grace_ms = round(max(0.0, grace) * 1000)
-        value = await self.evaluate(
-            f"globalThis.__argent.waitFocus({ms}, {x!r}, {y!r}, {grace_ms})",
-            await_promise=True,
-            timeout=timeout + WAIT_SLACK_SECONDS,
-        )
+        """The monitor's focus wait; once the focus went into a frame the page's walk cannot
+        enter, that frame's (``PageFrames.wait_focus``). Text then goes key by key: the key
+        listeners ``enter_text`` looks for are the page's, not the frame's."""
+        deadline = self._now() + max(0.0, timeout)
+        value = await focus_wait(self._world, x, y, timeout, grace)
+        if isinstance(value, dict) and isinstance(value.get("frame"), str):
+            value = await self.frames.wait_focus(value["frame"], x, y, deadline - self._now(), grace)
+            self._focus_editable = (self._inputs, False)
+            return isinstance(value, dict) and value.get("ok") is True
         if not isinstance(value, dict):
             return False
         self._focus_editable = (self._inputs, value.get("editable") is True)
