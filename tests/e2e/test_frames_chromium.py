@@ -355,6 +355,20 @@ async def test_scroll_to_an_element_of_a_frame_below_the_fold(
     assert passed(res), verdicts(res)
 
 
+async def test_reveal_scrolls_the_page_to_an_element_of_a_frame(
+    device: ChromiumDevice, sites: dict[str, str]
+) -> None:
+    # One move: the element scrolled into view inside its frame, the frame into the page's view.
+    await device.navigate(f"{sites['top']}/below.html")
+    card = next(leaf for leaf in flatten(await device.kept_tree()).leaves if leaf.identifier == "card")
+    assert not card.visible and card.ref >= 0
+    tree = await device.reveal(card.ref)
+    assert tree is not None
+    card = next(leaf for leaf in flatten(tree).leaves if leaf.identifier == "card")
+    assert card.visible and 0 < card.frame.y < 1
+    assert await device.session.evaluate("window.scrollY") > 0
+
+
 async def test_a_frame_that_spins_does_not_hold_the_page(
     tmp_path: Path, device: ChromiumDevice, sites: dict[str, str]
 ) -> None:

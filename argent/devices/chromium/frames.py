@@ -447,27 +447,33 @@ class PageFrames:
             frame_id = inner
         return value
 
-    # -- reveal --
+    # -- the elements of a kept read --
+
+    def element(self, ref: int) -> tuple[IsolatedWorld, int] | None:
+        """Where the element ``ref`` of the last kept read lives: the world of its frame and its
+        number there (``globalThis.__argentRefs`` of that world); None when no such ref."""
+        refs = self._refs
+        if refs is None:
+            return (self._top, ref) if ref >= 0 else None
+        if not 0 <= ref < len(refs):
+            return None
+        frame, local = refs[ref]
+        world = self._worlds.get(frame)
+        return (world, local) if world is not None else None
 
     async def reveal(
         self, ref: int, expression: str, *, max_depth: int, max_nodes: int, timeout: float
     ) -> Any:
         """Scroll the element ``ref`` of the last kept read into view (in its frame, and its frame
         into the page's view), then a kept read; None when that element is gone."""
-        refs = self._refs
-        if refs is None:
-            frame, local = TOP, ref
-        elif 0 <= ref < len(refs):
-            frame, local = refs[ref]
-        else:
+        found = self.element(ref)
+        if found is None:
             return None
+        world, local = found
         reveal = f"globalThis.__argent.reveal({int(local)})"
-        if frame == TOP:
+        if world is self._top:
             top = f"{reveal} ? {expression} : null"
         else:
-            world = self._worlds.get(frame)
-            if world is None:
-                return None
             try:
                 async with asyncio.timeout(FRAME_READ_SECONDS):
                     shown = await world.evaluate(reveal)
