@@ -22,7 +22,7 @@ from aiohttp import web
 
 from argent.devices.chromium import ChromiumDevice
 from argent.flows.parse import parse_flow
-from argent.limits import FRAME_READ_SECONDS
+from argent.limits import FRAME_READ_SECONDS, MAX_FRAME_NESTING, MAX_FRAMES_PER_READ
 from argent.runner import pixels as P
 from argent.runner.directives import DeviceDirectives
 from argent.runner.engine import ToolCallContext, ToolOutcome, run_flow
@@ -110,10 +110,45 @@ BELOW = """<!doctype html><html><head><title>Below</title>{style}</head><body>
 <div style="height: 400px"></div>
 </body></html>"""
 
+#: A page whose cross-origin frame is replaced every few frames, each new one reloading itself.
+CHURN = """<!doctype html><html><head><title>Churn</title>{style}</head><body>
+<button id="main" onclick="this.textContent = 'main ok'">Main</button>
+<div id="slot"></div>
+<script>
+  setInterval(() => {{
+    const f = document.createElement('iframe');
+    f.src = '{widget}/reload.html';
+    document.getElementById('slot').replaceChildren(f);
+  }}, 150);
+</script>
+</body></html>"""
+
+RELOAD = f"""<!doctype html><html><head><title>Reload</title>{STYLE}</head><body>
+<p>Reloading</p><script>setTimeout(() => location.reload(), 20);</script>
+</body></html>"""
+
+#: More cross-origin frames than a read walks.
+MANY = """<!doctype html><html><head><title>Many</title>{style}</head><body>
+{frames}
+</body></html>"""
+
+#: A frame in a frame in a frame ..., the sites alternating: every one in another process than its parent.
+CHAIN = """<!doctype html><html><head><title>Chain</title>{style}</head><body>
+<p>Level {level}</p>
+{inner}
+</body></html>"""
+
 HOSTILE = """<!doctype html><html><head><title>Hostile</title>{style}</head><body>
 <button id="main" onclick="this.textContent = 'main ok'">Main</button>
 <iframe id="spin" src="{spin}/spin.html" style="width: 400px; height: 120px"></iframe>
 </body></html>"""
+
+
+#: Frames of many.html: more than a read walks.
+MANY_FRAMES = MAX_FRAMES_PER_READ + 8
+ONE = f"""<!doctype html><html><head><title>One</title>{STYLE}</head><body><b>one</b></body></html>"""
+#: Frames below chain0.html: deeper than a read follows.
+CHAIN_LEVELS = MAX_FRAME_NESTING + 2
 
 
 class NoTools:
@@ -156,8 +191,26 @@ async def sites() -> AsyncIterator[dict[str, str]]:
                 "/nest.html": NEST.format(style=STYLE, widget=widget),
                 "/below.html": BELOW.format(style=STYLE, widget=widget),
                 "/hostile.html": HOSTILE.format(style=STYLE, spin=spin),
+                "/churn.html": CHURN.format(style=STYLE, widget=widget),
+                "/many.html": MANY.format(
+                    style=STYLE,
+                    frames="".join(
+                        f'<iframe src="{widget}/one.html#{i}" style="width: 60px; height: 30px"></iframe>'
+                        for i in range(MANY_FRAMES)
+                    ),
+                ),
             }
         )
+        widget_pages["/reload.html"] = RELOAD
+        widget_pages["/one.html"] = ONE
+        for level in range(CHAIN_LEVELS + 1):
+            pages, other = (top_pages, widget) if level % 2 == 0 else (widget_pages, top)
+            inner = (
+                f'<iframe src="{other}/chain{level + 1}.html" style="width: 90%; height: 80%"></iframe>'
+                if level < CHAIN_LEVELS
+                else ""
+            )
+            pages[f"/chain{level}.html"] = CHAIN.format(style=STYLE, level=level, inner=inner)
         yield {"top": top, "widget": widget, "spin": spin}
 
 
@@ -367,6 +420,46 @@ async def test_reveal_scrolls_the_page_to_an_element_of_a_frame(
     card = next(leaf for leaf in flatten(tree).leaves if leaf.identifier == "card")
     assert card.visible and 0 < card.frame.y < 1
     assert await device.session.evaluate("window.scrollY") > 0
+
+
+async def test_frames_that_come_go_and_reload_never_break_a_read(
+    tmp_path: Path, device: ChromiumDevice, sites: dict[str, str]
+) -> None:
+    await device.navigate(f"{sites['top']}/churn.html")
+    for _ in range(12):
+        tree = await asyncio.wait_for(device.ui_tree(), FRAME_READ_SECONDS + 8)
+        assert any(leaf.identifier == "main" for leaf in flatten(tree).leaves)
+    res = await run(
+        tmp_path,
+        device,
+        "churn",
+        flow(
+            f"{sites['top']}/churn.html",
+            "tap: Main",
+            'assert: { text: { in: { id: main }, equals: "main ok" } }',
+        ),
+    )
+    assert passed(res), verdicts(res)
+
+
+async def test_a_read_walks_at_most_its_share_of_frames(
+    device: ChromiumDevice, sites: dict[str, str]
+) -> None:
+    await device.navigate(f"{sites['top']}/many.html")
+    tree = await device.ui_tree()
+    ones = [leaf for leaf in flatten(tree).leaves if leaf.own_text == "one"]
+    assert len(ones) == MAX_FRAMES_PER_READ
+    assert tree.truncated
+
+
+async def test_frames_in_frames_are_followed_to_a_bounded_depth(
+    device: ChromiumDevice, sites: dict[str, str]
+) -> None:
+    await device.navigate(f"{sites['top']}/chain0.html")
+    tree = await device.ui_tree()
+    levels = [leaf.own_text for leaf in flatten(tree).leaves if leaf.own_text.startswith("Level")]
+    assert levels == [f"Level {n}" for n in range(MAX_FRAME_NESTING + 1)]
+    assert tree.truncated
 
 
 async def test_a_frame_that_spins_does_not_hold_the_page(
