@@ -247,6 +247,8 @@ WALK_TEXT_CHARS = 200
 #: Nodes the walker visits to read the text of one labelling element (a <label>, an aria-labelledby
 #: target, a <legend>): a name never costs a walk of a large subtree.
 WALK_LABEL_NODES = 200
+#: Selectors one `snapshot`'s `mask` may list (each resolved on the screen of the capture).
+MAX_SNAPSHOT_MASKS = 32
 #: Scroll increments of `scroll-to` before it gives up, and the smallest increment (fraction of the screen).
 SCROLL_TO_MAX_ATTEMPTS = 25
 SCROLL_TO_MIN_STEP = 0.05
