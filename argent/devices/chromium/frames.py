@@ -112,6 +112,14 @@ class PageFrames:
         self._watch(self._session)
         await self._session.send("Target.setAutoAttach", AUTO_ATTACH)
 
+    def forget(self) -> None:
+        """The page navigated: the frames of the last read are gone with its document."""
+        self._marks = {}
+        self._origins = {}
+        self._refs = None
+        for key in [k for k in self._worlds if k[0] == "frame"]:
+            del self._worlds[key]
+
     @property
     def sessions(self) -> list[CdpSession]:
         """The sessions of the out-of-process frames attached now."""
@@ -131,26 +139,30 @@ class PageFrames:
         session.on("Target.detachedFromTarget", self._detached)
 
     def _attached(self, parent: CdpSession, params: dict[str, Any]) -> None:
-        info = params.get("targetInfo")
+        """A frame attached, waiting for its session to be set up: follow it (within
+        ``MAX_FRAME_SESSIONS``), and let it run in every case."""
         sid = params.get("sessionId")
         if not isinstance(sid, str):
             return
+        info = params.get("targetInfo")
         tid = info.get("targetId") if isinstance(info, dict) else None
         child = parent.attach(sid, f"{parent.label} frame {str(tid)[:8]}")
-        kept = isinstance(info, dict) and info.get("type") == "iframe" and isinstance(tid, str)
-        if not kept or (tid not in self._targets and len(self._targets) >= MAX_FRAME_SESSIONS):
-            self._later(self._setup(child, []))  # it runs, unread
-            return
-        assert isinstance(tid, str)
-        self._targets[tid] = child
-        self._worlds[_oopif(tid)] = IsolatedWorld(child)
-        self._flights.pop(_oopif(tid), None)
-        self._watch(child)
-        setup: list[tuple[str, dict[str, Any]]] = [("Target.setAutoAttach", AUTO_ATTACH)]
-        if self._follow is not None:
-            self._follow(child)
-            setup.insert(0, ("Network.enable", {}))
-        self._later(self._setup(child, setup))
+        setup: list[tuple[str, dict[str, Any]]] = []
+        try:
+            if not isinstance(info, dict) or info.get("type") != "iframe" or not isinstance(tid, str):
+                return
+            if tid not in self._targets and len(self._targets) >= MAX_FRAME_SESSIONS:
+                return
+            self._targets[tid] = child
+            self._worlds[_oopif(tid)] = IsolatedWorld(child)
+            self._flights.pop(_oopif(tid), None)
+            self._watch(child)
+            if self._follow is not None:
+                self._follow(child)
+                setup.append(("Network.enable", {}))
+            setup.append(("Target.setAutoAttach", AUTO_ATTACH))
+        finally:
+            self._later(self._setup(child, setup))
 
     @staticmethod
     async def _setup(child: CdpSession, requests: list[tuple[str, dict[str, Any]]]) -> None:

@@ -122,6 +122,7 @@ class PageSignals:
         frame = params.get("frame")
         if isinstance(frame, dict) and not frame.get("parentId"):
             self._world.reset(frame["id"] if isinstance(frame.get("id"), str) else None)
+            self.frames.forget()
 
     # -- the network --
 
