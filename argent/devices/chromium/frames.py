@@ -43,7 +43,7 @@ from argent.limits import (
     MAX_FRAMES_PER_READ,
 )
 
-#: The frames of the page's own document.
+#: The page's own frame (its document, and the same-origin documents its walk enters).
 TOP: FrameKey = ("top",)
 #: Every out-of-process frame attaches to the session of its parent, flat, and waits until its
 #: session is set up (its requests then all reach the page signals).
@@ -124,13 +124,6 @@ class PageFrames:
     def sessions(self) -> list[CdpSession]:
         """The sessions of the out-of-process frames attached now."""
         return list(self._targets.values())
-
-    def world(self, frame_id: str) -> IsolatedWorld | None:
-        """argent's world in a frame read before (by frame id), if any."""
-        for key, world in self._worlds.items():
-            if key != TOP and key[-1] == frame_id:
-                return world
-        return None
 
     # -- the frame sessions --
 
