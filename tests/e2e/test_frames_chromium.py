@@ -43,6 +43,9 @@ WIDGET = f"""<!doctype html><html><head><title>Widget</title>{STYLE}</head><body
 <input id="card" placeholder="Name on card" autocomplete="off"
   oninput="document.getElementById('echo').textContent = 'card: ' + this.value">
 <p id="echo">card:</p>
+<select id="plan" onchange="document.getElementById('chosen').textContent = 'plan: ' + this.value">
+  <option>Basic</option><option>Pro</option></select>
+<p id="chosen">plan: Basic</p>
 <button id="fade" onclick="fade()">Fade</button>
 <div id="box" style="width: 200px; height: 40px; background: rgb(0, 0, 255)"></div>
 <script>
@@ -86,7 +89,7 @@ PAY = """<!doctype html><html><head><title>Checkout</title>{style}</head><body>
 <h1>Checkout</h1>
 <button id="outer" onclick="this.textContent = 'outer paid'">Pay</button>
 <iframe id="payframe" title="Payment" src="{widget}/widget.html"
-  style="width: 500px; height: 260px; border: 4px solid #888; margin: 10px 20px"></iframe>
+  style="width: 500px; height: 400px; border: 4px solid #888; margin: 10px 20px"></iframe>
 </body></html>"""
 
 SAME = f"""<!doctype html><html><head><title>Same</title>{STYLE}</head><body>
@@ -297,6 +300,27 @@ async def test_tap_type_and_assert_in_a_cross_origin_frame(
     assert await widget_says(device, "window.clicks") == 2
     assert await widget_says(device, "document.getElementById('card').value") == "Ada Lovelace"
     assert await device.session.evaluate("document.getElementById('outer').textContent") == "Pay"
+
+
+async def test_clear_and_select_act_in_a_cross_origin_frame(
+    tmp_path: Path, device: ChromiumDevice, sites: dict[str, str]
+) -> None:
+    res = await run(
+        tmp_path,
+        device,
+        "forms",
+        flow(
+            f"{sites['top']}/pay.html",
+            'type: { into: { text: "Name on card" }, text: "Ada" }',
+            'type: { into: { id: card }, text: "Grace", clear: true }',
+            'await: { text: { in: { id: echo }, equals: "card: Grace" } }',
+            "select: { in: { id: plan }, option: Pro }",
+            'assert: { text: { in: { id: chosen }, equals: "plan: Pro" } }',
+        ),
+    )
+    assert passed(res), verdicts(res)
+    assert await widget_says(device, "document.getElementById('card').value") == "Grace"
+    assert await widget_says(device, "document.getElementById('plan').value") == "Pro"
 
 
 async def test_the_focus_wait_follows_the_focus_into_the_frame(

@@ -66,6 +66,24 @@ _REMEMBER = (
 )
 
 
+#: The frame id of the iframe that holds the focus (one this world cannot enter), else null.
+_FOCUSED_FRAME = (
+    "(() => { const el = globalThis.__argent.active(); "
+    "const id = el ? globalThis.__argentFrameIds.get(el) : undefined; "
+    "return typeof id === 'string' ? id : null; })()"
+)
+
+
+@define
+class _Place:
+    """Where a frame of the last read sits on the page: its content origin and visible part (CSS
+    px), and how many frames deep."""
+
+    origin: tuple[float, float]
+    clip: tuple[float, float, float, float]
+    nesting: int
+
+
 def _oopif(target_id: str) -> FrameKey:
     return ("oopif", target_id)
 
@@ -104,7 +122,7 @@ class PageFrames:
         #: The frames the last read walked, with the change mark of each (from its walk or a wait)
         #: and where its content box starts on the page.
         self._marks: dict[FrameKey, int] = {}
-        self._origins: dict[FrameKey, tuple[float, float]] = {}
+        self._places: dict[FrameKey, _Place] = {}
         self._background: set[asyncio.Future[Any]] = set()
 
     async def start(self) -> None:
@@ -115,7 +133,7 @@ class PageFrames:
     def forget(self) -> None:
         """The page navigated: the frames of the last read are gone with its document."""
         self._marks = {}
-        self._origins = {}
+        self._places = {}
         self._refs = None
         for key in [k for k in self._worlds if k[0] == "frame"]:
             del self._worlds[key]
@@ -229,7 +247,7 @@ class PageFrames:
         pending: dict[asyncio.Future[Any], tuple[Marker, FrameKey]] = {}
         used: set[FrameKey] = {TOP}
         marks: dict[FrameKey, int] = {}
-        origins: dict[FrameKey, tuple[float, float]] = {}
+        places: dict[FrameKey, _Place] = {}
         walked = 0
 
         def launch(found: list[Marker]) -> None:
@@ -248,7 +266,7 @@ class PageFrames:
                     continue
                 walked += 1
                 pending[task] = (marker, frame)
-                origins[frame] = marker.origin
+                places[frame] = _Place(marker.origin, marker.clip, marker.nesting)
 
         launch(markers)
         while pending:
@@ -268,7 +286,7 @@ class PageFrames:
         if pending:
             stitch.truncated = True
         self._marks = marks
-        self._origins = origins
+        self._places = places
         for key in [k for k in self._worlds if k[0] == "frame" and k not in used]:
             del self._worlds[key]
 
@@ -440,17 +458,52 @@ class PageFrames:
         deadline = loop.time() + max(0.0, timeout)
         value: Any = None
         for _ in range(MAX_FRAME_NESTING):
-            key = next((k for k in self._origins if k[-1] == frame_id), None)
+            key = self._key_of(frame_id)
             world = self._worlds.get(key) if key is not None else None
             if key is None or world is None:
                 return None
-            ox, oy = self._origins[key]
+            ox, oy = self._places[key].origin
             value = await focus_wait(world, x - ox, y - oy, deadline - loop.time(), grace)
             inner = value.get("frame") if isinstance(value, dict) else None
             if not isinstance(inner, str):
                 return value
             frame_id = inner
         return value
+
+    def _key_of(self, frame_id: str) -> FrameKey | None:
+        """The frame of the last read with this frame id."""
+        return next((k for k in self._places if k[-1] == frame_id), None)
+
+    def at(self, x: float, y: float) -> tuple[IsolatedWorld, float, float] | None:
+        """The innermost frame of the last read whose visible part holds (x, y) CSS px of the page:
+        its world, and the point in the frame's own CSS px."""
+        found = [
+            (place.nesting, key)
+            for key, place in self._places.items()
+            if place.clip[0] <= x < place.clip[2] and place.clip[1] <= y < place.clip[3]
+        ]
+        if not found:
+            return None
+        key = max(found)[1]
+        world = self._worlds.get(key)
+        if world is None:
+            return None
+        ox, oy = self._places[key].origin
+        return world, x - ox, y - oy
+
+    async def focused(self) -> IsolatedWorld | None:
+        """The world of the frame (read last) that holds the focus, when the page's focus is in an
+        iframe its walk cannot enter; followed into a frame in it the same way."""
+        world: IsolatedWorld | None = None
+        where = self._top
+        for _ in range(MAX_FRAME_NESTING):
+            frame_id = await where.evaluate(_FOCUSED_FRAME, timeout=FRAME_READ_SECONDS)
+            key = self._key_of(frame_id) if isinstance(frame_id, str) else None
+            inner = self._worlds.get(key) if key is not None else None
+            if inner is None:
+                return world
+            world = where = inner
+        return world
 
     # -- the elements of a kept read --
 

@@ -257,26 +257,44 @@ class PageSignals:
         return value.get("ok") is True
 
     async def focus_at(self, x: float, y: float) -> tuple[str, bool]:
-        """Focus the element at (x, y) CSS px without a click (``__argentForms.focusAt``): its state
-        (``kept``, ``focused``, ``none``) and whether the focus then takes text (kept for ``editable``)."""
+        """Focus the element at (x, y) CSS px without a click (``__argentForms.focusAt``; in the
+        frame there when the page's walk cannot enter it): its state (``kept``, ``focused``,
+        ``none``) and whether the focus then takes text (kept for ``editable``: never in such a
+        frame, whose key listeners ``enter_text`` cannot see)."""
         value = await self.evaluate(f"globalThis.__argentForms.focusAt({x!r}, {y!r})")
+        framed = False
+        if isinstance(value, dict) and value.get("state") == "none" and (inner := self.frames.at(x, y)):
+            world, fx, fy = inner
+            value = await world.evaluate(f"globalThis.__argentForms.focusAt({fx!r}, {fy!r})")
+            framed = True
         if not isinstance(value, dict) or value.get("state") not in ("kept", "focused", "none"):
             return "none", False
         editable = value.get("editable") is True
         if value["state"] != "none":
-            self._focus_editable = (self._inputs, editable)
+            self._focus_editable = (self._inputs, editable and not framed)
         return str(value["state"]), editable
 
     async def select_all(self) -> bool:
-        """Select the focused field's whole text; False when the focus is on no field."""
-        return await self.evaluate("globalThis.__argentForms.selectAll()") is True
+        """Select the focused field's whole text (in the frame that holds the focus when the page's
+        walk cannot enter it); False when the focus is on no field."""
+        if await self.evaluate("globalThis.__argentForms.selectAll()") is True:
+            return True
+        world = await self.frames.focused()
+        return world is not None and await world.evaluate("globalThis.__argentForms.selectAll()") is True
 
     async def choose(self, x: float, y: float, choices: tuple[str, ...], by_value: bool, listed: int) -> Any:
-        """``__argentForms.choose`` at (x, y) CSS px: its answer as the page gave it."""
-        args = ", ".join(
-            [repr(x), repr(y), json.dumps(list(choices)), "true" if by_value else "false", str(int(listed))]
-        )
-        return await self.evaluate(f"globalThis.__argentForms.choose({args})")
+        """``__argentForms.choose`` at (x, y) CSS px (in the frame there when the page's walk cannot
+        enter it): its answer as the page gave it."""
+        tail = f"{json.dumps(list(choices))}, {'true' if by_value else 'false'}, {int(listed)}"
+        value = await self.evaluate(f"globalThis.__argentForms.choose({x!r}, {y!r}, {tail})")
+        if (
+            isinstance(value, dict)
+            and value.get("problem") == "not-select"
+            and (inner := self.frames.at(x, y))
+        ):
+            world, fx, fy = inner
+            value = await world.evaluate(f"globalThis.__argentForms.choose({fx!r}, {fy!r}, {tail})")
+        return value
 
     async def editable(self) -> bool:
         """Whether the focus takes text (as the last focus wait saw it, when no input came since)."""
