@@ -201,6 +201,20 @@ IDLE_POLL_MS = 200
 #: The event-driven settle: a request in flight longer than this no longer holds a page busy (a long
 #: poll, a stream, a slow beacon), so such a page settles on its DOM alone.
 QUIET_REQUEST_MAX_AGE_MS = 2000
+#: Frames on a Chromium page that its walker cannot enter (iframes of another origin, maybe in another
+#: renderer process) are walked each in its own right, all in parallel, beside the page's document: at most
+#: this many per read, and a frame in a frame at most this deep; past either the read is marked truncated.
+#: A page of a thousand ad frames costs a read no more than these walks.
+MAX_FRAMES_PER_READ = 32
+MAX_FRAME_NESTING = 4
+#: Longest a read waits for its frames once the page's own document is read: a frame whose renderer is busy
+#: (a cross-origin frame that spins) is left out of that read, and of the reads after it while its walk is
+#: still pending, so it holds no read of the page longer than this.
+FRAME_READ_SECONDS = 1.5
+#: How long a frame's pending walk is kept waiting for (the reads meanwhile leave that frame out).
+FRAME_WALK_TIMEOUT_SECONDS = 30.0
+#: Out-of-process frames one page session follows (auto-attached); the frames past it stay unread.
+MAX_FRAME_SESSIONS = 64
 #: What resolving one selector on one screen may cost (12,000 elements): element checks, counting each pair a
 #: scope compares (`within`/`after`/`next` over every element compares 144M pairs, minutes of Python), and
 #: the seconds all its text patterns (`text: { matches }`) may take, a pattern that backtracks (`(a|aa)+$`)
@@ -230,6 +244,8 @@ WALK_TEXT_CHARS = 200
 #: Nodes the walker visits to read the text of one labelling element (a <label>, an aria-labelledby
 #: target, a <legend>): a name never costs a walk of a large subtree.
 WALK_LABEL_NODES = 200
+#: Selectors one `snapshot`'s `mask` may list (each resolved on the screen of the capture).
+MAX_SNAPSHOT_MASKS = 32
 #: Scroll increments of `scroll-to` before it gives up, and the smallest increment (fraction of the screen).
 SCROLL_TO_MAX_ATTEMPTS = 25
 SCROLL_TO_MIN_STEP = 0.05

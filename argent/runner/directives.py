@@ -87,7 +87,7 @@ from argent.limits import (
     TYPE_FOCUS_MAX_MS,
     TYPE_FOCUS_POLL_MS,
 )
-from argent.runner import pixels
+from argent.runner import masks, pixels
 from argent.runner.files import FlowFileError, baseline_dir
 from argent.runner.forms import SELECT_ALL_CHORD, choice_problem, with_dialogs
 from argent.runner.idle import Aborted as _Aborted
@@ -874,7 +874,13 @@ class DeviceDirectives:
                 )
         else:
             state.captured[key] = app
-        current = await _cropped(shot, step)
+        rects: tuple[masks.Rect, ...] = ()
+        if step.mask:
+            found = await self._mask_rects(step, device, ctx, shot)
+            if isinstance(found, DirectiveOutcome):
+                return found
+            rects = found
+        current = await _cropped(shot, step, rects)
         if isinstance(current, DirectiveOutcome):
             return current
         path = f"{baseline_dir(run.root, run.name)}/{key}.png"
@@ -902,7 +908,31 @@ class DeviceDirectives:
                 artifacts=artifacts,
                 snapshot_key=key,
             )
-        return await self._compare_baseline(step, key, path, baseline, current)
+        return await self._compare_baseline(step, key, path, baseline, current, rects)
+
+    async def _mask_rects(
+        self, step: SnapshotStep, device: Device, ctx: DirectiveContext, shot: _Shot
+    ) -> tuple[masks.Rect, ...] | DirectiveOutcome:
+        """Where the elements ``mask`` names lie in the compared image (``argent.runner.masks``), on
+        a read of the screen as captured; a fail naming a selector that matched nothing."""
+        try:
+            screen = await self._read(device, ctx, self.t.settle_max)
+        except _Aborted:
+            raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
+        except Exception as exc:
+            return DirectiveOutcome(
+                "error", f"could not read the screen to place the mask: {error_message(exc)}"
+            )
+        crop = _crop_rect(shot)
+        found = await run_cpu(masks.mask_rects, step.mask, screen, shot.width, shot.height, crop)
+        if isinstance(found, Selector):
+            return DirectiveOutcome(
+                "fail",
+                f"mask selector {describe_selector(found)} matched nothing on the screen — nothing was compared. "
+                "A mask that matches nothing would leave what it should hide in the compare: fix the "
+                "selector, or take it out of mask",
+            )
+        return found
 
     async def _snapshot_capture(
         self, step: SnapshotStep, device: Device, ctx: DirectiveContext
@@ -950,20 +980,27 @@ class DeviceDirectives:
         return _Shot(png, width, height, crop_leaf, cropped=False)
 
     async def _compare_baseline(
-        self, step: SnapshotStep, key: str, path: str, baseline: bytes, current: bytes
+        self,
+        step: SnapshotStep,
+        key: str,
+        path: str,
+        baseline: bytes,
+        current: bytes,
+        rects: tuple[masks.Rect, ...] = (),
     ) -> DirectiveOutcome:
         """The snapshot against its baseline: equal bytes pass undecoded, else the pixel diff
-        within ``maxMismatch`` (the images of a failure kept as its artifacts)."""
+        within ``maxMismatch`` (the images of a failure kept as its artifacts); the ``mask``
+        rects of the capture are painted over the baseline too."""
         crop_sel = step.crop_on
         max_mismatch = step.max_mismatch if step.max_mismatch is not None else DEFAULT_MAX_MISMATCH
         limit = js_number(max_mismatch)
         if baseline == current:  # the same PNG bytes: the same pixels, nothing to decode
             return DirectiveOutcome("pass", f"diff {pixels.js_to_fixed(0.0, 2)}% ≤ {limit}% ({key}.png)")
         try:
-            result = await run_cpu(_compare, baseline, current, crop_sel is None, max_mismatch)
+            result = await run_cpu(_compare, baseline, current, crop_sel is None, max_mismatch, rects)
         except pixels.PngError as exc:
             return DirectiveOutcome("error", f"baseline {path} is unusable: {exc}")
-        diff, images = result
+        diff, images, compared = result
         if diff.dimension_mismatch:
             (bw, bh), (cw, ch) = diff.baseline_size, diff.current_size
             artifacts, warning = await self._artifacts(key, baseline=baseline, current=current)
@@ -981,7 +1018,7 @@ class DeviceDirectives:
         shown = pixels.js_to_fixed(diff.mismatch, 2)
         if diff.mismatch <= max_mismatch:
             return DirectiveOutcome("pass", f"diff {shown}% ≤ {limit}% ({key}.png)")
-        written = {"baseline": baseline, "current": current}
+        written = {"baseline": compared or baseline, "current": current}
         if images is not None:
             written["diff"] = images
         artifacts, warning = await self._artifacts(key, **written)
@@ -1143,20 +1180,30 @@ class _Shot:
     cropped: bool
 
 
-async def _cropped(shot: _Shot, step: SnapshotStep) -> bytes | DirectiveOutcome:
-    """The image a snapshot compares: its ``cropOn`` region cut from a whole-screen capture (a fail
-    when that region is empty at this resolution), else the capture as taken."""
-    if shot.crop is None or shot.cropped or step.crop_on is None:
-        return shot.png
+def _crop_rect(shot: _Shot) -> masks.Rect | None:
+    """The ``cropOn`` region of a capture in the whole screen's pixels; None without one."""
+    if shot.crop is None:
+        return None
     f = shot.crop.frame
-    rect = pixels.crop_rect(f.x, f.y, f.width, f.height, shot.width, shot.height)
+    return pixels.crop_rect(f.x, f.y, f.width, f.height, shot.width, shot.height)
+
+
+async def _cropped(
+    shot: _Shot, step: SnapshotStep, rects: tuple[masks.Rect, ...] = ()
+) -> bytes | DirectiveOutcome:
+    """The image a snapshot compares: its ``cropOn`` region cut from a whole-screen capture (a fail
+    when that region is empty at this resolution), else the capture as taken; the ``mask`` rects
+    painted over it."""
+    rect = _crop_rect(shot)
+    if rect is None or shot.cropped or step.crop_on is None:
+        return await run_cpu(masks.prepare, shot.png, None, rects) if rects else shot.png
     if rect[2] - rect[0] < 1 or rect[3] - rect[1] < 1:
         return DirectiveOutcome(
             "fail",
             f"cropOn matched {describe_selector(step.crop_on)} but its on-screen region is empty at this "
             "resolution — nothing was compared",
         )
-    return await run_cpu(_crop_png, shot.png, rect)
+    return await run_cpu(masks.prepare, shot.png, rect, rects)
 
 
 #: Roles of the elements that take typed text (the tree of a device without page signals).
@@ -1220,21 +1267,25 @@ def _centre_inside(frame: Frame, clip: Frame) -> bool:
     return clip.x <= cx <= clip.x + clip.width and clip.y <= cy <= clip.y + clip.height
 
 
-def _crop_png(png: bytes, rect: tuple[int, int, int, int]) -> bytes:
-    left, top, right, bottom = rect
-    return pixels.encode_png(pixels.decode_png(png)[top:bottom, left:right])
-
-
 def _compare(
-    baseline: bytes, current: bytes, full_screen: bool, max_mismatch: float
-) -> tuple[pixels.Diff, bytes | None]:
-    """The diff, and (only for a failing compare) the context diff image as PNG."""
-    diff = pixels.diff_images(
-        pixels.decode_png(baseline), pixels.decode_png(current), full_screen=full_screen
-    )
+    baseline: bytes,
+    current: bytes,
+    full_screen: bool,
+    max_mismatch: float,
+    rects: tuple[masks.Rect, ...] = (),
+) -> tuple[pixels.Diff, bytes | None, bytes | None]:
+    """The diff; for a failing compare, the context diff image as PNG and (with ``rects``: the
+    mask of the capture, painted over the baseline too) the baseline as compared."""
+    base = pixels.decode_png(baseline)
+    now = pixels.decode_png(current)
+    if rects:
+        size = (now.shape[1], now.shape[0])
+        pixels.paint(base, masks.scaled(rects, size, (base.shape[1], base.shape[0])))
+    diff = pixels.diff_images(base, now, full_screen=full_screen)
     if diff.dimension_mismatch or diff.mismatch <= max_mismatch:
-        return diff, None
-    return diff, pixels.encode_png(pixels.context_image(pixels.diff_image(diff)))
+        return diff, None, None
+    compared = pixels.encode_png(base) if rects else None
+    return diff, pixels.encode_png(pixels.context_image(pixels.diff_image(diff))), compared
 
 
 def _write(directory: str, name: str, data: bytes) -> str:

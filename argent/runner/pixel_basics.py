@@ -25,6 +25,9 @@ REGIONS_KEPT_UNMERGED = 64
 CHANGED_BRIGHTER = (0, 200, 0)
 CHANGED_DARKER = (255, 0, 0)
 REGION_OUTLINE = (255, 220, 0)
+#: The solid colour a snapshot `mask` paints over an element (opaque magenta: rare on real pages, plain
+#: to a reviewer of the baseline).
+MASK_COLOUR = (255, 0, 255)
 REGION_OUTLINE_PX = 4
 CONTEXT_SCALE = 0.3
 

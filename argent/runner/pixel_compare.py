@@ -4,6 +4,7 @@ differ, its regions and diff image, and the idle wait's frames. Imported on firs
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -17,6 +18,7 @@ from argent.runner.pixel_basics import (
     DIFF_THRESHOLD_SQ,
     IDLE_SCALE,
     IDLE_THRESHOLD_SQ,
+    MASK_COLOUR,
     MAX_REGIONS_MERGED,
     MIN_REGION_PIXELS,
     REGION_MERGE_GAP,
@@ -57,6 +59,18 @@ def encode_png(pixels: Pixels) -> bytes:
     mode = "RGBA" if pixels.ndim == 3 and pixels.shape[2] == 4 else "RGB"
     Image.fromarray(np.ascontiguousarray(pixels), mode).save(out, format="PNG", compress_level=6)
     return out.getvalue()
+
+
+def paint(
+    pixels: Pixels, rects: Sequence[tuple[int, int, int, int]], colour: tuple[int, int, int] = MASK_COLOUR
+) -> None:
+    """Paint each rect (left, top, right, bottom; clipped to the image) one opaque colour, in place."""
+    height, width = pixels.shape[:2]
+    value = np.array([*colour, 255][: pixels.shape[2]], dtype=np.uint8)
+    for left, top, right, bottom in rects:
+        x0, y0, x1, y1 = max(0, left), max(0, top), min(width, right), min(height, bottom)
+        if x1 > x0 and y1 > y0:
+            pixels[y0:y1, x0:x1] = value
 
 
 # --------------------------------------------------------------------------------------------

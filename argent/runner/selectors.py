@@ -56,6 +56,8 @@ from argent.runner.teach import listed, nearest, plural, quoted
 SCOPE_TOLERANCE = 0.005
 #: Longest hoisted subtree text kept per element.
 MAX_SUBTREE_TEXT = 2000
+#: Roles of the elements that hold a frame: always kept, a ``within:`` scope for what the frame shows.
+FRAME_ROLES = frozenset({"iframe", "frame"})
 #: The label a password field carries instead of its content.
 PASSWORD_LABEL = "[password]"
 
@@ -130,8 +132,8 @@ def flatten(tree: UiTree) -> Screen:
 
     An element is kept when it can be named or acted on: it has an identifier, a label,
     a value, an ARIA role (a read that tells the role from the ``kind`` of element), a CSS
-    selector of the read it matches, or is clickable, focused or scrollable. The tree's own root
-    is never kept.
+    selector of the read it matches, or is clickable, focused or scrollable, or it holds a frame (an
+    ``iframe``). The tree's own root is never kept.
     Each element carries the text of its whole subtree (its own first), whitespace-collapsed.
     """
     slots: list[Leaf | None] = []  # document order: a kept element's slot is taken before its children's
@@ -143,7 +145,7 @@ def flatten(tree: UiTree) -> Screen:
         named = bool(
             node.identifier or label or value or node.clickable or node.focused or node.scrollable or node.css
         )
-        keep = named or bool(node.role and node.kind)
+        keep = named or bool(node.role and node.kind) or (node.kind or node.role) in FRAME_ROLES
         if keep:
             slots.append(None)  # filled below, once the subtree's text is known
         own = [label] if label else []

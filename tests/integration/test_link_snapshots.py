@@ -30,7 +30,7 @@ from argent.tools.link_preflight import check_linked_flow
 from argent.tools.member_invoker import MemberToolInvoker
 from argent.tools.registry import FileInputSpec, ToolContext, ToolRegistry, ToolSpec
 from tests.flow_files import flows, new_project, write
-from tests.unit.test_directives import FAST, FakeDevice, OneDevice, canvas
+from tests.unit.test_directives import FAST, FakeDevice, OneDevice, canvas, node, page
 
 KEY = "home__chromium-100x80"
 LISTING = [
@@ -233,6 +233,31 @@ async def test_the_client_writes_the_result_into_its_project(proj: Path, tmp_pat
     target = baselines(proj) / f"{KEY}.png"
     assert applied.written == (str(target),)
     assert target.read_bytes() == P.encode_png(device.image)
+
+
+async def test_a_masked_snapshot_over_a_link_writes_the_masked_baseline_and_nothing_else(
+    proj: Path, tmp_path: Path
+) -> None:
+    # The mask is painted on the server: the client gets one baseline, masked, as for any snapshot.
+    clock = node("div", 0.1, 0.25, 0.5, 0.25, identifier="clock")
+    device = FakeDevice(view=lambda: page(clock), image=canvas((10, 20, 30)))
+    write(flows(proj) / "main.yaml", "snapshot: { name: home, mask: [{ id: clock }] }")
+    run = await run_over_link(proj, tmp_path, device, update=True, keep=True)
+    assert run.result.ok, lines(run.result)
+    writes = run.files.baseline_writes()
+    assert [w["path"] for w in writes] == [f"{flows(proj)}/__baselines__/main/{KEY}.png"]
+    applied = apply_baseline_writes({"ok": True, "baselineWrites": writes}, run.scope)
+    target = baselines(proj) / f"{KEY}.png"
+    assert applied.written == (str(target),)
+    img = P.decode_png(target.read_bytes())
+    assert (img[20:40, 10:60, :3] == P.MASK_COLOUR).all()  # 100x80: x 10..60, y 20..40
+    img[20:40, 10:60, :3] = (10, 20, 30)
+    assert (img[..., :3] == (10, 20, 30)).all()
+    # Compared over the link, the clock changed: the mask keeps it out of the compare.
+    device.image[20:40, 10:60, :3] = (200, 0, 0)
+    again = await run_over_link(proj, tmp_path, device, keep=True)
+    assert again.result.ok, lines(again.result)
+    assert again.files.baseline_writes() == []
 
 
 # --------------------------------------------------------------------------------------------

@@ -1070,10 +1070,10 @@ def test_snapshot_crop_on() -> None:
 def test_snapshot_misspelled_keys() -> None:
     assert step_detail("snapshot: { name: home, maxMissmatch: 1 }") == (
         "snapshot has unknown key `maxMissmatch` (did you mean `maxMismatch`?) — allowed keys: name, "
-        "maxMismatch, cropOn"
+        "maxMismatch, cropOn, mask"
     )
     assert step_detail("snapshot: { name: home, cropon: Header }") == (
-        "snapshot has unknown key `cropon` (did you mean `cropOn`?) — allowed keys: name, maxMismatch, cropOn"
+        "snapshot has unknown key `cropon` (did you mean `cropOn`?) — allowed keys: name, maxMismatch, cropOn, mask"
     )
 
 

@@ -1,6 +1,9 @@
 """A Chrome DevTools Protocol session over one aiohttp websocket.
 
-Requests carry increasing ids and resolve futures; events go to subscribers. Every failure
+Requests carry increasing ids and resolve futures; events go to subscribers. A session can hold
+child sessions on the same socket (``attach``: CDP's flat sessions, the targets that
+``Target.setAutoAttach`` with ``flatten`` attaches — out-of-process frames): their messages carry
+a ``sessionId``, they die with their parent or when their target detaches. Every failure
 surfaces as a ``DeviceError`` with a message for a person: a CDP error names the method, a
 timeout names the method and its id, and once the socket closes (or the renderer crashes)
 every pending and later request fails with the one death message the owner composes — the
@@ -58,26 +61,57 @@ class CdpSession:
         label: str,
         describe_death: DeathMessage,
         request_timeout: float = REQUEST_TIMEOUT_SECONDS,
+        parent: CdpSession | None = None,
+        session_id: str | None = None,
     ) -> None:
         self.label = label
         self.request_timeout = request_timeout
+        #: The flat session id of a child session (None: the socket's own session).
+        self.session_id = session_id
         self._ws = ws
         self._describe_death = describe_death
+        #: The session that owns the socket (itself for the socket's own session).
+        self._root: CdpSession = parent._root if parent is not None else self
         self._next_id = 0
-        self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        #: Requests in flight on the socket (root only): id -> (method, future, the session that sent it).
+        self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]], CdpSession]] = {}
+        #: The live child sessions on the socket, by session id (root only).
+        self._children: dict[str, CdpSession] = {}
         self._listeners: dict[str, list[Listener]] = {}
         self._expected: set[asyncio.Future[dict[str, Any]]] = set()
         loop = asyncio.get_running_loop()
         #: The death message, once the session is unusable.
         self._death: asyncio.Future[str] = loop.create_future()
         self._closing = False
-        self._reader = asyncio.create_task(self._read(), name=f"cdp-reader-{label}")
+        self._reader: asyncio.Task[None] | None = None
+        if parent is None:
+            self._reader = asyncio.create_task(self._read(), name=f"cdp-reader-{label}")
 
     # -- state --
 
     @property
     def alive(self) -> bool:
         return not self._death.done() and not self._ws.closed
+
+    def attach(self, session_id: str, label: str) -> CdpSession:
+        """The child session ``session_id`` (a target attached in flat mode) on this socket."""
+        root = self._root
+        existing = root._children.get(session_id)
+        if existing is not None:
+            return existing
+        child = CdpSession(
+            self._ws,
+            label=label,
+            describe_death=self._describe_death,
+            request_timeout=self.request_timeout,
+            parent=self,
+            session_id=session_id,
+        )
+        if root._death.done():
+            child._settle(root._death.result())
+        else:
+            root._children[session_id] = child
+        return child
 
     @property
     def death(self) -> str | None:
@@ -104,7 +138,7 @@ class CdpSession:
                 issued.append(await self._issue(method, p))
         except BaseException:
             for rid, future in issued:
-                self._pending.pop(rid, None)
+                self._root._pending.pop(rid, None)
                 future.cancel()
             raise
         results: list[dict[str, Any]] = []
@@ -124,15 +158,19 @@ class CdpSession:
         """Register and write one request."""
         if self._death.done():
             raise DeviceError(self._death.result())
-        self._next_id += 1
-        rid = self._next_id
+        root = self._root
+        root._next_id += 1
+        rid = root._next_id
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = (method, future)
+        root._pending[rid] = (method, future, self)
+        message: dict[str, Any] = {"id": rid, "method": method, "params": params or {}}
+        if self.session_id is not None:
+            message["sessionId"] = self.session_id
         try:
-            await self._ws.send_str(json.dumps({"id": rid, "method": method, "params": params or {}}))
+            await self._ws.send_str(json.dumps(message))
         except (ConnectionError, aiohttp.ClientError, RuntimeError) as exc:
-            self._pending.pop(rid, None)
-            raise DeviceError(await self._await_death(f"sending {method} failed: {exc}")) from None
+            root._pending.pop(rid, None)
+            raise DeviceError(await root._await_death(f"sending {method} failed: {exc}")) from None
         return rid, future
 
     async def _answer(
@@ -143,7 +181,7 @@ class CdpSession:
             async with asyncio.timeout(limit):
                 return await future
         except TimeoutError:
-            self._pending.pop(rid, None)
+            self._root._pending.pop(rid, None)
             if self._death.done():
                 raise DeviceError(self._death.result()) from None
             raise DeviceError(
@@ -152,7 +190,7 @@ class CdpSession:
                 "device and boot a new one if this keeps happening."
             ) from None
         finally:
-            self._pending.pop(rid, None)
+            self._root._pending.pop(rid, None)
 
     async def evaluate(
         self, expression: str, *, await_promise: bool = False, timeout: float | None = None
@@ -209,9 +247,11 @@ class CdpSession:
     # -- lifetime --
 
     async def close(self) -> None:
-        """Close the socket; pending and later requests fail with "session closed"."""
+        """Close the socket (a child: forget it); pending and later requests fail with "session closed"."""
         self._closing = True
         self._settle(f"The DevTools session of Chromium ({self.label}) is closed.")
+        if self._reader is None:
+            return
         with contextlib.suppress(Exception):
             await self._ws.close()
         if not self._reader.done():
@@ -255,13 +295,13 @@ class CdpSession:
         if isinstance(rid, int):
             entry = self._pending.pop(rid, None)
             if entry is not None:
-                method, future = entry
+                method, future, sender = entry
                 if not future.done():
                     error = data.get("error")
                     if isinstance(error, dict):
                         message = str(error.get("message") or "unknown error")
                         future.set_exception(
-                            DeviceError(f"Chromium ({self.label}) refused {method}: {message}")
+                            DeviceError(f"Chromium ({sender.label}) refused {method}: {message}")
                         )
                     else:
                         result = data.get("result")
@@ -272,21 +312,45 @@ class CdpSession:
             return None
         raw = data.get("params")
         params: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        for listener in list(self._listeners.get(event, ())):
+        sid = data.get("sessionId")
+        target: CdpSession | None = self if sid is None else self._children.get(str(sid))
+        if target is None:
+            return None
+        for listener in list(target._listeners.get(event, ())):
             with contextlib.suppress(Exception):
                 listener(params)
+        if event == "Target.detachedFromTarget":
+            child = self._children.get(str(params.get("sessionId")))
+            if child is not None:
+                child._settle(f"The frame of Chromium ({child.label}) was detached.")
+        cause: str | None = None
         if event == "Inspector.targetCrashed":
-            return "its page renderer crashed"
-        if event == "Inspector.detached":
-            return f"its page was detached ({params.get('reason', 'no reason given')})"
-        return None
+            cause = "its page renderer crashed"
+        elif event == "Inspector.detached":
+            cause = f"its page was detached ({params.get('reason', 'no reason given')})"
+        if cause is not None and target is not self:
+            target._settle(f"Chromium ({target.label}): {cause}.")
+            return None
+        return cause
 
     def _settle(self, message: str) -> None:
-        """Mark the session dead with ``message`` and fail everything that waits on it."""
+        """Mark the session dead with ``message`` and fail everything that waits on it (the
+        socket's own session: its children too)."""
         if not self._death.done():
             self._death.set_result(message)
-        pending, self._pending = self._pending, {}
-        for _, future in pending.values():
+        root = self._root
+        if root is self:
+            pending, self._pending = self._pending, {}
+            children, self._children = list(self._children.values()), {}
+            for child in children:
+                child._settle(message)
+        else:
+            if self.session_id is not None and root._children.get(self.session_id) is self:
+                del root._children[self.session_id]
+            pending = {rid: entry for rid, entry in root._pending.items() if entry[2] is self}
+            for rid in pending:
+                del root._pending[rid]
+        for _, future, _sender in pending.values():
             if not future.done():
                 future.set_exception(DeviceError(message))
         for future in list(self._expected):

@@ -18,11 +18,13 @@
 //     very next frame, `tick` + 1). At `timeoutMs` it resolves with quiet=false. `mark` counts
 //     mutations, `tick` frames.
 //   mark() -> the current mutation count.
-//   waitFocus(timeoutMs, x, y, graceMs) -> Promise<{ok, editable}>
+//   waitFocus(timeoutMs, x, y, graceMs) -> Promise<{ok, editable, frame?}>
 //     resolves ok once focus sits on an element that takes text; or, `graceMs` after the call,
 //     on the element at (x, y) CSS px (or one containing it / inside it) — a tapped button or
 //     widget that keeps the focus itself gets that long to hand it on (a search button that
-//     focuses its field); not ok at the deadline. `editable`: the focus then takes text.
+//     focuses its field); not ok at the deadline. `editable`: the focus then takes text. Once
+//     the focus sits in an iframe at (x, y) whose document this world cannot enter, it resolves
+//     at once with that frame's id (`frame`, from `__argentFrameIds`): the device asks that frame.
 //   reveal(ref) -> scrolls the element a kept walk (`refs`) numbered `ref` into the middle of
 //     its scroll containers; false when that element is gone.
 //   editable() -> whether the focused element takes text (an insert types into it).
@@ -220,21 +222,35 @@
     const hit = hitAt(x, y);
     return !!hit && (hit === el || el.contains(hit) || hit.contains(el));
   };
+  // The id of the iframe at (x, y) that holds the focus, when this world cannot enter it.
+  const focusedFrame = function (x, y) {
+    const el = deepActive();
+    if (!el || el.localName !== "iframe") return null;
+    let doc = null;
+    try { doc = el.contentDocument; } catch (e) { doc = null; }
+    const ids = globalThis.__argentFrameIds;
+    const id = !doc && ids ? ids.get(el) : undefined;
+    return typeof id === "string" && hitAt(x, y) === el ? id : null;
+  };
   const waitFocus = function (timeoutMs, x, y, graceMs) {
     return new Promise(function (resolve) {
       const start = performance.now();
       const deadline = start + timeoutMs;
       let done = false;
-      const finish = function (ok) {
+      const finish = function (ok, frame) {
         if (done) return;
         done = true;
         window.removeEventListener("focusin", check, true);
         clearTimeout(timer);
         const el = deepActive();
-        resolve({ ok: ok, editable: !!el && editable(el) });
+        const out = { ok: ok, editable: !!el && editable(el) };
+        if (frame) out.frame = frame;
+        resolve(out);
       };
       const check = function () {
-        if (focusOk(x, y, performance.now() - start >= graceMs)) finish(true);
+        const frame = focusedFrame(x, y);
+        if (frame) finish(false, frame);
+        else if (focusOk(x, y, performance.now() - start >= graceMs)) finish(true);
         else if (performance.now() >= deadline) finish(false);
         else if (!done) requestAnimationFrame(check);
       };

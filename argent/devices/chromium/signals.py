@@ -7,6 +7,10 @@ requests are done and whose monitor saw two frames without a DOM change or a run
 animation; after input (``touched``) at least two more frames must pass, so the effects of the
 input get their frame before anyone looks.
 
+The frames the page's walk cannot enter (``argent.devices.chromium.frames``) count too: their
+requests, and their monitors' quiet — a frame holds the page's quiet at most ``FRAME_READ_SECONDS``
+longer than the page's own document, and a change in a frame ends a change wait as one in the page.
+
 A request still running after ``QUIET_REQUEST_MAX_AGE_MS`` stops counting: long polls, streams
 and slow beacons would otherwise hold every step at the ceiling.
 """
@@ -14,58 +18,35 @@ and slow beacons would otherwise hold every step at the ceiling.
 from __future__ import annotations
 
 import asyncio
-import functools
-import importlib.resources
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
-from argent.devices.chromium.walker import walker_query, walker_source
+from argent.devices.chromium.frames import WAIT_SLACK_SECONDS, PageFrames, focus_wait
+from argent.devices.chromium.walker import walker_query
+from argent.devices.chromium.world import IsolatedWorld
 from argent.limits import QUIET_REQUEST_MAX_AGE_MS
 
-WORLD_NAME = "argent"
 #: Requests of these resource types never hold a page busy: they live as long as the page.
 _LONG_LIVED_TYPES = frozenset({"EventSource", "WebSocket", "Media", "Ping", "CSPViolationReport"})
 #: A request older than this is forgotten (one that never reported its end).
 _FORGET_AFTER_SECONDS = 60.0
-#: Slack on a page-side wait's own deadline before the CDP request gives up.
-_WAIT_SLACK_SECONDS = 2.0
 #: Frames a wait needs after input: the input's effects (timers, frame callbacks) get their frame.
 FRAMES_AFTER_INPUT = 2
-_GONE = (
-    "Cannot find context with specified id",
-    "Execution context was destroyed",
-    "navigated or closed",
-    "No frame for given id found",
-)
-
-
-@functools.cache
-def monitor_source() -> str:
-    text = importlib.resources.files(__package__).joinpath("monitor.js").read_text(encoding="utf-8")
-    return text.strip()
-
-
-@functools.cache
-def forms_source() -> str:
-    text = importlib.resources.files(__package__).joinpath("forms.js").read_text(encoding="utf-8")
-    return text.strip()
-
-
-@functools.cache
-def world_source() -> str:
-    """What a new world gets once: the monitor, the form controls, and the walker compiled once as
-    ``__argentWalk`` (a walk then costs no compile)."""
-    return f"{monitor_source()};\n{forms_source()};\nglobalThis.__argentWalk = {walker_source()};\ntrue"
 
 
 def _walk(max_depth: int, max_nodes: int, keep: bool, css: Sequence[str]) -> str:
+    """One walk in argent's world, with the page's change mark taken just before it (``mark``), the
+    iframes it could not enter (``frames``) and how many of them have no frame id yet (``unknown``)."""
     args = f"{int(max_depth)}, {int(max_nodes)}, {'true' if keep else 'false'}, {walker_query(css)}"
     return (
         "(() => { const mark = globalThis.__argent.mark(); "
-        f"const walk = globalThis.__argentWalk({args}); if (walk) walk.mark = mark; return walk; }})()"
+        f"const walk = globalThis.__argentWalk({args}); "
+        "if (walk) { walk.mark = mark; const els = globalThis.__argentFrameEls || []; "
+        "const ids = globalThis.__argentFrameIds; walk.frames = els.length; "
+        "walk.unknown = els.filter((el) => !ids.has(el)).length; } "
+        "return walk; })()"
     )
 
 
@@ -78,18 +59,14 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-class _WorldGone(Exception):
-    """The document of argent's world went away (a navigation): make the world again."""
-
-
 class PageSignals:
     """The signals of one page session (see module doc)."""
 
     def __init__(self, session: CdpSession) -> None:
         self._session = session
-        self._frame_id: str | None = None
-        self._world: int | None = None
-        self._making: asyncio.Future[int] | None = None
+        self._world = IsolatedWorld(session)
+        #: The page's frames that its walker cannot enter (walked beside it).
+        self.frames = PageFrames(session, self._world, follow=self._follow)
         self._requests: dict[str, float] = {}
         self._request_done = asyncio.Event()
         self._touched = True
@@ -110,7 +87,16 @@ class PageSignals:
         tree = await session.send("Page.getFrameTree")
         frame = (tree.get("frameTree") or {}).get("frame") or {}
         if isinstance(frame.get("id"), str):
-            self._frame_id = frame["id"]
+            self._world.reset(frame["id"])
+        await self.frames.start()
+
+    def _follow(self, child: CdpSession) -> None:
+        """An out-of-process frame attached: its requests count too (``PageFrames`` enables its
+        ``Network`` before the frame runs). One request id across the sessions: a frame's document
+        request starts in its parent's session and may end in its own."""
+        child.on("Network.requestWillBeSent", self._on_request)
+        child.on("Network.loadingFinished", self._on_request_end)
+        child.on("Network.loadingFailed", self._on_request_end)
 
     def touched(self) -> None:
         """Input went to the page: the next quiet needs frames of its own."""
@@ -135,9 +121,8 @@ class PageSignals:
     def _on_navigated(self, params: dict[str, Any]) -> None:
         frame = params.get("frame")
         if isinstance(frame, dict) and not frame.get("parentId"):
-            if isinstance(frame.get("id"), str):
-                self._frame_id = frame["id"]
-            self._world = None
+            self._world.reset(frame["id"] if isinstance(frame.get("id"), str) else None)
+            self.frames.forget()
 
     # -- the network --
 
@@ -173,80 +158,11 @@ class PageSignals:
 
     # -- the world --
 
-    async def _make_world(self) -> int:
-        if self._making is not None:
-            return await asyncio.shield(self._making)
-        loop = asyncio.get_running_loop()
-        self._making = loop.create_future()
-        try:
-            if self._frame_id is None:
-                tree = await self._session.send("Page.getFrameTree")
-                self._frame_id = str(((tree.get("frameTree") or {}).get("frame") or {}).get("id") or "")
-            try:
-                reply = await self._session.send(
-                    "Page.createIsolatedWorld", {"frameId": self._frame_id, "worldName": WORLD_NAME}
-                )
-            except DeviceError as exc:
-                if self._session.alive and any(marker in str(exc) for marker in _GONE):
-                    self._frame_id = None  # read the main frame again
-                    raise _WorldGone() from None
-                raise
-            context = reply.get("executionContextId")
-            if not isinstance(context, int):
-                raise DeviceError(
-                    f"Chromium ({self._session.label}): the page gave argent no isolated world."
-                )
-            await self._call(context, world_source(), False, None)
-            self._world = context
-            self._making.set_result(context)
-            return context
-        except BaseException as exc:
-            self._making.set_exception(exc)
-            self._making.exception()  # retrieved: the callers above see it raised
-            raise
-        finally:
-            self._making = None
-
-    async def _call(self, context: int, expression: str, await_promise: bool, timeout: float | None) -> Any:
-        try:
-            reply = await self._session.send(
-                "Runtime.evaluate",
-                {
-                    "expression": expression,
-                    "contextId": context,
-                    "returnByValue": True,
-                    "awaitPromise": await_promise,
-                },
-                timeout=timeout,
-            )
-        except DeviceError as exc:
-            if self._session.alive and any(marker in str(exc) for marker in _GONE):
-                raise _WorldGone() from None
-            raise
-        details = reply.get("exceptionDetails")
-        if details:
-            text = json.dumps(details)[:400]
-            if any(marker in text for marker in _GONE):
-                raise _WorldGone()
-            raise DeviceError(f"Chromium ({self._session.label}): argent's page monitor failed: {text}")
-        return (reply.get("result") or {}).get("value")
-
     async def evaluate(
         self, expression: str, *, await_promise: bool = False, timeout: float | None = None
     ) -> Any:
         """Evaluate in argent's world of the current document (made on first use)."""
-        for _ in range(3):
-            context = self._world
-            try:
-                if context is None:
-                    context = await self._make_world()
-                return await self._call(context, expression, await_promise, timeout)
-            except _WorldGone:
-                if self._world == context:
-                    self._world = None
-        raise DeviceError(
-            f"Chromium ({self._session.label}): the page kept navigating away while argent read it."
-        )
+        return await self._world.evaluate(expression, await_promise=await_promise, timeout=timeout)
 
     # -- the signals --
 
@@ -286,14 +202,12 @@ class PageSignals:
             remaining = deadline - self._now()
             if remaining <= 0:
                 return None
-            try:
-                result = await self.evaluate(
-                    f"globalThis.__argent.wait({round(remaining * 1000)}, {frames}, {mark}, {slack})",
-                    await_promise=True,
-                    timeout=remaining + _WAIT_SLACK_SECONDS,
-                )
-            except _WorldGone:
-                continue
+            page = self.evaluate(
+                f"globalThis.__argent.wait({round(remaining * 1000)}, {frames}, {mark}, {slack})",
+                await_promise=True,
+                timeout=remaining + WAIT_SLACK_SECONDS,
+            )
+            result = await self.frames.quiet(page, remaining, frames, after)
             if not isinstance(result, dict) or result.get("quiet") is not True:
                 return None
             if self._busy_until() is not None:
@@ -307,53 +221,80 @@ class PageSignals:
     ) -> Any:
         """The walker's payload, read in argent's world (``keep``: numbered for ``reveal``; ``css``:
         the selectors whose matches it marks), with the page's change mark taken just before it
-        (``mark``)."""
-        return await self.evaluate(_walk(max_depth, max_nodes, keep, css), timeout=timeout)
+        (``mark``) and the walks of the frames it could not enter stitched in
+        (``argent.devices.chromium.frames``)."""
+        expression = _walk(max_depth, max_nodes, keep, css)
+        return await self.frames.walk(
+            expression, expression, max_depth=max_depth, max_nodes=max_nodes, keep=keep, timeout=timeout
+        )
 
     async def reveal(
         self, ref: int, max_depth: int, max_nodes: int, *, timeout: float, css: Sequence[str] = ()
     ) -> Any:
         """Scroll the element ``ref`` of the last kept walk into view, then a kept walk; None when
         that element is gone."""
-        return await self.evaluate(
-            f"globalThis.__argent.reveal({int(ref)}) ? {_walk(max_depth, max_nodes, True, css)} : null",
+        return await self.frames.reveal(
+            ref,
+            _walk(max_depth, max_nodes, True, css),
+            max_depth=max_depth,
+            max_nodes=max_nodes,
             timeout=timeout,
         )
 
     async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
-        ms = round(max(0.0, timeout) * 1000)
-        grace_ms = round(max(0.0, grace) * 1000)
-        value = await self.evaluate(
-            f"globalThis.__argent.waitFocus({ms}, {x!r}, {y!r}, {grace_ms})",
-            await_promise=True,
-            timeout=timeout + _WAIT_SLACK_SECONDS,
-        )
+        """The monitor's focus wait; once the focus went into a frame the page's walk cannot
+        enter, that frame's (``PageFrames.wait_focus``). Text then goes key by key: the key
+        listeners ``enter_text`` looks for are the page's, not the frame's."""
+        deadline = self._now() + max(0.0, timeout)
+        value = await focus_wait(self._world, x, y, timeout, grace)
+        if isinstance(value, dict) and isinstance(value.get("frame"), str):
+            value = await self.frames.wait_focus(value["frame"], x, y, deadline - self._now(), grace)
+            self._focus_editable = (self._inputs, False)
+            return isinstance(value, dict) and value.get("ok") is True
         if not isinstance(value, dict):
             return False
         self._focus_editable = (self._inputs, value.get("editable") is True)
         return value.get("ok") is True
 
     async def focus_at(self, x: float, y: float) -> tuple[str, bool]:
-        """Focus the element at (x, y) CSS px without a click (``__argentForms.focusAt``): its state
-        (``kept``, ``focused``, ``none``) and whether the focus then takes text (kept for ``editable``)."""
+        """Focus the element at (x, y) CSS px without a click (``__argentForms.focusAt``; in the
+        frame there when the page's walk cannot enter it): its state (``kept``, ``focused``,
+        ``none``) and whether the focus then takes text (kept for ``editable``: never in such a
+        frame, whose key listeners ``enter_text`` cannot see)."""
         value = await self.evaluate(f"globalThis.__argentForms.focusAt({x!r}, {y!r})")
+        framed = False
+        if isinstance(value, dict) and value.get("state") == "none" and (inner := self.frames.at(x, y)):
+            world, fx, fy = inner
+            value = await world.evaluate(f"globalThis.__argentForms.focusAt({fx!r}, {fy!r})")
+            framed = True
         if not isinstance(value, dict) or value.get("state") not in ("kept", "focused", "none"):
             return "none", False
         editable = value.get("editable") is True
         if value["state"] != "none":
-            self._focus_editable = (self._inputs, editable)
+            self._focus_editable = (self._inputs, editable and not framed)
         return str(value["state"]), editable
 
     async def select_all(self) -> bool:
-        """Select the focused field's whole text; False when the focus is on no field."""
-        return await self.evaluate("globalThis.__argentForms.selectAll()") is True
+        """Select the focused field's whole text (in the frame that holds the focus when the page's
+        walk cannot enter it); False when the focus is on no field."""
+        if await self.evaluate("globalThis.__argentForms.selectAll()") is True:
+            return True
+        world = await self.frames.focused()
+        return world is not None and await world.evaluate("globalThis.__argentForms.selectAll()") is True
 
     async def choose(self, x: float, y: float, choices: tuple[str, ...], by_value: bool, listed: int) -> Any:
-        """``__argentForms.choose`` at (x, y) CSS px: its answer as the page gave it."""
-        args = ", ".join(
-            [repr(x), repr(y), json.dumps(list(choices)), "true" if by_value else "false", str(int(listed))]
-        )
-        return await self.evaluate(f"globalThis.__argentForms.choose({args})")
+        """``__argentForms.choose`` at (x, y) CSS px (in the frame there when the page's walk cannot
+        enter it): its answer as the page gave it."""
+        tail = f"{json.dumps(list(choices))}, {'true' if by_value else 'false'}, {int(listed)}"
+        value = await self.evaluate(f"globalThis.__argentForms.choose({x!r}, {y!r}, {tail})")
+        if (
+            isinstance(value, dict)
+            and value.get("problem") == "not-select"
+            and (inner := self.frames.at(x, y))
+        ):
+            world, fx, fy = inner
+            value = await world.evaluate(f"globalThis.__argentForms.choose({fx!r}, {fy!r}, {tail})")
+        return value
 
     async def editable(self) -> bool:
         """Whether the focus takes text (as the last focus wait saw it, when no input came since)."""

@@ -31,6 +31,11 @@
 // to the viewport and clips nothing; `clip` and `clip-path` clip the element and all it holds.
 // An element clipped away keeps its place in the tree with an empty frame (a scroll-to can still
 // bring an off-screen one into view).
+// In argent's world (where `globalThis.__argentFrameIds`, a WeakMap, exists) an iframe whose
+// document the walk cannot enter (another origin, maybe another process) carries `sub: { at: [x, y],
+// clip: [l, t, r, b], key, id? }`: its content box's origin and visible part in this viewport's CSS
+// px, its index in `globalThis.__argentFrameEls`, and its frame id once the device put it in the
+// WeakMap. The device walks that frame on its own and puts its tree there (frames.py, stitch.py).
 //
 // DOM reads go through getters captured from the prototypes up front, so a page that shadows
 // a property (a <form> with a control named "children" or "id") cannot derail the walk.
@@ -129,6 +134,8 @@
   let count = 0;
   let truncated = false;
   const kept = keep ? [] : null;
+  const frameIds = globalThis.__argentFrameIds;
+  const frameEls = frameIds ? [] : null;
   // Scroll offsets of every scrollable element walked: part of what makes two reads one screen,
   // so a scroll through blank space still counts as movement.
   const scrollMarks = [];
@@ -298,6 +305,24 @@
       break;
     }
   })();
+
+  // An iframe the walk cannot enter, marked for the device to walk (see the header).
+  const frameMark = function (el, cs, box, clip, depth) {
+    let doc = null;
+    try { doc = read(iframeDocument, el); } catch (e) { doc = null; }
+    if (doc && read(documentElementOf, doc)) return null;
+    if (depth + 1 > maxDepth) {
+      truncated = true;
+      return null;
+    }
+    const ix = box[0] + (parseFloat(cs.borderLeftWidth) || 0) + (parseFloat(cs.paddingLeft) || 0);
+    const iy = box[1] + (parseFloat(cs.borderTopWidth) || 0) + (parseFloat(cs.paddingTop) || 0);
+    const inner = [ix, iy, ix + (read(clientWidthOf, el) || 0), iy + (read(clientHeightOf, el) || 0)];
+    const sub = { at: [ix, iy], clip: intersect(intersect(clip, box), inner), key: frameEls.push(el) - 1 };
+    const id = frameIds.get(el);
+    if (typeof id === "string") sub.id = id;
+    return sub;
+  };
 
   const textExtent = function (el, ox, oy) {
     try {
@@ -610,6 +635,8 @@
     // Own information (none for visibility:hidden).
     const node = {};
     if (kept) node.ref = kept.push(el) - 1;
+    const sub = frameEls && tag === "iframe" && box && !hidden ? frameMark(el, cs, box, ownClip, depth) : null;
+    if (sub) node.sub = sub;
     let info = false;
     let give = content; // what this element gives its parent's text
     if (!hidden) {
@@ -790,6 +817,7 @@
   if (!tree) return { tree: null, error: "the root element is hidden", w: W, h: H };
   tree.frame = [0, 0, 1, 1];
   if (kept) globalThis.__argentRefs = kept;
+  if (frameEls) globalThis.__argentFrameEls = frameEls;
   const out = { tree: tree, truncated: truncated, scroll: scrollMarks.join(";"), w: W, h: H };
   if (shown === 0) out.blank = diagnose();
   return out;

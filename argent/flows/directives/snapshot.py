@@ -1,5 +1,6 @@
 """`snapshot:` — compare the screen (or the element `cropOn` names) with its baseline: a name, or
-`{ name, maxMismatch?, cropOn? }`."""
+`{ name, maxMismatch?, cropOn?, mask? }`; `mask` lists the selectors of the elements painted one
+colour in both images before they are compared (a clock, a timestamp, an avatar)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import math
 from typing import Any, ClassVar
 
 from attrs import frozen
+from ruamel.yaml.nodes import SequenceNode
 
+from argent import limits
 from argent.flows.canonical import num, selector_to_data
 from argent.flows.directives.base import Directive, Nodes
 from argent.flows.grammar import Reject, only_keys
@@ -18,6 +21,10 @@ from argent.flows.references import Baseline, Reference, ToolFiles
 from argent.flows.values import Selector, step_line
 
 _NEEDS_NAME = "snapshot needs a name (bare string or { name })"
+_MASK_LIST = (
+    "snapshot mask must be a list of selectors — the elements painted over in both images before they "
+    "are compared, e.g. mask: [{ id: clock }, Last updated]"
+)
 
 
 @frozen
@@ -25,23 +32,31 @@ class SnapshotStep:
     name: str
     max_mismatch: float | None = None
     crop_on: Selector | None = None
+    #: The elements painted one colour in the capture and the baseline before the compare.
+    mask: tuple[Selector, ...] = ()
     line: int = step_line()
     kind: ClassVar[str] = "snapshot"
     executor: ClassVar[str] = "snapshot"
     on_device: ClassVar[bool] = True
 
     def label(self) -> str | None:
-        name = js_json_string(self.name)
-        return f"{name} cropOn {selector_label(self.crop_on)}" if self.crop_on is not None else name
+        label = js_json_string(self.name)
+        if self.crop_on is not None:
+            label += f" cropOn {selector_label(self.crop_on)}"
+        if self.mask:
+            label += f" mask [{', '.join(selector_label(sel) for sel in self.mask)}]"
+        return label
 
     def to_data(self) -> dict[str, Any]:
-        if self.max_mismatch is None and self.crop_on is None:
+        if self.max_mismatch is None and self.crop_on is None and not self.mask:
             return {"snapshot": self.name}
         body: dict[str, Any] = {"name": self.name}
         if self.max_mismatch is not None:
             body["maxMismatch"] = num(self.max_mismatch)
         if self.crop_on is not None:
             body["cropOn"] = selector_to_data(self.crop_on)
+        if self.mask:
+            body["mask"] = [selector_to_data(sel) for sel in self.mask]
         return {"snapshot": body}
 
     def summary(self) -> str:
@@ -56,7 +71,7 @@ def parse(nodes: Nodes, body: Any, line: int) -> SnapshotStep:
         if found is None:
             raise Reject(_NEEDS_NAME)
         mapping = found
-        only_keys("snapshot", mapping, ("name", "maxMismatch", "cropOn"))
+        only_keys("snapshot", mapping, ("name", "maxMismatch", "cropOn", "mask"))
         name = nodes.string(mapping.get("name"))
     if not name:
         raise Reject(_NEEDS_NAME)
@@ -72,7 +87,17 @@ def parse(nodes: Nodes, body: Any, line: int) -> SnapshotStep:
             raise Reject("snapshot maxMismatch must be a number between 0 and 100 (percent of pixels)")
         max_mismatch = tidy(max_mismatch)
     crop_on = nodes.selector(mapping["cropOn"], "snapshot.cropOn") if "cropOn" in mapping else None
-    return SnapshotStep(name=name, max_mismatch=max_mismatch, crop_on=crop_on, line=line)
+    mask = _mask(nodes, mapping["mask"]) if "mask" in mapping else ()
+    return SnapshotStep(name=name, max_mismatch=max_mismatch, crop_on=crop_on, mask=mask, line=line)
+
+
+def _mask(nodes: Nodes, node: Any) -> tuple[Selector, ...]:
+    """`mask`: 1 to ``MAX_SNAPSHOT_MASKS`` selectors."""
+    if not isinstance(node, SequenceNode) or not node.value:
+        raise Reject(_MASK_LIST)
+    if len(node.value) > limits.MAX_SNAPSHOT_MASKS:
+        raise Reject(f"snapshot mask lists {len(node.value)} selectors; at most {limits.MAX_SNAPSHOT_MASKS}")
+    return tuple(nodes.selector(item, f"snapshot.mask[{i}]") for i, item in enumerate(node.value))
 
 
 def files(step: SnapshotStep, tools: ToolFiles) -> tuple[Reference, ...]:
