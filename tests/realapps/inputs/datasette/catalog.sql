@@ -1,0 +1,60 @@
+-- The database Datasette serves in tests/realapps: programming languages and the people who made them.
+CREATE TABLE creators (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  country TEXT NOT NULL
+);
+CREATE TABLE languages (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  year INTEGER NOT NULL,
+  paradigm TEXT NOT NULL,
+  typing TEXT NOT NULL,
+  creator_id INTEGER REFERENCES creators(id)
+);
+INSERT INTO creators (id, name, country) VALUES
+  (1, 'John Backus', 'United States'),
+  (2, 'John McCarthy', 'United States'),
+  (3, 'Dennis Ritchie', 'United States'),
+  (4, 'Niklaus Wirth', 'Switzerland'),
+  (5, 'Alan Kay', 'United States'),
+  (6, 'Bjarne Stroustrup', 'Denmark'),
+  (7, 'Guido van Rossum', 'Netherlands'),
+  (8, 'Yukihiro Matsumoto', 'Japan'),
+  (9, 'James Gosling', 'Canada'),
+  (10, 'Brendan Eich', 'United States'),
+  (11, 'Rasmus Lerdorf', 'Denmark'),
+  (12, 'Joe Armstrong', 'United Kingdom'),
+  (13, 'Simon Peyton Jones', 'United Kingdom'),
+  (14, 'Jeff Bezanson', 'United States'),
+  (15, 'Graydon Hoare', 'Canada'),
+  (16, 'Robert Griesemer', 'Switzerland'),
+  (17, 'Chris Lattner', 'United States'),
+  (18, 'Andrey Breslav', 'Russia'),
+  (19, 'Jose Valim', 'Brazil'),
+  (20, 'Rich Hickey', 'United States');
+INSERT INTO languages (id, name, year, paradigm, typing, creator_id) VALUES
+  (1, 'Fortran', 1957, 'imperative', 'static', 1),
+  (2, 'Lisp', 1958, 'functional', 'dynamic', 2),
+  (3, 'C', 1972, 'imperative', 'static', 3),
+  (4, 'Pascal', 1970, 'imperative', 'static', 4),
+  (5, 'Smalltalk', 1972, 'object-oriented', 'dynamic', 5),
+  (6, 'C++', 1985, 'object-oriented', 'static', 6),
+  (7, 'Python', 1991, 'object-oriented', 'dynamic', 7),
+  (8, 'Ruby', 1995, 'object-oriented', 'dynamic', 8),
+  (9, 'Java', 1995, 'object-oriented', 'static', 9),
+  (10, 'JavaScript', 1995, 'multi-paradigm', 'dynamic', 10),
+  (11, 'PHP', 1995, 'imperative', 'dynamic', 11),
+  (12, 'Erlang', 1986, 'functional', 'dynamic', 12),
+  (13, 'Haskell', 1990, 'functional', 'static', 13),
+  (14, 'Julia', 2012, 'multi-paradigm', 'dynamic', 14),
+  (15, 'Rust', 2010, 'multi-paradigm', 'static', 15),
+  (16, 'Go', 2009, 'imperative', 'static', 16),
+  (17, 'Swift', 2014, 'multi-paradigm', 'static', 17),
+  (18, 'Kotlin', 2011, 'object-oriented', 'static', 18),
+  (19, 'Elixir', 2011, 'functional', 'dynamic', 19),
+  (20, 'Clojure', 2007, 'functional', 'dynamic', 20),
+  (21, 'Modula-2', 1978, 'imperative', 'static', 4),
+  (22, 'Oberon', 1987, 'imperative', 'static', 4),
+  (23, 'Scheme', 1975, 'functional', 'dynamic', 2),
+  (24, 'Dart', 2011, 'object-oriented', 'static', NULL);
