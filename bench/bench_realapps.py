@@ -134,108 +134,143 @@ class Argent:
 # Playwright: the same scenarios, as a Playwright user writes them
 
 
-async def pw_datasette(page: Any, expect: Any) -> None:
-    await page.get_by_role("link", name="catalog", exact=True).click()
-    await page.get_by_role("link", name="languages", exact=True).click()
-    await expect(page.get_by_role("heading", name="24 rows")).to_be_visible()
-    await page.locator('select[name="_filter_column"]').select_option("paradigm")
-    value = page.get_by_role("textbox")
-    await value.fill("functional")
-    await value.press("Enter")
-    await expect(page.get_by_role("heading", name='6 rows where paradigm = "functional"')).to_be_visible()
-    await page.get_by_role("table").get_by_role("link", name="year", exact=True).click()
-    await expect(page.get_by_role("heading", name="sorted by year")).to_be_visible()
-    await page.get_by_role("link", name="John McCarthy").first.click()
-    await expect(page.get_by_role("heading", name="creators: 2")).to_be_visible()
-    await page.get_by_role("link", name="2 rows").click()
-    await expect(page.get_by_role("cell", name="Scheme")).to_be_visible()
-    await page.get_by_role("link", name="View and edit SQL").click()
-    editor = page.locator(".CodeMirror")
+# Each scenario is a list of steps, one per step of the app's argent flow after its launch (the
+# probe, bench/probe_realapps.py, relies on that: it stands in for an argent step that fails).
+Step = Callable[[Any, Any], Awaitable[None]]
+
+
+async def _fill_and_enter(locator: Any, text: str) -> None:
+    await locator.fill(text)
+    await locator.press("Enter")
+
+
+async def _replace_in_editor(page: Any, editor: Any, text: str) -> None:
+    """What a person does in a code editor: click into it, select all, type."""
     await editor.click()
     await page.keyboard.press("Control+A")
-    await page.keyboard.type("select name, year from languages where year < 1960")
-    await page.keyboard.press("Shift+Enter")
-    await expect(page.get_by_role("heading", name="Custom SQL query returning 2 rows")).to_be_visible()
-    await expect(page.get_by_role("cell", name="Fortran")).to_be_visible()
+    await page.keyboard.type(text)
 
 
-async def pw_mkdocs(page: Any, expect: Any) -> None:
-    await expect(page.get_by_role("heading", name="Welcome to Tidepool")).to_be_visible()
-    await page.get_by_role("article").get_by_role("link", name="Installation").click()
-    await expect(page.get_by_role("heading", name="Installation", level=1)).to_be_visible()
-    await page.get_by_role("link", name="pipx", exact=True).click()  # a content tab
-    await expect(page.get_by_text("pipx install tidepool")).to_be_visible()
-    await page.keyboard.press("/")  # Material's shortcut to the search
-    search = page.get_by_role("textbox", name="Search")
-    await expect(search).to_be_focused()
-    await page.keyboard.type("lunar")
-    await expect(page.get_by_text("1 matching document")).to_be_visible()
-    await page.keyboard.press("ArrowDown")  # to the first result
-    await page.keyboard.press("Enter")
-    await expect(page.get_by_role("heading", name="Reading tide tables", level=1)).to_be_visible()
-    await page.get_by_text("Why two high tides a day?").click()  # a collapsible note
-    await expect(page.get_by_text("24 hours and 50 minutes")).to_be_visible()
-    await page.get_by_role("link", name="Next: Stations").click()
-    await expect(page.get_by_role("heading", name="Stations", level=1)).to_be_visible()
-    await page.get_by_title("Switch to dark mode").click()  # the palette toggle
-    await expect(page.get_by_title("Switch to light mode")).to_be_visible()
-
-
-async def pw_streamlit(page: Any, expect: Any) -> None:
-    await expect(page.get_by_role("heading", name="Orders dashboard")).to_be_visible()
-    name = page.get_by_label("Your name")
-    await name.fill("Ada")
-    await name.press("Enter")
-    await expect(page.get_by_text("Hello, Ada! Here are today's orders.")).to_be_visible()
-    await page.get_by_role("combobox", name="City").click()
-    await page.get_by_role("option", name="Oslo").click()
-    await expect(page.get_by_text("Order 1003: Ingrid (Oslo)")).to_be_visible()
-    await expect(page.get_by_text("Order 1001: Ana (Lisbon)")).to_be_hidden()
-    await page.get_by_text("Include cancelled orders").click()  # the box itself is drawn over its input
-    await expect(page.get_by_text("Order 1005: Kari (Oslo), €220, cancelled")).to_be_visible()
-    await page.get_by_role("button", name="Increment").click()
-    await page.get_by_role("button", name="Increment").click()
-    await expect(page.get_by_label("Minimum amount (€)")).to_have_value("100")
-    await expect(page.get_by_text("Order 1004: Lars")).to_be_hidden()
-    await page.get_by_role("tab", name="Summary").click()
-    await expect(page.get_by_text("Cancelled: 1")).to_be_visible()
-    await page.get_by_role("button", name="Export orders").click()
-    await expect(page.get_by_text("Exported 2 orders to orders.csv")).to_be_visible()
-
-
-async def pw_jupyterlab(page: Any, expect: Any) -> None:
+async def _dismiss_news(page: Any, expect: Any) -> None:
     news = page.get_by_text("Would you like to get notified about official Jupyter news?")
     with contextlib.suppress(Exception):
         await news.wait_for(timeout=2000)
     if await news.is_visible():
-        await page.get_by_role("button", name="No", exact=True).click()
-    launcher = page.get_by_role("tabpanel", name="Launcher")
-    await launcher.get_by_role("button", name="Python 3 (ipykernel)").first.click()
-    await expect(page.get_by_role("tab", name="Untitled.ipynb")).to_be_visible()
-    await expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=30000)
-    cell = page.get_by_role("textbox").first
-    await cell.click()
-    await page.keyboard.type("print(6 * 7)")
-    await page.keyboard.press("Shift+Enter")
-    await expect(page.get_by_text("42", exact=True)).to_be_visible(timeout=30000)
-    await page.get_by_role("menuitem", name="File").click()
-    await page.get_by_role("menuitem", name="Rename Notebook…").click()
-    dialog = page.get_by_role("dialog")
-    await expect(dialog.get_by_role("textbox")).to_be_focused()
-    await page.keyboard.type("answer")  # the dialog selected the stem: typing replaces it
-    await dialog.get_by_role("button", name="Rename").click()
-    await expect(page.get_by_role("tab", name="answer.ipynb")).to_be_visible()
-    await page.keyboard.press("Control+S")
-    await expect(
+        await page.get_by_role("alert").get_by_role("button", name="No", exact=True).click()
+
+
+async def _type_in_focused(page: Any, field: Any, expect: Any, text: str) -> None:
+    await expect(field).to_be_focused()
+    await page.keyboard.type(text)
+
+
+async def _type_into_cell(page: Any, text: str) -> None:
+    await page.get_by_role("main").get_by_role("textbox").first.click()
+    await page.keyboard.type(text)
+
+
+DATASETTE: list[Step] = [
+    lambda page, expect: page.get_by_role("link", name="catalog", exact=True).click(),
+    lambda page, expect: page.get_by_role("link", name="languages", exact=True).click(),
+    lambda page, expect: expect(page.get_by_role("heading", name="24 rows")).to_be_visible(),
+    lambda page, expect: page.locator('select[name="_filter_column"]').select_option("paradigm"),
+    lambda page, expect: _fill_and_enter(page.get_by_role("textbox"), "functional"),
+    lambda page, expect: expect(
+        page.get_by_role("heading", name='6 rows where paradigm = "functional"')
+    ).to_be_visible(),
+    lambda page, expect: page.get_by_role("table").get_by_role("link", name="year", exact=True).click(),
+    lambda page, expect: expect(page.get_by_role("heading", name="sorted by year")).to_be_visible(),
+    lambda page, expect: page.get_by_role("link", name="John McCarthy").first.click(),
+    lambda page, expect: expect(page.get_by_role("heading", name="creators: 2")).to_be_visible(),
+    lambda page, expect: page.get_by_role("link", name="2 rows").click(),
+    lambda page, expect: expect(page.get_by_role("cell", name="Scheme")).to_be_visible(),
+    lambda page, expect: page.get_by_role("link", name="View and edit SQL").click(),
+    lambda page, expect: _replace_in_editor(
+        page, page.locator(".CodeMirror"), "select name, year from languages where year < 1960"
+    ),
+    lambda page, expect: page.keyboard.press("Shift+Enter"),
+    lambda page, expect: expect(
+        page.get_by_role("heading", name="Custom SQL query returning 2 rows")
+    ).to_be_visible(),
+    lambda page, expect: expect(page.get_by_role("cell", name="Fortran")).to_be_visible(),
+]
+
+MKDOCS: list[Step] = [
+    lambda page, expect: expect(page.get_by_role("heading", name="Welcome to Tidepool")).to_be_visible(),
+    lambda page, expect: page.get_by_role("article").get_by_role("link", name="Installation").click(),
+    lambda page, expect: expect(page.get_by_role("heading", name="Installation", level=1)).to_be_visible(),
+    lambda page, expect: page.get_by_role("article").get_by_role("link", name="pipx", exact=True).click(),
+    lambda page, expect: expect(page.get_by_text("pipx install tidepool")).to_be_visible(),
+    lambda page, expect: page.keyboard.press("/"),  # Material's shortcut to the search
+    lambda page, expect: _type_in_focused(page, page.get_by_role("textbox", name="Search"), expect, "lunar"),
+    lambda page, expect: expect(page.get_by_text("1 matching document")).to_be_visible(),
+    lambda page, expect: page.keyboard.press("ArrowDown"),  # to the first result
+    lambda page, expect: page.keyboard.press("Enter"),
+    lambda page, expect: expect(
+        page.get_by_role("heading", name="Reading tide tables", level=1)
+    ).to_be_visible(),
+    lambda page, expect: page.get_by_text("Why two high tides a day?").click(),  # a collapsible note
+    lambda page, expect: expect(page.get_by_text("24 hours and 50 minutes")).to_be_visible(),
+    lambda page, expect: page.get_by_role("link", name="Next: Stations").click(),
+    lambda page, expect: expect(page.get_by_role("heading", name="Stations", level=1)).to_be_visible(),
+    lambda page, expect: page.get_by_title("Switch to dark mode").click(),  # the palette toggle
+    lambda page, expect: expect(page.get_by_title("Switch to light mode")).to_be_visible(),
+]
+
+STREAMLIT: list[Step] = [
+    lambda page, expect: expect(page.get_by_role("heading", name="Orders dashboard")).to_be_visible(),
+    lambda page, expect: _fill_and_enter(page.get_by_label("Your name"), "Ada"),
+    lambda page, expect: expect(page.get_by_text("Hello, Ada! Here are today's orders.")).to_be_visible(),
+    lambda page, expect: page.get_by_role("combobox", name="City").click(),
+    lambda page, expect: page.get_by_role("option", name="Oslo").click(),
+    lambda page, expect: expect(page.get_by_text("Order 1003: Ingrid (Oslo)")).to_be_visible(),
+    lambda page, expect: expect(page.get_by_text("Order 1001: Ana (Lisbon)")).to_be_hidden(),
+    # the box is drawn over its input: a person clicks the label
+    lambda page, expect: page.get_by_text("Include cancelled orders").click(),
+    lambda page, expect: expect(page.get_by_text("Order 1005: Kari (Oslo), €220, cancelled")).to_be_visible(),
+    lambda page, expect: page.get_by_role("button", name="Increment").click(),
+    lambda page, expect: expect(page.get_by_label("Minimum amount (€)")).to_have_value("50"),
+    lambda page, expect: page.get_by_role("button", name="Increment").click(),
+    lambda page, expect: expect(page.get_by_label("Minimum amount (€)")).to_have_value("100"),
+    lambda page, expect: expect(page.get_by_text("Order 1004: Lars")).to_be_hidden(),
+    lambda page, expect: page.get_by_role("tab", name="Summary").click(),
+    lambda page, expect: expect(page.get_by_text("Cancelled: 1")).to_be_visible(),
+    lambda page, expect: page.get_by_role("button", name="Export orders").click(),
+    lambda page, expect: expect(page.get_by_text("Exported 2 orders to orders.csv")).to_be_visible(),
+]
+
+JUPYTERLAB: list[Step] = [
+    _dismiss_news,
+    lambda page, expect: (
+        page.get_by_role("tabpanel", name="Launcher")
+        .get_by_role("button", name="Python 3 (ipykernel)")
+        .first.click()
+    ),
+    lambda page, expect: expect(page.get_by_role("tab", name="Untitled.ipynb")).to_be_visible(),
+    lambda page, expect: expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=30000),
+    lambda page, expect: _type_into_cell(page, "print(6 * 7)"),
+    lambda page, expect: page.keyboard.press("Shift+Enter"),
+    lambda page, expect: expect(page.get_by_text("42", exact=True)).to_be_visible(timeout=30000),
+    lambda page, expect: page.get_by_role("menuitem", name="File").click(),
+    lambda page, expect: page.get_by_role("menuitem", name="Rename Notebook…").click(),
+    lambda page, expect: expect(page.get_by_role("dialog")).to_contain_text("Rename File"),
+    # the dialog selected the name's stem: typing replaces it
+    lambda page, expect: _type_in_focused(
+        page, page.get_by_role("dialog").get_by_role("textbox"), expect, "answer"
+    ),
+    lambda page, expect: page.get_by_role("dialog").get_by_role("button", name="Rename").click(),
+    lambda page, expect: expect(page.get_by_role("tab", name="answer.ipynb")).to_be_visible(),
+    lambda page, expect: page.keyboard.press("Control+S"),
+    lambda page, expect: expect(
         page.get_by_role("region", name="File Browser Section").get_by_text("answer.ipynb")
-    ).to_be_visible()
+    ).to_be_visible(),
+]
 
-
-SCENARIOS: dict[str, Callable[[Any, Any], Awaitable[None]]] = {
-    "datasette": pw_datasette,
-    "mkdocs": pw_mkdocs,
-    "streamlit": pw_streamlit,
-    "jupyterlab": pw_jupyterlab,
+SCENARIOS: dict[str, list[Step]] = {
+    "datasette": DATASETTE,
+    "mkdocs": MKDOCS,
+    "streamlit": STREAMLIT,
+    "jupyterlab": JUPYTERLAB,
 }
 
 
@@ -272,7 +307,8 @@ class Playwright:
             await page.goto(app.url + START_PATH[name])
             start = time.perf_counter()
             try:
-                await SCENARIOS[name](page, expect)
+                for step in SCENARIOS[name]:
+                    await step(page, expect)
             except Exception as e:
                 said = [ln.strip() for ln in str(e).splitlines() if ln.strip() and ln.strip() != "Call log:"]
                 raise Failed(" / ".join(said[:5]) or type(e).__name__) from e

@@ -28,13 +28,13 @@ MIN_STEPS = 10
 #: What main still lacks for each app's flow (issue 21, INTERFACE.md section 14), as the run on main
 #: showed it; each mark comes off when the feature lands and the flow passes.
 MISSING = {
-    "datasette": "select: and press: are not directives yet; role: link/heading/combobox/textbox/cell are "
-    "not ARIA roles yet",
-    "mkdocs": "press: is not a directive yet; role: link/heading/textbox are not ARIA roles yet",
-    "streamlit": "role: heading/textbox/combobox/option/button/tab/spinbutton are not ARIA roles yet; "
-    "text: does not match an accessible name (aria-label, <label>) yet",
-    "jupyterlab": "press: is not a directive yet; a body of zero height with overflow hidden hides the app; "
-    "role: button/tab/tabpanel/dialog/menuitem are not ARIA roles yet",
+    "datasette": "implicit ARIA roles (link, heading, combobox, textbox, cell: no step with a role passes), "
+    "select:, press: and type's clear: are missing",
+    "mkdocs": "implicit ARIA roles (heading, link, textbox) and press: are missing",
+    "streamlit": "implicit ARIA roles (heading, textbox, spinbutton) are missing, and st.success's alert "
+    "reads as a zero-area frame (not visible)",
+    "jupyterlab": "the app shell in a body of zero height with overflow hidden is invisible (every read of "
+    "the UI tree empty or degraded); press: is missing",
 }
 
 
