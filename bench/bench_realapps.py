@@ -186,13 +186,13 @@ DATASETTE: list[Step] = [
     lambda page, expect: expect(page.get_by_role("cell", name="Scheme")).to_be_visible(),
     lambda page, expect: page.get_by_role("link", name="View and edit SQL").click(),
     lambda page, expect: _replace_in_editor(
-        page, page.locator(".CodeMirror"), "select name, year from languages where year < 1960"
+        page, page.locator(".CodeMirror"), "select name, year from languages where year < 1972"
     ),
     lambda page, expect: page.keyboard.press("Shift+Enter"),
     lambda page, expect: expect(
-        page.get_by_role("heading", name="Custom SQL query returning 2 rows")
+        page.get_by_role("heading", name="Custom SQL query returning 3 rows")
     ).to_be_visible(),
-    lambda page, expect: expect(page.get_by_role("cell", name="Fortran")).to_be_visible(),
+    lambda page, expect: expect(page.get_by_role("cell", name="Pascal")).to_be_visible(),
 ]
 
 MKDOCS: list[Step] = [
@@ -236,6 +236,8 @@ STREAMLIT: list[Step] = [
     lambda page, expect: page.get_by_role("tab", name="Summary").click(),
     lambda page, expect: expect(page.get_by_text("Cancelled: 1")).to_be_visible(),
     lambda page, expect: page.get_by_role("button", name="Export orders").click(),
+    # argent's scroll-to: Playwright's expect needs no scroll (it does not ask for the viewport)
+    lambda page, expect: page.get_by_text("Exported 2 orders to orders.csv").scroll_into_view_if_needed(),
     lambda page, expect: expect(page.get_by_text("Exported 2 orders to orders.csv")).to_be_visible(),
 ]
 

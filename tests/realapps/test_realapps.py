@@ -28,11 +28,12 @@ MIN_STEPS = 10
 #: What main still lacks for each app's flow (issue 21, INTERFACE.md section 14), as the run on main
 #: showed it; each mark comes off when the feature lands and the flow passes.
 MISSING = {
-    "datasette": "implicit ARIA roles (link, heading, combobox, textbox, cell: no step with a role passes), "
-    "select:, press: and type's clear: are missing",
+    "datasette": "implicit ARIA roles (link, heading, combobox, textbox, cell), select:, press: and type's "
+    "clear: are missing; and (also with wt/locate + wt/input) a text: that spans the spans of a "
+    "highlighted CodeMirror line matches nothing, and clear: selects the editor's hidden textarea, "
+    "not its text (a select-all chord would)",
     "mkdocs": "implicit ARIA roles (heading, link, textbox) and press: are missing",
-    "streamlit": "implicit ARIA roles (heading, textbox, spinbutton) are missing, and st.success's alert "
-    "reads as a zero-area frame (not visible)",
+    "streamlit": "implicit ARIA roles (heading, textbox, spinbutton) are missing",
     "jupyterlab": "the app shell in a body of zero height with overflow hidden is invisible (every read of "
     "the UI tree empty or degraded); press: is missing",
 }
