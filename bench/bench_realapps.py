@@ -236,8 +236,6 @@ STREAMLIT: list[Step] = [
     lambda page, expect: page.get_by_role("tab", name="Summary").click(),
     lambda page, expect: expect(page.get_by_text("Cancelled: 1")).to_be_visible(),
     lambda page, expect: page.get_by_role("button", name="Export orders").click(),
-    # argent's scroll-to: Playwright's expect needs no scroll (it does not ask for the viewport)
-    lambda page, expect: page.get_by_text("Exported 2 orders to orders.csv").scroll_into_view_if_needed(),
     lambda page, expect: expect(page.get_by_text("Exported 2 orders to orders.csv")).to_be_visible(),
 ]
 

@@ -45,5 +45,7 @@ with summary_tab:
         count = sum(1 for o in rows if o["status"] == status)
         st.write(f"{status.capitalize()}: {count}")
 
-if st.button("Export orders"):
-    st.success(f"Exported {len(rows)} orders to orders.csv")
+with st.sidebar:
+    st.header("Export")
+    if st.button("Export orders"):
+        st.success(f"Exported {len(rows)} orders to orders.csv")
