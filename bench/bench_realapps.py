@@ -7,11 +7,12 @@
 Each app of tests/realapps (Datasette over a SQLite file, a MkDocs Material site with its client-side
 search, a Streamlit dashboard, JupyterLab) is started on loopback from its own venv. Its argent flow
 (tests/realapps/flows/<app>.yaml, the flow the tests run) goes through argent's engine with the real
-directives on a Chromium argent launches; the same scenario written as a Playwright user writes it
-(``get_by_role``, ``get_by_label``, ``fill``, ``keyboard.press``, ``expect``) runs on a Chromium
-Playwright launches from the same binary (``executable_path``) with argent's launch flags, headless,
-1000x800, DPR 1. Each side runs once to warm up, then ``--runs`` interleaved runs (the side that
-goes first alternates). JupyterLab keeps what a run saved, so it is started afresh for every run of
+directives, each run on a Chromium argent launches for it (as ``argent flow run`` does); the same
+scenario written as a Playwright user writes it (``get_by_role``, ``get_by_label``, ``fill``,
+``keyboard.press``, ``expect``) runs on a Chromium Playwright launches from the same binary
+(``executable_path``) with argent's launch flags, headless, 1000x800, DPR 1, each run in a new
+context. Each side runs once to warm up, then ``--runs`` interleaved runs (the side that goes first
+alternates). JupyterLab keeps what a run saved, so it is started afresh for every run of
 either side; the other apps serve every run from one start. The launch (argent's ``launch:`` step,
 Playwright's ``goto``) is left out of the time: a run is timed from the end of the launch to the end
 of the scenario.
@@ -80,20 +81,20 @@ class _NoTools:
 
 
 class Argent:
-    """An app's flow through argent's engine on one Chromium argent launched."""
+    """An app's flow through argent's engine, each run on a Chromium argent launches for it (as
+    ``argent flow run`` does; Playwright's side opens a new context per run): nothing a run left in
+    the browser (a palette kept in localStorage) reaches the next."""
 
     def __init__(self, project: Path) -> None:
         self.project = project
         self.files = DiskFlowFiles()
         self.directives = DeviceDirectives(scratch_dir=str(project / "scratch"))
-        self.provider = ChromiumDeviceProvider()
-        self.device: Any = None
 
     async def start(self) -> None:
-        self.device = await self.provider.boot()
+        pass
 
     async def close(self) -> None:
-        await self.provider.close_all()
+        pass
 
     async def run(self, name: str, app: apps.RunningApp) -> float:
         text = app.rebase((apps.FLOWS / f"{name}.yaml").read_text())
@@ -110,18 +111,23 @@ class Argent:
             if line.kind == "launch":
                 launched.append(time.perf_counter())
 
-        result = await run_flow(
-            flow,
-            await self.files.locate(str(path)),
-            name,
-            files=self.files,
-            tools=_NoTools(),
-            directives=self.directives,
-            device=self.device,
-            platform="chromium",
-            on_progress=progress,
-        )
-        end = time.perf_counter()
+        provider = ChromiumDeviceProvider()
+        device = await provider.boot()
+        try:
+            result = await run_flow(
+                flow,
+                await self.files.locate(str(path)),
+                name,
+                files=self.files,
+                tools=_NoTools(),
+                directives=self.directives,
+                device=device,
+                platform="chromium",
+                on_progress=progress,
+            )
+            end = time.perf_counter()
+        finally:
+            await provider.close_all()
         bad = [s for s in result.steps if s.status not in ("pass", "skip")]
         if not result.ok or bad:
             first = bad[0] if bad else None
