@@ -36,6 +36,8 @@ INSTALLER = REPO / "scripts" / "install-realapps"
 READY_TIMEOUT_SECONDS = 90.0
 #: Between two polls of the readiness URL.
 READY_POLL_SECONDS = 0.1
+#: Free ports tried when the one found free was taken before the app bound it.
+PORT_ATTEMPTS = 3
 #: How long an app may take to exit after SIGTERM before it is killed.
 STOP_TIMEOUT_SECONDS = 15.0
 #: The install of every app, cold (about 55 s here, pip downloading side by side).
@@ -262,23 +264,30 @@ def _stop(proc: subprocess.Popen[bytes], scratch: Path) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-@contextlib.contextmanager
-def running(app: App | str, cache: Path, scratch: Path) -> Iterator[RunningApp]:
-    """``app`` (or the app of that name) from ``cache`` started on a free loopback port with its input in ``scratch``;
-    yields once its readiness URL answers 200 (polled; never a fixed sleep); stopped, with every
-    process it started, when the block ends."""
-    if isinstance(app, str):
-        app = APPS[app]
-    name = app.name
-    bin_ = venv_bin(cache, name)
-    scratch.mkdir(parents=True, exist_ok=True)
-    app.prepare(bin_, scratch)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", **app.env(scratch)}
-    env.pop("VIRTUAL_ENV", None)
-    env["PATH"] = f"{bin_}{os.pathsep}{env.get('PATH', '')}"
-    for attempt in range(3):  # a free port can be taken by another process before the app binds it
+def _wait_ready(proc: subprocess.Popen[bytes], url: str, name: str, log: Path) -> bool:
+    """Poll ``url`` until it answers 200 (True) or the app exits (False); past
+    ``READY_TIMEOUT_SECONDS`` the app's log says why it is not there."""
+    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+    while not _ready(url):
+        if proc.poll() is not None:
+            return False
+        if time.monotonic() > deadline:
+            raise AppUnavailable(
+                f"{name} did not answer {url} within {READY_TIMEOUT_SECONDS:.0f} s; its log:\n"
+                f"{log.read_text(errors='replace')[-3000:]}"
+            )
+        time.sleep(READY_POLL_SECONDS)  # the interval between two polls of the URL
+    return True
+
+
+def _start(
+    app: App, bin_: Path, scratch: Path, env: dict[str, str]
+) -> tuple[subprocess.Popen[bytes], int, Path]:
+    """``app`` serving on a free loopback port: its process, the port, its log. A port found free
+    can be taken before the app binds it: then another port, ``PORT_ATTEMPTS`` in all."""
+    for _ in range(PORT_ATTEMPTS):
         port = free_port()
-        log = scratch / f"{name}-{port}.log"
+        log = scratch / f"{app.name}-{port}.log"
         with log.open("wb") as out:
             proc = subprocess.Popen(
                 app.argv(bin_, scratch, port),
@@ -289,31 +298,37 @@ def running(app: App | str, cache: Path, scratch: Path) -> Iterator[RunningApp]:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + READY_TIMEOUT_SECONDS
-            while not _ready(url + app.ready_path):
-                if proc.poll() is not None:
-                    break
-                if time.monotonic() > deadline:
-                    raise AppUnavailable(
-                        f"{name} did not answer {app.ready_path} within {READY_TIMEOUT_SECONDS:.0f} s; "
-                        f"its log:\n{log.read_text(errors='replace')[-3000:]}"
-                    )
-                time.sleep(READY_POLL_SECONDS)  # a poll interval, not a synchronisation: we poll the URL
-            else:
-                try:
-                    yield RunningApp(app=app, url=url, port=port, proc=proc, log=log)
-                finally:
-                    _stop(proc, scratch)
-                return
+            ready = _wait_ready(proc, f"http://127.0.0.1:{port}{app.ready_path}", app.name, log)
         except BaseException:
             _stop(proc, scratch)
             raise
+        if ready:
+            return proc, port, log
         _stop(proc, scratch)
-        if attempt == 2 or b"address already in use" not in log.read_bytes().lower():
+        said = log.read_text(errors="replace")
+        if "address already in use" not in said.lower():
             raise AppUnavailable(
-                f"{name} exited with {proc.returncode} before it served; its log:\n"
-                f"{log.read_text(errors='replace')[-3000:]}"
+                f"{app.name} exited with {proc.returncode} before it served; its log:\n{said[-3000:]}"
             )
-    raise AssertionError("unreachable")
+    raise AppUnavailable(f"{app.name} found each of {PORT_ATTEMPTS} free ports taken when it started")
+
+
+@contextlib.contextmanager
+def running(app: App | str, cache: Path, scratch: Path) -> Iterator[RunningApp]:
+    """``app`` (or the app of that name) from ``cache``, its input in ``scratch``, started on a free
+    loopback port; yields once its readiness URL answers 200 (polled, never a fixed sleep); stopped
+    with every process it started when the block ends."""
+    if isinstance(app, str):
+        app = APPS[app]
+    bin_ = venv_bin(cache, app.name)
+    scratch.mkdir(parents=True, exist_ok=True)
+    app.prepare(bin_, scratch)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **app.env(scratch)}
+    env.pop("VIRTUAL_ENV", None)
+    env["PATH"] = f"{bin_}{os.pathsep}{env.get('PATH', '')}"
+    proc, port, log = _start(app, bin_, scratch, env)
+    try:
+        yield RunningApp(app=app, url=f"http://127.0.0.1:{port}", port=port, proc=proc, log=log)
+    finally:
+        _stop(proc, scratch)

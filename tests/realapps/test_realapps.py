@@ -9,7 +9,9 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -92,8 +94,6 @@ def test_each_flow_is_long_and_written_as_a_user_writes_it(name: str) -> None:
 def test_an_app_serves_on_a_free_loopback_port_and_leaves_no_process(
     name: str, realapps_cache: Path, tmp_path: Path
 ) -> None:
-    import urllib.request
-
     scratch = tmp_path / name
     with apps.running(name, realapps_cache, scratch) as app:
         assert app.url == f"http://127.0.0.1:{app.port}"
@@ -124,6 +124,23 @@ def test_an_app_that_exits_before_it_serves_says_so_with_its_log(
         apps.running(broken, realapps_cache, tmp_path / "x"),
     ):
         pass
+
+
+def test_an_app_whose_port_was_taken_meanwhile_starts_on_another(
+    realapps_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race a free port has: another process binds it before the app does."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        offered = [int(taken.getsockname()[1])]
+        real = apps.free_port
+        monkeypatch.setattr(apps, "free_port", lambda: offered.pop() if offered else real())
+        with apps.running("datasette", realapps_cache, tmp_path / "d") as app:
+            assert app.port != taken.getsockname()[1]
+            assert len(list((tmp_path / "d").glob("datasette-*.log"))) == 2
+            with urllib.request.urlopen(app.url + "/-/versions.json", timeout=10) as answer:
+                assert answer.status == 200
 
 
 def test_the_installer_finds_every_app_cached_and_names_the_cache(realapps_cache: Path) -> None:
