@@ -42,7 +42,9 @@ MISSING = {
 
 
 def corpus(name: str) -> pytest.ParameterSet:
-    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=MISSING[name]), id=name)
+    return pytest.param(
+        name, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=MISSING[name]), id=name
+    )
 
 
 def _run_flow(
