@@ -46,12 +46,14 @@ from argent.limits import (
 #: The page's own frame (its document, and the same-origin documents its walk enters).
 TOP: FrameKey = ("top",)
 #: Every out-of-process frame attaches to the session of its parent, flat, and waits until its
-#: session is set up (its requests then all reach the page signals).
+#: session is set up (its requests then all reach the page signals). Dedicated workers attach too,
+#: only to be let run at once: with ``waitForDebuggerOnStart`` Chromium holds a worker the filter
+#: leaves out at its start for good (a page's search, editor or PDF worker never ran).
 AUTO_ATTACH = {
     "autoAttach": True,
     "waitForDebuggerOnStart": True,
     "flatten": True,
-    "filter": [{"type": "iframe"}],
+    "filter": [{"type": "iframe"}, {"type": "worker"}],
 }
 #: Slack on a page-side wait's own deadline before the CDP request gives up.
 WAIT_SLACK_SECONDS = 2.0
