@@ -23,7 +23,7 @@ import numpy as np
 from common import RESULTS
 
 from argent.devices.chromium import ChromiumDeviceProvider
-from argent.devices.chromium.targets import resolve_launch_target
+from argent.devices.web.targets import resolve_launch_target
 from argent.flows.parse import parse_flow
 from argent.runner import pixels
 from argent.runner.directives import DeviceDirectives

@@ -828,7 +828,7 @@ class DeviceDirectives:
         run = ctx.run
         probe = run.files.local_path(run.root, ".")
         flow_dir = os.path.normpath(probe) if probe is not None else None
-        from argent.devices.chromium.targets import LaunchTargetError, resolve_launch_target
+        from argent.devices.web.targets import LaunchTargetError, resolve_launch_target
 
         if self._page_gate is not None:
             try:

@@ -502,7 +502,7 @@ async def test_type_waits_for_the_focus_a_tap_hands_on(
 async def test_a_read_in_argents_world_is_the_read_in_the_pages_own(
     device: ChromiumDevice, site: str
 ) -> None:
-    from argent.devices.chromium.walker import parse_walk, walker_expression
+    from argent.devices.web.walker import parse_walk, walker_expression
     from tests.e2e.test_chromium_device import FORM_PAGE
 
     PAGES["/form.html"] = FORM_PAGE

@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from argent.devices.chromium.stitch import Stitch
-from argent.devices.chromium.walker import parse_walk
+from argent.devices.web.stitch import Stitch
+from argent.devices.web.walker import parse_walk
 
 TOP = ("top",)
 FRAME = ("oopif", "F1")

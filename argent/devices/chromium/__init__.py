@@ -13,7 +13,7 @@ from __future__ import annotations
 from argent.devices.chromium.device import ChromiumDevice
 from argent.devices.chromium.launcher import chromium_unavailable_reason, find_chromium
 from argent.devices.chromium.provider import ChromiumDeviceProvider
-from argent.devices.chromium.targets import LaunchTargetError, resolve_launch_target
+from argent.devices.web.targets import LaunchTargetError, resolve_launch_target
 
 __all__ = [
     "ChromiumDevice",

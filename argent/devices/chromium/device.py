@@ -28,7 +28,7 @@ from argent.devices.chromium.keys import chord_events, press_events
 from argent.devices.chromium.launcher import ChromiumProcess
 from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
 from argent.devices.chromium.signals import PageSignals
-from argent.devices.chromium.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
+from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
 from argent.limits import CDP_NETWORK_BUFFER_BYTES, CDP_NETWORK_RESOURCE_BUFFER_BYTES, MAX_LISTED_OPTIONS
 from argent.utils.keys import Key, KeyNameError, char_key, parse_chord
 

@@ -33,8 +33,8 @@ from attrs import define
 
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
-from argent.devices.chromium.stitch import FrameKey, Marker, Stitch
 from argent.devices.chromium.world import IsolatedWorld
+from argent.devices.web.stitch import FrameKey, Marker, Stitch
 from argent.limits import (
     FRAME_READ_SECONDS,
     FRAME_WALK_TIMEOUT_SECONDS,

@@ -24,7 +24,7 @@ from argent.devices.caller import DeviceCaller, current_caller
 from argent.devices.chromium.device import PLATFORM, ChromiumDevice, fetch_json, port_of
 from argent.devices.chromium.file_access import FILE_ACCESS
 from argent.devices.chromium.launcher import VIEWPORT_HEIGHT, VIEWPORT_WIDTH, launch_chromium
-from argent.devices.chromium.targets import LaunchTargetError, resolve_launch_target
+from argent.devices.web.targets import LaunchTargetError, resolve_launch_target
 from argent.errors import DeviceResolutionError, TooManyDevicesError
 from argent.limits import MAX_CHROMIUM_DEVICES
 

@@ -24,8 +24,8 @@ from typing import Any
 
 from argent.devices.chromium.cdp import CdpSession
 from argent.devices.chromium.frames import WAIT_SLACK_SECONDS, PageFrames, focus_wait
-from argent.devices.chromium.walker import walker_query
 from argent.devices.chromium.world import IsolatedWorld
+from argent.devices.web.walker import walker_query
 from argent.limits import QUIET_REQUEST_MAX_AGE_MS
 
 #: Requests of these resource types never hold a page busy: they live as long as the page.

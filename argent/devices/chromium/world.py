@@ -19,7 +19,7 @@ from typing import Any
 
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
-from argent.devices.chromium.walker import walker_source
+from argent.devices.web.walker import walker_source
 
 WORLD_NAME = "argent"
 #: How often one call makes the world again when its document keeps going away.
@@ -35,13 +35,13 @@ GONE = (
 
 @functools.cache
 def monitor_source() -> str:
-    text = importlib.resources.files(__package__).joinpath("monitor.js").read_text(encoding="utf-8")
+    text = importlib.resources.files("argent.devices.web").joinpath("monitor.js").read_text(encoding="utf-8")
     return text.strip()
 
 
 @functools.cache
 def forms_source() -> str:
-    text = importlib.resources.files(__package__).joinpath("forms.js").read_text(encoding="utf-8")
+    text = importlib.resources.files("argent.devices.web").joinpath("forms.js").read_text(encoding="utf-8")
     return text.strip()
 
 

@@ -16,7 +16,7 @@ from attrs import frozen
 
 from argent.devices.base import Device, DeviceError, DeviceProvider
 from argent.devices.chromium.launcher import chromium_unavailable_reason
-from argent.devices.chromium.targets import LaunchTargetError, resolve_launch_target
+from argent.devices.web.targets import LaunchTargetError, resolve_launch_target
 from argent.errors import ArgentError, InvalidToolInputError, ToolExecutionError
 from argent.flows.secrets import redact
 from argent.link.models import FileInputSpec

@@ -16,7 +16,7 @@ from argent import limits
 from argent.cpu import run_cpu
 from argent.devices.base import DeviceError, DeviceProvider
 from argent.devices.chromium.device import ChromiumDevice
-from argent.devices.chromium.walker import DESCRIBE_MAX_DEPTH, DESCRIBE_MAX_NODES
+from argent.devices.web.walker import DESCRIBE_MAX_DEPTH, DESCRIBE_MAX_NODES
 from argent.errors import InvalidToolInputError
 from argent.link.codec import to_wire
 from argent.link.models import FileInputSpec, ImageResult

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from argent.devices.base import UiNode, UiTree
-from argent.devices.chromium.walker import DESCRIBE_MAX_NODES
+from argent.devices.web.walker import DESCRIBE_MAX_NODES
 
 
 def _escape(text: str) -> str:

@@ -7,7 +7,7 @@ device walks that frame on its own (``argent.devices.chromium.frames``) and a ``
 that frame's tree under the iframe's node: every box moved to the top-level viewport and clipped
 to what of the frame shows, refs numbered across the frames, the node and depth limits of the
 read kept for the whole tree. The result has the walker's payload shape
-(``argent.devices.chromium.walker.parse_walk`` reads it as it reads one walk).
+(``argent.devices.web.walker.parse_walk`` reads it as it reads one walk).
 
 Pure functions over JSON values: the walks are the page's output, every field is checked.
 """
