@@ -346,3 +346,8 @@ MAX_EVALUATE_RESULT_DEPTH = 256
 #: How long one debugger-evaluate runs in the page; past it V8 stops the script (or the page's execution is
 #: terminated), so an endless expression never leaves the device frozen for the other tools.
 EVALUATE_TIMEOUT_SECONDS = 10.0
+#: The images of a run's failing steps a result carries inline over a link (``artifactImages``; the client cannot
+#: read the tool-server's disk), and the bytes of one such image: a viewport PNG is ~0.1-1 MiB; one larger is named
+#: by its path alone.
+MAX_ARTIFACT_IMAGES = 4
+MAX_ARTIFACT_IMAGE_BYTES = 4 * MIB

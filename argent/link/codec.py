@@ -43,6 +43,7 @@ from argent.link.models import (
     CLIENT_FILE_MARKER,
     EVENT_TAGS,
     FILE_INPUT_MARKER,
+    ArtifactImage,
     ClientFileDirective,
     Disabled,
     ErrorBody,
@@ -78,6 +79,7 @@ ALWAYS: frozenset[tuple[type, str]] = frozenset(
         (ResultEvent, "data"),
         (ProgressEvent, "data"),
         (ImageResult, "mime_type"),
+        (ArtifactImage, "mime_type"),
     }
 )
 #: Models marked on the wire by a key whose value is true.
@@ -88,7 +90,13 @@ MARKERS: dict[type, str] = {
 }
 #: Lists whose items that cannot be read are left out, by (model, field).
 SKIPPED_ITEMS: frozenset[tuple[type, str]] = frozenset(
-    {(ToolListing, "tools"), (ToolEntry, "file_inputs"), (FlowRunResult, "steps"), (NamedUploads, "members")}
+    {
+        (ToolListing, "tools"),
+        (ToolEntry, "file_inputs"),
+        (FlowRunResult, "steps"),
+        (FlowRunResult, "artifact_images"),
+        (NamedUploads, "members"),
+    }
 )
 #: Models a client reads whatever was sent: nothing is required, nothing malformed fails them.
 ANSWERS: frozenset[type] = frozenset({StepReport, FlowRunResult})
@@ -270,9 +278,12 @@ def _read(conv: cattrs.Converter, raw: Any, cls: type[T]) -> Read[T]:
 
 
 def _readable_items(conv: cattrs.Converter, raw: Any, tp: Any) -> list[Any]:
-    """The items of a list that read as its item type; the others are left out."""
+    """The items of a list that read as its item type; the others are left out (an optional list's
+    too: ``list[X] | None``)."""
     if not isinstance(raw, list):
         raise ValueError(f"expected an array, got {json_type(raw)}")
+    if get_origin(tp) in (typing.Union, UnionType):
+        (tp,) = (arg for arg in get_args(tp) if arg is not type(None))
     (item_type,) = get_args(tp)
     out = []
     for item in raw:

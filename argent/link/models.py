@@ -295,6 +295,17 @@ class StepReport:
     duration_ms: float = 0.0
 
 
+@frozen
+class ArtifactImage:
+    """The bytes of one image a step line names in its ``artifacts`` (``path``), carried in the result
+    of a run over a link: the client cannot read the tool-server's disk, and an agent must see why a
+    step failed. Base64, like a screenshot's ``image``."""
+
+    path: str
+    data: str
+    mime_type: str = "image/png"
+
+
 @define
 class FlowRunResult:
     """A run's summary. The runner builds it from its lines, which sets the counts and ``ok``; a
@@ -312,6 +323,9 @@ class FlowRunResult:
     errored: int = field(init=False)
     steps: list[StepReport] = field(factory=list)
     baseline_writes: list[Any] | None = None
+    #: Over a link: the images of the failing steps' ``artifacts`` (``ArtifactImage``), at most
+    #: ``MAX_ARTIFACT_IMAGES``; co-located, the paths are this host's and nothing is inlined.
+    artifact_images: list[ArtifactImage] | None = None
     #: As upstream: when the run started (ms since the epoch) and how long it took (ms); left out
     #: of equality, like a step's duration is of nothing but its own line.
     started_at: int | None = field(default=None, eq=False)

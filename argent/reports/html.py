@@ -20,7 +20,6 @@ import asyncio
 import html
 import os
 import shutil
-import stat
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -29,6 +28,7 @@ from attrs import frozen
 
 from argent.flows.names import BASELINES_DIR
 from argent.limits import MAX_REPORT_IMAGE_BYTES
+from argent.link.png import read_png
 from argent.reports.junit import REPORT_FILE_MODE, ReportPathProblem
 from argent.reports.model import FlowOutcome, counts
 from argent.reports.render import terminal_safe
@@ -41,7 +41,6 @@ IMAGES = "images"
 MARKER = ".argent-report"
 #: Image roles shown, in this order: a failed snapshot's three, then a failed step's screenshot.
 ROLES = ("baseline", "current", "diff", "screenshot")
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: Directory names an image may come from: a tool-server's snapshot scratch, a baselines directory.
 _SCRATCH_PREFIX = "argent-flow-diff-"
 
@@ -121,16 +120,8 @@ def copy_image(source: str, dest: str) -> bool:
     """Copy one PNG (a regular file, at most ``MAX_REPORT_IMAGE_BYTES``); False when it is not one."""
     if not allowed_image_source(source):
         return False
-    try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return False
-    with os.fdopen(fd, "rb") as src:
-        info = os.fstat(src.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_REPORT_IMAGE_BYTES:
-            return False
-        data = src.read(MAX_REPORT_IMAGE_BYTES + 1)
-    if len(data) > MAX_REPORT_IMAGE_BYTES or not data.startswith(PNG_SIGNATURE):
+    data = read_png(source, MAX_REPORT_IMAGE_BYTES)
+    if data is None:
         return False
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     write_atomically(dest, data)  # a full disk leaves no part of an image behind

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +17,9 @@ from argent.errors import FlowError, InvalidToolInputError, PolicyRefusal
 from argent.flows.names import is_safe_flow_name
 from argent.flows.references import NO_TOOL_FILES, ToolFiles
 from argent.flows.values import Platform
-from argent.link.models import FileInputSpec
+from argent.limits import MAX_ARTIFACT_IMAGE_BYTES
+from argent.link.models import ArtifactImage, FileInputSpec
+from argent.link.png import failure_image_paths, read_png
 from argent.link.rules import FLOW_FILE_TEMPLATE, file_arguments
 from argent.runner.directives import DeviceDirectives
 from argent.runner.execute import (
@@ -162,6 +165,17 @@ def directives_for(ctx: ToolContext, artifacts_dir: str | None) -> DeviceDirecti
     return DeviceDirectives(scratch_dir=artifacts_dir, page_gate=gate, failure_screenshots=True)
 
 
+async def failure_images(result: FlowRunResult) -> list[ArtifactImage] | None:
+    """The images of the result's failing steps (``failure_image_paths``), for a client over a link:
+    it cannot read this host's paths. An image that cannot be read, or is too large, stays a path."""
+    images: list[ArtifactImage] = []
+    for path in failure_image_paths(result.steps):
+        data = await asyncio.to_thread(read_png, path, MAX_ARTIFACT_IMAGE_BYTES)
+        if data is not None:
+            images.append(ArtifactImage(path=path, data=base64.b64encode(data).decode("ascii")))
+    return images or None
+
+
 def _prerequisite_sent(args: FlowReadPrerequisiteArgs, ctx: ToolContext) -> bool:
     """The client sent the flow file with the call (flow-read-prerequisite reads no disk then)."""
     meta = ctx.file_inputs.get("flow_file")
@@ -248,8 +262,13 @@ class _FlowTools:
             check_flow_path_boundary(args, ctx)
             files = disk_files(ctx)
             prepared = files.take_prepared() if isinstance(files, PolicyDiskFlowFiles) else None
-            return await self._execute(args, ctx, files, RegistryInvoker(self.registry, ctx.policy), prepared)
-        return await self._run_linked(args, ctx, linked)
+            tools = RegistryInvoker(self.registry, ctx.policy)
+            result = await self._execute(args, ctx, files, tools, prepared)
+        else:
+            result = await self._run_linked(args, ctx, linked)
+        if ctx.linked and isinstance(result, FlowRunResult):
+            result.artifact_images = await failure_images(result)
+        return result
 
     async def _run_linked(self, args: FlowExecuteArgs, ctx: ToolContext, linked: MemberFlowFiles) -> Any:
         """Over a link: the run reads only the files of the call; check them before the first step."""
