@@ -484,7 +484,7 @@ class RecordedStepCall:
 
 def recorded_step_call(call_args: Mapping[str, Any]) -> RecordedStepCall | None:
     """The step of a call; None without a valid name, an absolute project_root, a command or
-    ``args`` that are the JSON text of an object."""
+    ``args`` that are an object or its JSON text."""
     name = call_args.get("name")
     root = call_args.get("project_root")
     command = call_args.get("command")
@@ -495,6 +495,8 @@ def recorded_step_call(call_args: Mapping[str, Any]) -> RecordedStepCall | None:
         return None
     if text is None:
         args: Any = {}
+    elif isinstance(text, dict):
+        args = text
     elif isinstance(text, str):
         try:
             args = json.loads(text)

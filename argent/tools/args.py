@@ -116,6 +116,41 @@ def _is_literal(tp: Any) -> bool:
     return get_origin(tp) is Literal
 
 
+#: The Python type of each JSON type an argument may take in a union (``str | dict[str, Any]``).
+_JSON_KINDS: dict[Any, tuple[type, str]] = {
+    str: (str, "a string"),
+    dict: (dict, "an object"),
+    list: (list, "an array"),
+    bool: (bool, "a boolean"),
+}
+
+
+def _json_kind_of(tp: Any) -> Any:
+    return get_origin(tp) or tp
+
+
+def _is_json_union(tp: Any) -> bool:
+    """A union of distinct JSON types (``str | dict[str, Any] | None``): the value's JSON type picks
+    the member, nothing is coerced."""
+    if get_origin(tp) not in (typing.Union, types.UnionType):
+        return False
+    kinds = [_json_kind_of(a) for a in get_args(tp) if a is not type(None)]
+    return len(kinds) > 1 and len(set(kinds)) == len(kinds) and all(k in _JSON_KINDS for k in kinds)
+
+
+def _structure_json_union(conv: cattrs.Converter, value: Any, tp: Any) -> Any:
+    members = [a for a in get_args(tp) if a is not type(None)]
+    if value is None and len(members) < len(get_args(tp)):
+        return None
+    for member in members:
+        python, _ = _JSON_KINDS[_json_kind_of(member)]
+        if isinstance(value, python) and (python is bool or not isinstance(value, bool)):
+            return conv.structure(value, member)
+    expected = tuple(_JSON_KINDS[_json_kind_of(m)][0] for m in members)
+    label = " or ".join(_JSON_KINDS[_json_kind_of(m)][1] for m in members)
+    raise WrongType(expected, label, value)
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
     strict_scalars(conv)
@@ -126,6 +161,7 @@ def _make_converter() -> cattrs.Converter:
 
     conv.register_structure_hook(Any, any_hook)
     conv.register_structure_hook_func(_is_literal, _literal)
+    conv.register_structure_hook_func(_is_json_union, lambda v, t: _structure_json_union(conv, v, t))
     conv.register_structure_hook_func(_is_list, lambda v, t: _structure_list(conv, v, t))
     conv.register_structure_hook_func(
         lambda t: attrs.has(t),

@@ -23,7 +23,9 @@ def build_registry(
         registry, devices=devices, artifacts_dir=artifacts_dir, file_input_dirs=file_input_dirs
     ):
         registry.register(spec)
-    for spec in recording_tools(registry, devices=devices, file_input_dirs=file_input_dirs):
+    for spec in recording_tools(
+        registry, devices=devices, file_input_dirs=file_input_dirs, artifacts_dir=artifacts_dir
+    ):
         registry.register(spec)
     if devices is not None:
         from argent.tools.device_tools import device_tools

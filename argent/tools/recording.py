@@ -34,16 +34,18 @@ from typing import Any
 from attrs import evolve, frozen
 
 from argent.cpu import run_cpu
-from argent.devices.base import DeviceProvider
+from argent.devices.base import Device, DeviceProvider
 from argent.devices.caller import current_caller
 from argent.errors import (
     FLOW_RECORDING_REFUSED,
     ArgentError,
+    DeviceResolutionError,
     FlowError,
     InvalidToolInputError,
     ToolExecutionError,
 )
 from argent.flows.directives.press import chord
+from argent.flows.grammar import did_you_mean
 from argent.flows.load import parse_flow_async
 from argent.flows.model import (
     ChromiumApp,
@@ -55,6 +57,7 @@ from argent.flows.model import (
     RunStep,
     ScriptStep,
     Selector,
+    SnapshotStep,
     Step,
     TapStep,
     ToolStep,
@@ -71,14 +74,28 @@ from argent.link.rules import (
     has_dotdot,
     nested_flow_ref,
 )
-from argent.runner.files import DiskFlowFiles, FlowRef
+from argent.runner.execute import detect_device, launches_chromium
+from argent.runner.files import LISTED, DiskFlowFiles, FlowRef
 from argent.runner.load import check_project_root
 from argent.runner.member_files import NO_MEMBER, MemberFlowFiles
 from argent.runner.report import FlowRunResult, PrerequisiteNotice
 from argent.runner.run import DEVICE_ARG_KEYS, RUN_ABORTED, Run, ToolCallContext, sleep_or_abort
 from argent.tools.args import arg
+from argent.tools.flow_tools import directives_for
 from argent.tools.link_preflight import NESTED_REASON
 from argent.tools.member_invoker import FileInputDirs, MemberToolInvoker
+from argent.tools.recording_directives import (
+    DIRECTIVE_PERMISSION,
+    RECORDABLE_DIRECTIVES,
+    DirectiveRun,
+    did_not_pass,
+    directive_value,
+    is_directive,
+    parse_directive,
+    run_directive,
+    unknown_command,
+)
+from argent.tools.recording_paths import portable_launch
 from argent.tools.recording_sessions import (
     RecordingError,
     RecordingSession,
@@ -109,8 +126,10 @@ Prepared = tuple[FlowDocument, FlowDocument]
 GESTURE_TAP = "gesture-tap"
 #: Recorded as `press: <keys>` when it presses a key or a chord.
 KEYBOARD = "keyboard"
+BOOT_DEVICE = "boot-device"
+STOP_DEVICE = "stop-device"
 #: Tools that open a page; recorded as `launch: { chromium: <url> }` so a replay opens it itself.
-OPENS_A_PAGE = frozenset({"boot-device", "open-url"})
+OPENS_A_PAGE = frozenset({BOOT_DEVICE, "open-url"})
 #: Arguments an opening call may carry besides ``url`` and still be a launch.
 _LAUNCH_EXTRA = frozenset({*DEVICE_ARG_KEYS, "platform"})
 #: ``clickCount`` values a recorded tap keeps as ``times``.
@@ -130,8 +149,22 @@ STEP_ADDED = 'Step added to "{name}" flow'
 SCRIPT_ADDED = 'Script step added to "{name}" flow'
 FINISHED = 'Finished recording "{name}" flow ({n} steps)'
 
-ARGS_NOT_JSON = "args must be the JSON text of an object ({detail}); nothing was run or recorded."
-ARGS_NOT_OBJECT = "args must be the JSON text of an object, not {what}; nothing was run or recorded."
+ARGS_NOT_JSON = "args must be an object or the JSON text of one ({detail}); nothing was run or recorded."
+ARGS_NOT_OBJECT = "args must be an object or the JSON text of one, not {what}; nothing was run or recorded."
+DIRECTIVE_DELAY = (
+    "delayMs applies to tool steps; a {command} step waits for what it needs (record an await step to wait "
+    "for something). Nothing was run or recorded."
+)
+DIRECTIVE_FILES_OVER_LINK = (
+    "flow-add-step cannot record this {command} step on a recording kept on the client: its files are not on "
+    "this tool-server. Record it where the project's files are, or add it to the file by hand and run the "
+    "flow with --update-baselines. Nothing was run or recorded."
+)
+NO_DEVICE_FOR_DIRECTIVE = (
+    "{reason} flow-add-step runs a {command} step on the recording's device: record a launch step first (it "
+    "boots one), or pass device."
+)
+NO_DEVICES = "this tool-server has no devices."
 DELAY_NEGATIVE = "delayMs must be an integer ≥ 0 (got {value}); nothing was run or recorded."
 NOT_A_STEP = (
     "{command} cannot be recorded as a step: it is a recorder tool, and a flow that records a flow "
@@ -212,10 +245,31 @@ class StartRecordingArgs:
 class AddStepArgs:
     name: str = arg(doc=_NAME_DOC)
     project_root: str = arg(doc=_ROOT_DOC)
-    command: str = arg(doc="The tool to run and record, e.g. gesture-tap.")
-    args: str | None = arg(None, doc='The tool\'s arguments as the JSON text of an object, e.g. {"x":0.5}.')
+    command: str = arg(
+        doc=(
+            "A tool to run and record (e.g. gesture-tap), or a flow directive run as a replay runs it and "
+            "recorded as itself: " + ", ".join(RECORDABLE_DIRECTIVES) + "."
+        )
+    )
+    args: str | dict[str, Any] | None = arg(
+        None,
+        doc=(
+            "A tool's arguments as an object or its JSON text, e.g. {\"x\":0.5}; a directive's value as JSON: "
+            'its map form, or the JSON text of any of its forms, e.g. {"into":{"id":"email"},"text":"a@b.c"} '
+            'for type, "Enter" for press.'
+        ),
+    )
     delay_ms: int | None = arg(
-        None, wire="delayMs", doc="Wait this many milliseconds before the tool runs (and on replay)."
+        None,
+        wire="delayMs",
+        doc="Wait this many milliseconds before the tool runs (and on replay); tools only.",
+    )
+    device: str | None = arg(
+        None,
+        doc=(
+            "The device a directive runs on; default: the device the recording last used, else the one "
+            "booted device (a launch boots one when none is known)."
+        ),
     )
 
 
@@ -284,10 +338,12 @@ class StepLink:
         )
 
 
-def parse_step_args(text: str | None) -> dict[str, Any]:
-    """flow-add-step's ``args``: the JSON text of an object; none means ``{}``."""
+def parse_step_args(text: str | dict[str, Any] | None) -> dict[str, Any]:
+    """flow-add-step's ``args`` for a tool: an object or its JSON text; none means ``{}``."""
     if text is None:
         return {}
+    if isinstance(text, dict):
+        return text
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -366,12 +422,15 @@ class Recorder:
         devices: DeviceProvider | None = None,
         sessions: RecordingSessions | None = None,
         file_input_dirs: FileInputDirs | None = None,
+        artifacts_dir: str | None = None,
     ) -> None:
         self.registry = registry
         self.devices = devices
         self.sessions = sessions or RecordingSessions()
         #: Where a recorded `tool:` step's file arguments go (a tool-server's carry its id).
         self.file_input_dirs = file_input_dirs
+        #: Where a recorded directive that failed leaves its screenshot (as a replay's step does).
+        self.artifacts_dir = artifacts_dir
 
     # -- addressing --------------------------------------------------------------------------
 
@@ -461,7 +520,7 @@ class Recorder:
     @staticmethod
     async def _precheck_step(args: AddStepArgs, ctx: ToolContext) -> None:
         if ctx.policy is not None:
-            ctx.policy.check_tool(args.command)
+            ctx.policy.check_tool(DIRECTIVE_PERMISSION if is_directive(args.command) else args.command)
 
     @staticmethod
     async def _precheck_script(args: AddScriptArgs, ctx: ToolContext) -> None:
@@ -545,12 +604,15 @@ class Recorder:
 
     async def add_step(self, args: AddStepArgs, ctx: ToolContext) -> dict[str, Any]:
         session = self._session(args.name, args.project_root)
+        if args.command in RECORDING_TOOLS:
+            raise RecordingError(NOT_A_STEP.format(command=args.command), error_code=FLOW_RECORDING_REFUSED)
+        if is_directive(args.command):
+            return await self._add_directive(session, args, ctx)
         call_args = parse_step_args(args.args)
         if args.delay_ms is not None and args.delay_ms < 0:
             raise InvalidToolInputError(DELAY_NEGATIVE.format(value=args.delay_ms))
-        if args.command in RECORDING_TOOLS:
-            raise RecordingError(NOT_A_STEP.format(command=args.command), error_code=FLOW_RECORDING_REFUSED)
-        self.registry.get(args.command)  # an unknown tool: its error, before anything runs
+        if self.registry.find(args.command) is None:  # before anything runs: what exists instead
+            raise self._unknown(args.command)
         link = StepLink.of(session, ctx, args.project_root)
         async with session.order:
             self._current(session, tool_ran=False)
@@ -562,6 +624,7 @@ class Recorder:
             result, baseline_writes = await self._run_step(session, plan, ctx)
             if link.refuse and plan.command == FLOW_EXECUTE:
                 _check_nested_passed(result)
+            _note_device(session, plan.command, call_args, result)
             text, count = await self._append(session, plan.step, tool_ran=True, prepared=prepared)
         message = STEP_ADDED.format(name=args.name) + "".join(f" — {w}" for w in plan.warnings)
         out: dict[str, Any] = {
@@ -574,6 +637,109 @@ class Recorder:
         if baseline_writes:
             out["baselineWrites"] = baseline_writes
         return out
+
+    def _unknown(self, command: str) -> InvalidToolInputError:
+        tools = [spec.name for spec in self.registry if spec.name not in RECORDING_TOOLS]
+        return unknown_command(command, tools, did_you_mean(command, [*RECORDABLE_DIRECTIVES, *tools]))
+
+    # -- flow-add-step of a directive ------------------------------------------------------------
+
+    async def _add_directive(
+        self, session: RecordingSession, args: AddStepArgs, ctx: ToolContext
+    ) -> dict[str, Any]:
+        """Run a directive as a replay runs it, on the recording's device; record it when it passed."""
+        command = args.command
+        if args.delay_ms is not None:
+            raise InvalidToolInputError(DIRECTIVE_DELAY.format(command=command))
+        step = live = await parse_directive(command, directive_value(command, args.args))
+        warnings: list[str] = []
+        if isinstance(step, LaunchStep):
+            step, warning = portable_launch(
+                step,
+                project_root=session.project_root,
+                flow_file=session.flow_file,
+                on_host=not session.client_kept,
+            )
+            warnings.extend([warning] if warning else [])
+            if not session.client_kept:
+                live = step  # runs as its replay will; a client's path cannot resolve on this host
+        link = StepLink.of(session, ctx, args.project_root)
+        if session.client_kept and isinstance(step, SnapshotStep):
+            raise _refused(DIRECTIVE_FILES_OVER_LINK.format(command=command))
+        async with session.order:
+            self._current(session, tool_ran=False)
+            prepared = await self._check_appendable(session, step)
+            where = await self._directive_run(session, link, ctx)
+            device, booted = await self._directive_device(session, step, args.device)
+            outcome = await run_directive(live, where, device, ctx.abort)
+            report = outcome.report
+            if report.status != "pass":
+                if booted is not None and self.devices is not None:
+                    await self.devices.stop(booted.id)  # a launch that did not open its page leaves nothing
+                raise RecordingError(did_not_pass(step.summary(), report))
+            if outcome.device is not None:
+                session.device = outcome.device.id
+            text, count = await self._append(session, step, tool_ran=True, prepared=prepared)
+        if report.warning:
+            warnings.append(report.warning)
+        out: dict[str, Any] = {
+            "message": STEP_ADDED.format(name=args.name) + "".join(f" — {w}" for w in warnings),
+            "stepCount": count,
+            "recorded": summarize_step(count, step),
+            "savedTo": self._saved_to(session, text),
+            "device": session.device,
+            "report": report,
+        }
+        return out
+
+    async def _directive_run(
+        self, session: RecordingSession, link: StepLink, ctx: ToolContext
+    ) -> DirectiveRun:
+        """The files, tools and device directives of a recorded directive: the recording's own file is
+        the run's root, so a relative path resolves as it will in a replay of this file."""
+        from argent.tools.invoker import RegistryInvoker
+
+        files: Any
+        if session.client_kept:
+            files = MemberFlowFiles.for_root(session.flow_file, session.flow_file, LISTED, b"", link.members)
+            root = files.root
+        else:
+            files = ctx.policy.disk_files() if ctx.policy is not None else DiskFlowFiles()
+            root = await files.locate(session.flow_file)
+        return DirectiveRun(
+            files=files,
+            root=root,
+            name=session.name,
+            project_root=session.project_root,
+            tools=RegistryInvoker(self.registry, ctx.policy),
+            directives=directives_for(ctx, self.artifacts_dir),
+            budget=ctx.budget,
+        )
+
+    async def _directive_device(
+        self, session: RecordingSession, step: Step, named: str | None
+    ) -> tuple[Device, Device | None]:
+        """The device a directive runs on, and the one booted for it (a launch with none known):
+        ``device`` as given, else the recording's last device, else a fresh chromium for a launch,
+        else the one booted device."""
+        if self.devices is None:
+            raise DeviceResolutionError(NO_DEVICE_FOR_DIRECTIVE.format(reason=NO_DEVICES, command=step.kind))
+        if named:
+            return await self.devices.get(named), None
+        if session.device is not None:
+            try:
+                return await self.devices.get(session.device), None
+            except DeviceResolutionError:
+                session.device = None  # stopped since: resolve afresh
+        if isinstance(step, LaunchStep) and (launches_chromium(step, None) or step.web_target() is not None):
+            booted = await self.devices.boot("chromium")
+            return booted, booted
+        try:
+            return await detect_device(self.devices, None), None
+        except DeviceResolutionError as exc:
+            raise DeviceResolutionError(
+                NO_DEVICE_FOR_DIRECTIVE.format(reason=exc.message, command=step.kind)
+            ) from None
 
     def _check_replayable(self, plan: StepPlan, link: StepLink) -> None:
         """Over a link, refuse before anything runs a step that a replay over a link rejects, and the
@@ -649,7 +815,13 @@ class Recorder:
         if command in OPENS_A_PAGE and delay_ms is None:
             launch = _launch_of(args)
             if launch is not None:
-                return StepPlan(command, args, launch)
+                launch, warning = portable_launch(
+                    launch,
+                    project_root=session.project_root,
+                    flow_file=session.flow_file,
+                    on_host=not session.client_kept,
+                )
+                return StepPlan(command, args, launch, (warning,) if warning else ())
         if command == KEYBOARD and delay_ms is None:
             press = _press_of(args)
             if press is not None:
@@ -847,9 +1019,12 @@ def recording_tools(
     registry: ToolRegistry,
     devices: DeviceProvider | None = None,
     file_input_dirs: FileInputDirs | None = None,
+    artifacts_dir: str | None = None,
 ) -> list[ToolSpec[Any]]:
     """The recorder tools, bound to the registry that runs their steps."""
-    return Recorder(registry, devices=devices, file_input_dirs=file_input_dirs).specs()
+    return Recorder(
+        registry, devices=devices, file_input_dirs=file_input_dirs, artifacts_dir=artifacts_dir
+    ).specs()
 
 
 # --------------------------------------------------------------------------------------------
@@ -901,6 +1076,20 @@ def _sibling_warning(session: RecordingSession, name: str, root: str) -> str | N
 
 
 NOT_BESIDE = "it is not beside the recording in {dir}"
+
+
+def _note_device(session: RecordingSession, command: str, args: Mapping[str, Any], result: Any) -> None:
+    """Remember the device a recorded tool call acted on (a directive step later runs there): the
+    one it named, the one ``boot-device`` booted; ``stop-device`` of it forgets it."""
+    named = next((args[key] for key in DEVICE_ARG_KEYS if isinstance(args.get(key), str)), None)
+    if command == STOP_DEVICE:
+        if named == session.device:
+            session.device = None
+        return
+    if command == BOOT_DEVICE and isinstance(result, Mapping) and isinstance(result.get("id"), str):
+        session.device = result["id"]
+    elif named:
+        session.device = named
 
 
 def _check_nested_passed(result: Any) -> None:

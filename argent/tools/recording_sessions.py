@@ -135,6 +135,8 @@ class RecordingSession:
     document: FlowDocument = field(factory=lambda: FlowDocument.parse(""))
     #: Held from a step's arrival to its append: steps are recorded in the order they came.
     order: asyncio.Lock = field(factory=asyncio.Lock)
+    #: The device the recording last acted on: a directive step runs there unless told otherwise.
+    device: str | None = None
 
 
 class RecordingSessions:

@@ -5,6 +5,8 @@ a link."""
 from __future__ import annotations
 
 import base64
+import json
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -96,3 +98,160 @@ async def test_a_flow_waiting_for_its_prerequisite_is_an_error_that_says_so(cli:
         assert "prerequisiteAcknowledged" in texts(waiting)[0]
         assert waiting.structured_content is not None
         assert waiting.structured_content["executionPrerequisite"] == "signed in"
+
+
+# --------------------------------------------------------------------------------------------
+# A recording made of directives, replayed from a copy of the project elsewhere
+
+SIGN_IN_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Sign in</title></head>
+<body>
+<h1>Sign in</h1>
+<form onsubmit="event.preventDefault(); document.getElementById('msg').textContent =
+  'Welcome, ' + document.getElementById('email').value;">
+  <p><label for="email">Email</label> <input id="email" type="email"></p>
+  <p><label for="password">Password</label> <input id="password" type="password"></p>
+  <p><button type="submit">Sign in</button></p>
+</form>
+<p id="msg"></p>
+</body></html>
+"""
+
+SIGN_IN_FLOW = """steps:
+  - launch:
+      chromium: ../../pages/signin.html
+  - type:
+      into:
+        id: email
+      text: ada@example.com
+  - type:
+      into:
+        id: password
+      text: hunter2
+      submit: false
+  - tap:
+      text: Sign in
+      role: button
+  - await:
+      visible:
+        text: Welcome, ada@example.com
+"""
+
+
+def sign_in_project(root: Path) -> Path:
+    (root / ".argent" / "flows").mkdir(parents=True)
+    (root / "pages").mkdir()
+    (root / "pages" / "signin.html").write_text(SIGN_IN_PAGE)
+    return root
+
+
+async def record_sign_in(session: ClientSession, project: Path) -> list[types.CallToolResult]:
+    """The sign-in flow recorded as an agent would: one call per step, each a directive, its args an
+    object or the JSON text of one of its forms."""
+    where = {"name": "signin", "project_root": str(project)}
+    answers = [await session.call_tool("flow-start-recording", where)]
+    for command, args in (
+        ("launch", {"chromium": str(project / "pages" / "signin.html")}),  # absolute: written relative
+        ("type", '{"into": {"id": "email"}, "text": "ada@example.com"}'),
+        ("type", {"into": {"id": "password"}, "text": "hunter2", "submit": False}),
+        ("tap", {"text": "Sign in", "role": "button"}),
+        ("await", {"visible": {"text": "Welcome, ada@example.com"}}),
+    ):
+        answers.append(await session.call_tool("flow-add-step", {**where, "command": command, "args": args}))
+    answers.append(await session.call_tool("flow-finish-recording", where))
+    return answers
+
+
+async def test_a_recording_of_directives_replays_from_a_copy_of_the_project(cli: Cli, tmp_path: Path) -> None:
+    project = sign_in_project(tmp_path / "here" / "proj")
+    async with mcp_session(cli) as session:
+        answers = await record_sign_in(session, project)
+        assert [a.is_error for a in answers] == [False] * 7, [texts(a) for a in answers if a.is_error]
+        added = [json.loads(texts(a)[0]) for a in answers[1:6]]
+        assert [a["recorded"] for a in added] == [
+            '1. launch: {"chromium":"../../pages/signin.html"}',
+            '2. type: {"id":"email"} ← "ada@example.com"',
+            '3. type: {"id":"password"} ← "hunter2"',
+            '4. tap: {"text":"Sign in","role":"button"}',
+            '5. await: visible {"text":"Welcome, ada@example.com"}',
+        ]
+        device = added[0]["device"]
+        assert device.startswith("chromium-cdp-") and {a["device"] for a in added} == {device}
+        assert [a["report"]["status"] for a in added] == ["pass"] * 5
+        assert (project / ".argent" / "flows" / "signin.yaml").read_text() == SIGN_IN_FLOW
+        await session.call_tool("stop-device", {"udid": device})
+
+    elsewhere = tmp_path / "there" / "checkout"
+    shutil.copytree(project, elsewhere)
+    shutil.rmtree(project)  # nothing of the first checkout is left to find
+    async with mcp_session(cli) as session:
+        replay = await session.call_tool("flow-execute", {"name": "signin", "project_root": str(elsewhere)})
+        assert replay.is_error is False, texts(replay)
+        assert replay.structured_content is not None and replay.structured_content["passed"] == 5
+    ran = cli.run("flow", "run", "signin", cwd=elsewhere, timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
+async def test_a_directive_that_fails_is_not_recorded_and_says_why(cli: Cli, project: Path) -> None:
+    where = {"name": "pay", "project_root": str(project)}
+    flow = project / ".argent" / "flows" / "pay.yaml"
+    async with mcp_session(cli) as session:
+        await session.call_tool("flow-start-recording", where)
+        launched = await session.call_tool(
+            "flow-add-step", {**where, "command": "launch", "args": json.dumps(GO_PAGE)}
+        )
+        device = json.loads(texts(launched)[0])["device"]
+        try:
+            missed = await session.call_tool(
+                "flow-add-step", {**where, "command": "tap", "args": {"text": "Pay"}}
+            )
+            assert missed.is_error is True
+            (said,) = texts(missed)
+            assert said.startswith(
+                'tap: {"text":"Pay"} failed: no visible element matched selector text="Pay"'
+            )
+            assert "Nothing was recorded — a replay would stop at this step. Its screenshot: /" in said
+            assert flow.read_text() == f"steps:\n  - launch: {GO_PAGE}\n"
+            # The device is as the step left it, and the recording goes on there.
+            shot = await session.call_tool("screenshot", {"udid": device})
+            assert shot.is_error is False and images(shot)
+            pressed = await session.call_tool("flow-add-step", {**where, "command": "press", "args": '"Tab"'})
+            assert json.loads(texts(pressed)[0])["recorded"] == '2. press: "Tab"'
+            bad = await session.call_tool("flow-add-step", {**where, "command": "press", "args": "Tab"})
+            assert bad.is_error is True
+            assert texts(bad)[0].startswith(
+                "args of a press step must be the directive's value as JSON — an object, or the JSON text of any "
+                'of its forms, e.g. "Enter" (Expecting value at line 1, column 1).'
+            )
+            wrong = await session.call_tool("flow-add-step", {**where, "command": "press", "args": '"Entr"'})
+            assert texts(wrong)[0].startswith(
+                'flow-add-step cannot run this press step: press: Unknown key "Entr" (did you mean "Enter"?)'
+            )
+        finally:
+            await session.call_tool("stop-device", {"udid": device})
+    assert flow.read_text() == f"steps:\n  - launch: {GO_PAGE}\n  - press: Tab\n"
+
+
+async def test_over_a_link_directives_are_recorded_on_the_client(cli: Cli, project: Path) -> None:
+    server = start_server_process(cli)
+    where = {"name": "go", "project_root": str(project)}
+    try:
+        async with mcp_session(cli, ARGENT_TOOLS_URL=server.url, ARGENT_AUTH_TOKEN=server.token) as session:
+            await session.call_tool("flow-start-recording", where)
+            launched = await session.call_tool(
+                "flow-add-step", {**where, "command": "launch", "args": {"chromium": GO_PAGE}}
+            )
+            device = json.loads(texts(launched)[0])["device"]
+            tapped = await session.call_tool(
+                "flow-add-step", {**where, "command": "tap", "args": {"text": "Go", "role": "button"}}
+            )
+            assert tapped.is_error is False, texts(tapped)
+            await session.call_tool("flow-finish-recording", where)
+            await session.call_tool("stop-device", {"udid": device})
+            assert (project / ".argent" / "flows" / "go.yaml").read_text() == (
+                f"steps:\n  - launch:\n      chromium: {GO_PAGE}\n  - tap:\n      text: Go\n      role: button\n"
+            )
+            replay = await session.call_tool("flow-execute", where)
+            assert replay.is_error is False, texts(replay)
+    finally:
+        server.stop()

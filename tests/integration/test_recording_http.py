@@ -85,11 +85,12 @@ async def test_with_the_header_the_server_writes_nothing(http: Client, env: Env)
     }
     assert not (env.root / ".argent").exists()
     status, body = await post(
-        http, "flow-add-step", {**args, "command": "tap", "args": '{"x":0.5,"y":0.3}'}, linked=True
+        http, "flow-add-step", {**args, "command": "poke", "args": '{"x":0.5,"y":0.3}'}, linked=True
     )
     assert status == 200, body
     assert (
-        body["data"]["savedTo"]["content"] == "steps:\n  - tool: tap\n    args:\n      x: 0.5\n      y: 0.3\n"
+        body["data"]["savedTo"]["content"]
+        == "steps:\n  - tool: poke\n    args:\n      x: 0.5\n      y: 0.3\n"
     )
     assert not (env.root / ".argent").exists()
 
@@ -119,12 +120,12 @@ async def test_the_real_client_applies_the_directives(http: Client, env: Env) ->
         assert path.read_text() == "steps:\n  - echo: hi\n"
         out = await client.call(
             "flow-add-step",
-            {"name": "checkout", "project_root": root, "command": "tap", "args": '{"x":0.1,"y":0.2}'},
+            {"name": "checkout", "project_root": root, "command": "poke", "args": '{"x":0.1,"y":0.2}'},
         )
-        assert out["recorded"] == '2. tool: tap {"x":0.1,"y":0.2}'
+        assert out["recorded"] == '2. tool: poke {"x":0.1,"y":0.2}'
         done = await client.call("flow-finish-recording", {"name": "checkout", "project_root": root})
         assert done["savedTo"] == str(path)
-        assert done["summary"] == ["1. echo: hi", '2. tool: tap {"x":0.1,"y":0.2}']
+        assert done["summary"] == ["1. echo: hi", '2. tool: poke {"x":0.1,"y":0.2}']
     assert len(parse_flow(path.read_text()).steps) == 2
 
 
@@ -143,7 +144,7 @@ async def test_tool_errors_reach_the_client_verbatim(http: Client, env: Env) -> 
         with pytest.raises(ToolCallError) as info:
             await client.call(
                 "flow-add-step",
-                {"name": "checkout", "project_root": str(env.root), "command": "tap", "args": "{}"},
+                {"name": "checkout", "project_root": str(env.root), "command": "poke", "args": "{}"},
             )
     assert info.value.message.startswith(f'No active recording for flow "checkout" in {env.root}. ')
     assert env.tools.calls == []
@@ -161,7 +162,7 @@ async def test_concurrent_steps_on_one_recording_lose_nothing(http: Client, env:
             status, body = await post(http, "flow-add-echo", args, linked=linked)
         else:
             step_args = json.dumps({"x": round(i / 100, 2), "y": 0.5})
-            args = {"name": "checkout", "project_root": root, "command": "tap", "args": step_args}
+            args = {"name": "checkout", "project_root": root, "command": "poke", "args": step_args}
             status, body = await post(http, "flow-add-step", args, linked=linked)
         assert status == 200, body
         return i, body["data"]["stepCount"]
@@ -185,7 +186,7 @@ async def test_concurrent_steps_on_one_recording_lose_nothing(http: Client, env:
             assert step.message == f"echo {i}"  # type: ignore[union-attr]
         else:
             assert step.args == {"x": round(i / 100, 2), "y": 0.5}  # type: ignore[union-attr]
-    assert len([name for name, _ in env.tools.calls if name == "tap"]) == count - count // 3
+    assert len([name for name, _ in env.tools.calls if name == "poke"]) == count - count // 3
 
 
 async def test_a_read_only_flow_file_is_refused_over_http(http: Client, env: Env) -> None:
@@ -280,8 +281,8 @@ async def test_the_probe_of_a_recorded_step_carries_members_only_and_the_call_st
     (env.root / ".argent" / "flows" / "login.yaml").write_text("steps:\n  - echo: in\n")
     async with client_for(http, linked=True) as client:
         await client.call("flow-start-recording", {"name": "checkout", "project_root": root})
-        tap = {"name": "checkout", "project_root": root, "command": "tap", "args": '{"x":0.5,"y":0.3}'}
-        assert (await client.call("flow-add-step", tap))["recorded"] == '1. tool: tap {"x":0.5,"y":0.3}'
+        tap = {"name": "checkout", "project_root": root, "command": "poke", "args": '{"x":0.5,"y":0.3}'}
+        assert (await client.call("flow-add-step", tap))["recorded"] == '1. tool: poke {"x":0.5,"y":0.3}'
         nested = json.dumps({"name": "login", "project_root": root})
         run = {"name": "checkout", "project_root": root, "command": "flow-execute", "args": nested}
         assert (await client.call("flow-add-step", run))["recorded"] == "2. run: login.yaml"

@@ -80,8 +80,8 @@ class Tools:
         return self.started.setdefault(key, asyncio.Event())
 
     def specs(self) -> list[ToolSpec[Any]]:
-        async def tap(args: TapArgs, ctx: ToolContext) -> Any:
-            self.calls.append(("tap", {"x": args.x, "y": args.y, "udid": args.udid}))
+        async def poke(args: TapArgs, ctx: ToolContext) -> Any:
+            self.calls.append(("poke", {"x": args.x, "y": args.y, "udid": args.udid}))
             return {"tapped": True}
 
         async def gesture_tap(args: GestureTapArgs, ctx: ToolContext) -> Any:
@@ -115,7 +115,7 @@ class Tools:
             return {"stopped": args.devices or []}
 
         return [
-            ToolSpec("tap", "tap", TapArgs, tap),
+            ToolSpec("poke", "poke", TapArgs, poke),
             ToolSpec("gesture-tap", "gesture-tap", GestureTapArgs, gesture_tap),
             ToolSpec("boom", "boom", NoArgs, boom),
             ToolSpec("unmet", "unmet", NoArgs, unmet),
@@ -154,7 +154,7 @@ class Env:
     async def step(
         self,
         command: str,
-        args: str | None = None,
+        args: str | dict[str, Any] | None = None,
         name: str = "checkout",
         root: Path | None = None,
         ctx: ToolContext | None = None,
@@ -347,25 +347,25 @@ async def test_echo_in_the_wrong_project_is_refused(env: Env, tmp_path: Path) ->
 
 async def test_step_runs_the_tool_and_records_it(env: Env) -> None:
     await env.start()
-    out = await env.step("tap", '{"x":0.5,"y":0.3}')
-    assert env.tools.calls == [("tap", {"x": 0.5, "y": 0.3, "udid": None})]
+    out = await env.step("poke", '{"x":0.5,"y":0.3}')
+    assert env.tools.calls == [("poke", {"x": 0.5, "y": 0.3, "udid": None})]
     path = env.flow("checkout")
     assert out == {
         "message": 'Step added to "checkout" flow',
         "toolResult": {"tapped": True},
         "stepCount": 1,
-        "recorded": '1. tool: tap {"x":0.5,"y":0.3}',
+        "recorded": '1. tool: poke {"x":0.5,"y":0.3}',
         "savedTo": str(path),
     }
-    assert path.read_text() == "steps:\n  - tool: tap\n    args:\n      x: 0.5\n      y: 0.3\n"
+    assert path.read_text() == "steps:\n  - tool: poke\n    args:\n      x: 0.5\n      y: 0.3\n"
 
 
 async def test_step_counts_and_delays(env: Env) -> None:
     await env.start()
-    first = await env.step("tap", '{"x":0.5,"y":0.3}', delayMs=500)
-    second = await env.step("tap", '{"x":0.1,"y":0.2}')
+    first = await env.step("poke", '{"x":0.5,"y":0.3}', delayMs=500)
+    second = await env.step("poke", '{"x":0.1,"y":0.2}')
     third = await env.step("unmet")
-    assert first["recorded"] == '1. tool: tap {"x":0.5,"y":0.3} (after 500ms)'
+    assert first["recorded"] == '1. tool: poke {"x":0.5,"y":0.3} (after 500ms)'
     assert [first["stepCount"], second["stepCount"], third["stepCount"]] == [1, 2, 3]
     assert second["recorded"].startswith("2. ")
     assert third["recorded"] == "3. tool: unmet {}"
@@ -378,14 +378,14 @@ async def test_step_waits_its_delay_before_running(env: Env) -> None:
     await env.start()
     loop = asyncio.get_running_loop()
     t0 = loop.time()
-    await env.step("tap", '{"x":0.5,"y":0.3}', delayMs=120)
+    await env.step("poke", '{"x":0.5,"y":0.3}', delayMs=120)
     assert loop.time() - t0 >= 0.11
 
 
 async def test_device_ids_are_stripped_from_the_recorded_step(env: Env) -> None:
     await env.start()
-    await env.step("tap", '{"x":0.5,"y":0.3,"udid":"chromium-cdp-9222"}')
-    assert env.tools.calls == [("tap", {"x": 0.5, "y": 0.3, "udid": "chromium-cdp-9222"})]
+    await env.step("poke", '{"x":0.5,"y":0.3,"udid":"chromium-cdp-9222"}')
+    assert env.tools.calls == [("poke", {"x": 0.5, "y": 0.3, "udid": "chromium-cdp-9222"})]
     assert "udid" not in env.flow("checkout").read_text()
 
 
@@ -414,22 +414,47 @@ async def test_a_failing_tool_records_nothing(env: Env) -> None:
 async def test_an_unknown_tool_records_nothing(env: Env) -> None:
     await env.start()
     err = await refused(env.step("nonexistent-tool"))
-    assert err.message == 'Tool "nonexistent-tool" not found'
+    assert err.message.startswith(
+        'No tool or flow directive "nonexistent-tool". flow-add-step runs a tool of this tool-server or a '
+        "flow directive. Directives: tap, type, press, select, scroll-to, long-press, await, assert, "
+        "snapshot, "
+    )
+    assert ". Tools: poke, gesture-tap, " in err.message
+    assert "flow-start-recording" not in err.message  # not a step: never offered
+    assert err.message.endswith(". Nothing was run or recorded.")
     assert env.flow("checkout").read_text() == "steps: []\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "meant"),
+    [("scrol-to", "scroll-to"), ("Tap", "tap"), ("gesture_tap", "gesture-tap"), ("pokee", "poke")],
+)
+async def test_a_misspelt_command_says_what_was_meant(env: Env, command: str, meant: str) -> None:
+    await env.start()
+    err = await refused(env.step(command, "{}"))
+    assert err.message.startswith(f'No tool or flow directive "{command}" — did you mean "{meant}"? ')
+    assert env.tools.calls == []
+
+
+async def test_args_may_be_an_object(env: Env) -> None:
+    await env.start()
+    out = await env.step("poke", {"x": 0.5, "y": 0.3})
+    assert env.tools.calls == [("poke", {"x": 0.5, "y": 0.3, "udid": None})]
+    assert out["recorded"] == '1. tool: poke {"x":0.5,"y":0.3}'
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('{"x":', "args must be the JSON text of an object (Expecting value at line 1, column 6)"),
-        ("[1]", "args must be the JSON text of an object, not an array"),
-        ("5", "args must be the JSON text of an object, not a number"),
-        ("null", "args must be the JSON text of an object, not null"),
+        ('{"x":', "args must be an object or the JSON text of one (Expecting value at line 1, column 6)"),
+        ("[1]", "args must be an object or the JSON text of one, not an array"),
+        ("5", "args must be an object or the JSON text of one, not a number"),
+        ("null", "args must be an object or the JSON text of one, not null"),
     ],
 )
 async def test_args_that_are_not_an_object_run_nothing(env: Env, text: str, message: str) -> None:
     await env.start()
-    err = await refused(env.step("tap", text))
+    err = await refused(env.step("poke", text))
     assert err.message.startswith(message)
     assert err.status == 400
     assert env.tools.calls == []
@@ -437,13 +462,13 @@ async def test_args_that_are_not_an_object_run_nothing(env: Env, text: str, mess
 
 async def test_a_negative_delay_runs_nothing(env: Env) -> None:
     await env.start()
-    err = await refused(env.step("tap", '{"x":0.5,"y":0.3}', delayMs=-1))
+    err = await refused(env.step("poke", '{"x":0.5,"y":0.3}', delayMs=-1))
     assert err.message.startswith("delayMs must be an integer ≥ 0 (got -1)")
     assert env.tools.calls == []
 
 
 async def test_no_recording_means_the_tool_never_runs(env: Env) -> None:
-    err = await refused(env.step("tap", '{"x":0.5,"y":0.3}'))
+    err = await refused(env.step("poke", '{"x":0.5,"y":0.3}'))
     assert err.message.startswith('No active recording for flow "checkout"')
     assert env.tools.calls == []
 
@@ -490,6 +515,24 @@ async def test_opening_a_page_is_recorded_as_a_launch(env: Env) -> None:
     assert env.flow("checkout").read_text() == (
         "steps:\n  - launch:\n      chromium: http://127.0.0.1:8000/shop.html\n"
         "  - launch:\n      chromium: http://127.0.0.1:8000/cart\n"
+    )
+
+
+async def test_a_page_of_the_project_is_launched_relative_to_the_flow_file(env: Env, tmp_path: Path) -> None:
+    await env.start()
+    page = env.root / "site" / "index.html"
+    out = await env.step("boot-device", {"url": str(page)})
+    assert env.tools.calls == [("boot-device", {"url": str(page)})]  # the tool opens what it was given
+    assert out["recorded"] == '1. launch: {"chromium":"../../site/index.html"}'
+    later = await env.step("open-url", {"udid": "chromium-cdp-1", "url": page.as_uri()})
+    assert later["recorded"] == '2. launch: {"chromium":"../../site/index.html"}'
+    outside = tmp_path / "elsewhere.html"
+    kept = await env.step("open-url", {"udid": "chromium-cdp-1", "url": str(outside)})
+    assert kept["recorded"] == f'3. launch: {{"chromium":"{outside}"}}'
+    assert kept["message"] == (
+        f'Step added to "checkout" flow — {outside} is outside the project root {env.root}: the recording keeps '
+        "its absolute path, so the flow opens it only on this machine — move it under the project to make the "
+        "flow portable"
     )
 
 
@@ -668,10 +711,10 @@ async def test_a_hand_edit_survives_the_next_append(env: Env) -> None:
     await env.echo("one")
     path = env.flow("checkout")
     path.write_text("# keep me\nsteps:\n  - echo: one  # a note\n  - wait: 100\n")
-    out = await env.step("tap", '{"x":0.5,"y":0.3}')
+    out = await env.step("poke", '{"x":0.5,"y":0.3}')
     assert out["stepCount"] == 3
     text = path.read_text()
-    assert text.startswith("# keep me\nsteps:\n  - echo: one  # a note\n  - wait: 100\n  - tool: tap\n")
+    assert text.startswith("# keep me\nsteps:\n  - echo: one  # a note\n  - wait: 100\n  - tool: poke\n")
 
 
 # --------------------------------------------------------------------------------------------
@@ -764,7 +807,7 @@ async def test_interleaved_appends_land_in_their_own_files(env: Env) -> None:
 async def test_concurrent_steps_lose_nothing_and_keep_their_order(env: Env) -> None:
     await env.start()
     calls = [
-        env.step("tap", f'{{"x":0.{i % 10},"y":0.5}}') if i % 2 else env.echo(f"echo {i}") for i in range(40)
+        env.step("poke", f'{{"x":0.{i % 10},"y":0.5}}') if i % 2 else env.echo(f"echo {i}") for i in range(40)
     ]
     results = await asyncio.gather(*calls)
     assert sorted(r["stepCount"] for r in results) == list(range(1, 41))
@@ -830,12 +873,12 @@ async def test_a_root_absent_here_keeps_the_recording_on_the_client(env: Env, tm
     assert out["flowFile"] == str(path)
     assert not remote.exists()
     await env.echo("one", root=remote)
-    second = await env.step("tap", '{"x":0.5,"y":0.3}', root=remote)
-    content = "steps:\n  - echo: one\n  - tool: tap\n    args:\n      x: 0.5\n      y: 0.3\nexecutionPrerequisite: home screen\n"
+    second = await env.step("poke", '{"x":0.5,"y":0.3}', root=remote)
+    content = "steps:\n  - echo: one\n  - tool: poke\n    args:\n      x: 0.5\n      y: 0.3\nexecutionPrerequisite: home screen\n"
     assert second["savedTo"] == directive(path, content)
     done = await env.finish(root=remote)
     assert done["savedTo"] == directive(path, content)
-    assert done["summary"] == ["1. echo: one", '2. tool: tap {"x":0.5,"y":0.3}']
+    assert done["summary"] == ["1. echo: one", '2. tool: poke {"x":0.5,"y":0.3}']
     assert not remote.exists()
 
 

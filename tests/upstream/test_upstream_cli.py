@@ -214,3 +214,36 @@ def test_tools_lists_our_tools(upstream: UpstreamCli) -> None:
     assert listed.returncode == UPSTREAM_EXIT["tools"], listed.stderr
     entries = json.loads(listed.stdout)
     assert {"list-devices", "gesture-tap"} <= {entry["name"] for entry in entries}
+
+
+def test_upstream_records_with_args_as_json_text_tools_and_directives(
+    upstream: UpstreamCli, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Upstream's CLI sends flow-add-step's args as JSON text (its flag ``--args`` is that argument, as its
+    schema said): a tool's object and a directive's value (issue 27) are both taken in that form."""
+    root = tmp_path_factory.mktemp("upstream-recording")
+
+    def run(tool: str, **args: str) -> dict[str, Any]:
+        flags = [
+            f"--{key}={value}" for key, value in {"name": "up", "project_root": str(root), **args}.items()
+        ]
+        done = upstream.run("run", tool, "--json", *flags)
+        assert done.returncode == 0, done.stderr
+        return _json_object(done.stdout)
+
+    run("flow-start-recording")
+    page = "data:text/html,<input id=q autofocus>"
+    launched = run("flow-add-step", command="launch", args=json.dumps(page))
+    try:
+        assert launched["recorded"] == f"1. launch: {page}"
+        typed = run(
+            "flow-add-step",
+            command="type",
+            args=json.dumps({"into": {"id": "q"}, "text": "hi", "submit": False}),
+        )
+        assert typed["recorded"] == '2. type: {"id":"q"} ← "hi"'
+        listed = run("flow-add-step", command="list-devices", args="{}")
+        assert listed["recorded"] == "3. tool: list-devices {}"
+        assert run("flow-finish-recording")["steps"] == 3
+    finally:
+        upstream.run("run", "stop-device", "--udid", launched["device"])
