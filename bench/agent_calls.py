@@ -113,7 +113,7 @@ async def directives_mode(agent: Agent, project: Path) -> None:
     launched = await step("launch", {"chromium": page})
     udid = launched["device"]
     await agent.call("describe", {"udid": udid})
-    await step("type", {"into": {"id": "email"}, "text": "ada@example.com"})
+    await step("type", {"into": {"id": "email"}, "text": "ada@example.com", "submit": False})
     await step("type", {"into": {"id": "password"}, "text": "hunter2", "submit": False})
     await step("tap", {"text": "Sign in", "role": "button"})
     await step("await", {"visible": {"text": "Welcome"}})

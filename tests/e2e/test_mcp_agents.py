@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 import sys
 from collections.abc import AsyncIterator
@@ -124,6 +125,7 @@ SIGN_IN_FLOW = """steps:
       into:
         id: email
       text: ada@example.com
+      submit: false
   - type:
       into:
         id: password
@@ -152,7 +154,7 @@ async def record_sign_in(session: ClientSession, project: Path) -> list[types.Ca
     answers = [await session.call_tool("flow-start-recording", where)]
     for command, args in (
         ("launch", {"chromium": str(project / "pages" / "signin.html")}),  # absolute: written relative
-        ("type", '{"into": {"id": "email"}, "text": "ada@example.com"}'),
+        ("type", '{"into": {"id": "email"}, "text": "ada@example.com", "submit": false}'),
         ("type", {"into": {"id": "password"}, "text": "hunter2", "submit": False}),
         ("tap", {"text": "Sign in", "role": "button"}),
         ("await", {"visible": {"text": "Welcome, ada@example.com"}}),
@@ -255,3 +257,68 @@ async def test_over_a_link_directives_are_recorded_on_the_client(cli: Cli, proje
             assert replay.is_error is False, texts(replay)
     finally:
         server.stop()
+
+
+# --------------------------------------------------------------------------------------------
+# A tap recorded by its text names the tapped element alone; a renamed button fails at that tap
+
+FRAME = re.compile(r"\(([0-9.]+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\)\s*$")
+
+
+def centre_of(description: str, needle: str) -> tuple[float, float]:
+    """The centre of the first element whose describe line holds ``needle``, as an agent reads it."""
+    for line in description.splitlines():
+        found = FRAME.search(line)
+        if needle in line and found:
+            x, y, w, h = (float(v) for v in found.groups())
+            return round(x + w / 2, 4), round(y + h / 2, 4)
+    raise AssertionError(f"no element with {needle!r} in:\n{description}")
+
+
+async def test_a_renamed_button_fails_at_the_tap_that_no_longer_matches(cli: Cli, project: Path) -> None:
+    sign_in_project_into(project)
+    where = {"name": "signin", "project_root": str(project)}
+    async with mcp_session(cli) as session:
+        await session.call_tool("flow-start-recording", where)
+
+        async def step(command: str, args: Any) -> dict[str, Any]:
+            answer = await session.call_tool("flow-add-step", {**where, "command": command, "args": args})
+            assert answer.is_error is False, texts(answer)
+            added: dict[str, Any] = json.loads(texts(answer)[0])
+            return added
+
+        device = (await step("launch", {"chromium": "../../pages/signin.html"}))["device"]
+        await step("type", {"into": {"id": "email"}, "text": "ada@example.com", "submit": False})
+        await step("type", {"into": {"id": "password"}, "text": "hunter2", "submit": False})
+        described = await session.call_tool("describe", {"udid": device})
+        x, y = centre_of(json.loads(texts(described)[0])["description"], 'button "Sign in"')
+        tapped = await step("gesture-tap", {"udid": device, "x": x, "y": y})
+        # "Sign in" is the heading's text too: the tap is recorded with its role, which names it alone
+        assert tapped["recorded"] == '4. tap: {"text":"Sign in","role":"button"}'
+        await step("await", {"visible": {"text": "Welcome"}})
+        await session.call_tool("flow-finish-recording", where)
+        await session.call_tool("stop-device", {"udid": device})
+
+        page = project / "pages" / "signin.html"
+        page.write_text(
+            page.read_text().replace(
+                '<button type="submit">Sign in</button>', '<button type="submit">Log in</button>'
+            )
+        )
+        replay = await session.call_tool("flow-execute", where)
+    assert replay.is_error is True
+    steps = replay.structured_content["steps"] if replay.structured_content else []
+    assert [(s["kind"], s["status"]) for s in steps] == [
+        ("launch", "pass"),
+        ("type", "pass"),
+        ("type", "pass"),
+        ("tap", "fail"),
+        ("await", "skip"),
+    ]
+    assert steps[3]["reason"].startswith('no visible element matched selector text="Sign in" role="button"')
+    assert len(images(replay)) == 1
+
+
+def sign_in_project_into(root: Path) -> None:
+    (root / "pages").mkdir()
+    (root / "pages" / "signin.html").write_text(SIGN_IN_PAGE)

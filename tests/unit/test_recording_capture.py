@@ -117,15 +117,57 @@ async def test_the_smallest_element_under_the_tap_is_named(tmp_path: Path) -> No
     assert out["recorded"] == '1. tap: {"text":"Buy"}'
 
 
-async def test_a_selector_that_ranks_another_element_first_keeps_coordinates(tmp_path: Path) -> None:
+async def test_a_selector_that_also_names_another_element_keeps_coordinates(tmp_path: Path) -> None:
     top = node(0.1, 0.1, 0.2, 0.1, label="Save")
     bottom = node(0.1, 0.8, 0.2, 0.1, label="Save")
     env, _ = env_with(tmp_path, screen(top, bottom))
     out = await tap(env, 0.2, 0.85)
     assert out["recorded"] == "1. tap: (0.2, 0.85)"
-    assert out["message"].endswith(
-        'selector {"text":"Save"} resolves to a different element on this screen; kept coordinates (brittle)'
+    assert out["message"] == (
+        'Step added to "checkout" flow — selector {"text":"Save","role":"button"} also matches button "Save" '
+        "on this screen, so a replay could act on another element; kept coordinates (brittle) — give the "
+        "element an id, or record a tap directive with a selector that names it alone (a within: scope)"
     )
+
+
+async def test_text_another_element_shows_too_is_recorded_with_the_role(tmp_path: Path) -> None:
+    heading = node(0.0, 0.0, 1.0, 0.1, role="h1", value="Sign in")
+    button = node(0.1, 0.5, 0.2, 0.1, label="Sign in", clickable=True)
+    env, _ = env_with(tmp_path, screen(heading, button))
+    out = await tap(env, 0.2, 0.55)
+    assert out["recorded"] == '1. tap: {"text":"Sign in","role":"button"}'
+    assert out["message"] == 'Step added to "checkout" flow'
+    assert env.flow("checkout").read_text() == "steps:\n  - tap:\n      text: Sign in\n      role: button\n"
+    # the heading is named alone by its text and its role; a longer text containing it does not count
+    (tmp_path / "2").mkdir()
+    env2, _ = env_with(tmp_path / "2", screen(heading, node(0.1, 0.5, 0.2, 0.1, label="Sign in with a key")))
+    assert (await tap(env2, 0.5, 0.05))["recorded"] == '1. tap: {"text":"Sign in","role":"h1"}'
+
+
+async def test_a_text_inside_a_button_names_the_button(tmp_path: Path) -> None:
+    inner = node(0.12, 0.52, 0.1, 0.06, role="span", value="Buy")
+    button = node(0.1, 0.5, 0.2, 0.1, label="Buy", clickable=True, children=(inner,))
+    env, _ = env_with(tmp_path, screen(button))
+    out = await tap(env, 0.15, 0.55)
+    assert out["recorded"] == '1. tap: {"text":"Buy","role":"button"}'
+
+
+async def test_an_id_two_elements_carry_falls_back_to_the_text(tmp_path: Path) -> None:
+    first = node(0.1, 0.1, 0.2, 0.1, identifier="go", label="Back")
+    second = node(0.1, 0.5, 0.2, 0.1, identifier="go", label="Next")
+    env, _ = env_with(tmp_path, screen(first, second))
+    out = await tap(env, 0.2, 0.55)
+    assert out["recorded"] == '1. tap: {"text":"Next"}'
+
+
+async def test_a_selector_that_names_a_hidden_element_too_still_names_the_tapped_one_alone(
+    tmp_path: Path,
+) -> None:
+    hidden = node(0.1, 0.1, 0.0, 0.0, label="Save")  # no box: not on the screen
+    shown = node(0.1, 0.5, 0.2, 0.1, label="Save")
+    env, _ = env_with(tmp_path, screen(hidden, shown))
+    out = await tap(env, 0.2, 0.55)
+    assert out["recorded"] == '1. tap: {"text":"Save"}'
 
 
 async def test_an_element_without_stable_text_or_id_keeps_coordinates(tmp_path: Path) -> None:
@@ -160,3 +202,13 @@ async def test_a_failed_tree_read_keeps_coordinates(tmp_path: Path) -> None:
 )
 def test_selector_for(leaf: Leaf, selector: Selector | None) -> None:
     assert selector_for(leaf) == selector
+
+
+async def test_a_screen_of_many_alike_elements_names_a_few_and_keeps_coordinates(tmp_path: Path) -> None:
+    rows = tuple(node(0.0, i / 5000, 1.0, 1 / 5000, label="Delete") for i in range(5000))
+    env, _ = env_with(tmp_path, screen(*rows))
+    out = await tap(env, 0.5, 0.5 + 0.5 / 5000)
+    assert out["recorded"] == f"1. tap: (0.5, {0.5 + 0.5 / 5000})"
+    assert (
+        'also matches button "Delete", button "Delete", button "Delete", … on this screen' in out["message"]
+    )
