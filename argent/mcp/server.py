@@ -14,6 +14,7 @@ import binascii
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib import resources
 from typing import Any
 
 import mcp_types as types
@@ -35,11 +36,13 @@ from argent.reports.render import is_report, read_report, step_lines, summary_li
 
 FLOW_EXECUTE = "flow-execute"
 
-INSTRUCTIONS = (
-    "argent replays recorded UI flows and drives devices (headless Chromium first). Use flow-execute to run a "
-    "saved flow (name + absolute project_root); use describe or screenshot before tapping — never guess "
-    "coordinates. Record a flow with flow-start-recording, flow-add-step and flow-finish-recording."
-)
+#: The guide for agents (docs/agents.md is this file): how to record, check and repair a flow.
+GUIDE = "agents.md"
+
+
+def instructions() -> str:
+    """The server's instructions to its client: the guide for agents, from the one file that holds it."""
+    return resources.files("argent.mcp").joinpath(GUIDE).read_text(encoding="utf-8")
 
 
 class _State:
@@ -227,7 +230,7 @@ def build_server() -> Server[_State]:
     return Server(
         "argent",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=instructions(),
         lifespan=_lifespan,
         on_list_tools=_list_tools,
         on_call_tool=_call_tool,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from argent.devices.base import DeviceProvider
 from argent.tools.flow_tools import flow_tools
 from argent.tools.member_invoker import FileInputDirs
-from argent.tools.recording import recording_tools
+from argent.tools.recording import note_recordings, recording_tools
 from argent.tools.registry import ToolRegistry
 
 
@@ -37,4 +37,5 @@ def build_registry(
 
         for spec in web_tools(registry, devices):
             registry.register(spec)
+    note_recordings(registry)
     return registry

@@ -150,6 +150,12 @@ class ToolRegistry:
             raise ValueError(f'Tool "{spec.name}" already registered')
         self._tools[spec.name] = spec
 
+    def replace(self, spec: ToolSpec[Any]) -> None:
+        """Put ``spec`` in the place of the registered tool of its name (its description amended)."""
+        if spec.name not in self._tools:
+            raise ToolNotFoundError(spec.name)
+        self._tools[spec.name] = spec
+
     def get(self, name: str) -> ToolSpec[Any]:
         spec = self._tools.get(name)
         if spec is None:

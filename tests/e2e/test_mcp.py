@@ -27,7 +27,9 @@ async def test_lists_tools_and_runs_a_flow(cli: Cli, project: Path) -> None:
         "executionPrerequisite: none really\nsteps:\n  - echo: hi\n  - wait: 1\n"
     )
     async with stdio_client(params(cli)) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+        initialized = await session.initialize()
+        # The guide for agents (docs/agents.md) is the server's instructions.
+        assert initialized.instructions == (Path(__file__).parents[2] / "docs" / "agents.md").read_text()
         listed = await session.list_tools()
         names = {tool.name for tool in listed.tools}
         assert {"flow-execute", "flow-read-prerequisite"} <= names

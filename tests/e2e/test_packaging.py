@@ -69,6 +69,8 @@ def test_the_sdist_and_wheel_are_argent_flows_and_pass_twine_check(dist: Path) -
     assert f"Name: {DISTRIBUTION}\n" in headers
     # The page-side scripts ship inside the package (a wheel without them drives no browser).
     assert {n for n in names if n.endswith(".js")}, "the wheel carries no page-side script"
+    # ... and the guide for agents that `argent mcp` serves as its instructions (docs/agents.md is it).
+    assert "argent/mcp/agents.md" in names
     assert "argent.cli.main:main" in entry_points and "argent = argent.testing" in entry_points
 
 
