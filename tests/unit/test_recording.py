@@ -970,3 +970,20 @@ def test_the_recorder_tools_are_the_ones_a_linked_replay_rejects() -> None:
     from argent.link.rules import RECORDING_TOOLS
 
     assert {spec.name for spec in Recorder(ToolRegistry()).specs()} == RECORDING_TOOLS
+
+
+def test_the_recording_remembers_the_device_its_tool_steps_acted_on() -> None:
+    from argent.tools.recording import _note_device
+    from argent.tools.recording_sessions import RecordingSession
+
+    session = RecordingSession(key="k", name="n", project_root="/p", flow_file="/p/f.yaml", client_kept=False)
+    _note_device(session, "boot-device", {"url": "http://x"}, {"id": "chromium-cdp-1", "platform": "chromium"})
+    assert session.device == "chromium-cdp-1"
+    _note_device(session, "gesture-tap", {"udid": "chromium-cdp-2", "x": 0.5, "y": 0.5}, {})
+    assert session.device == "chromium-cdp-2"
+    _note_device(session, "list-devices", {}, {"devices": []})
+    assert session.device == "chromium-cdp-2"
+    _note_device(session, "stop-device", {"udid": "chromium-cdp-9"}, {})
+    assert session.device == "chromium-cdp-2"  # another device stopped: this one stays
+    _note_device(session, "stop-device", {"udid": "chromium-cdp-2"}, {})
+    assert session.device is None
