@@ -5,7 +5,8 @@ from __future__ import annotations
 from argent.devices.base import DeviceProvider
 from argent.tools.flow_tools import flow_tools
 from argent.tools.member_invoker import FileInputDirs
-from argent.tools.recording import note_recordings, recording_tools
+from argent.tools.recording import recording_tools
+from argent.tools.recording_notes import note_recordings
 from argent.tools.registry import ToolRegistry
 
 
