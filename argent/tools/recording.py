@@ -349,6 +349,9 @@ def parse_step_args(text: str | dict[str, Any] | None) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         detail = f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
         raise InvalidToolInputError(ARGS_NOT_JSON.format(detail=detail)) from None
+    except RecursionError:
+        detail = "it nests arrays or objects too deeply to read"
+        raise InvalidToolInputError(ARGS_NOT_JSON.format(detail=detail)) from None
     if not isinstance(value, dict):
         raise InvalidToolInputError(ARGS_NOT_OBJECT.format(what=_json_kind(value)))
     return value

@@ -72,6 +72,7 @@ UNKNOWN_COMMAND = (
 )
 
 _POSITION = re.compile(r" \(step 1, line 1\)$")
+_FILE_LEVEL = "Invalid flow file: "
 _ENTRY = re.compile(r"^Unrecognized flow entry \((.*)\): .*$", re.S)
 
 
@@ -90,9 +91,9 @@ def directive_value(command: str, args: str | dict[str, Any] | None) -> Any:
         return json.loads(args)
     except json.JSONDecodeError as exc:
         detail = f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
-        raise InvalidToolInputError(
-            VALUE_NOT_JSON.format(command=command, example=example, detail=detail)
-        ) from None
+    except RecursionError:
+        detail = "it nests arrays or objects too deeply to read"
+    raise InvalidToolInputError(VALUE_NOT_JSON.format(command=command, example=example, detail=detail))
 
 
 async def parse_directive(command: str, value: Any) -> Step:
@@ -100,7 +101,7 @@ async def parse_directive(command: str, value: Any) -> Step:
     try:
         flow = await parse_flow_async(json.dumps({"steps": [{command: value}]}, ensure_ascii=False))
     except FlowParseError as exc:
-        message = _POSITION.sub("", exc.message)
+        message = _POSITION.sub("", exc.message).removeprefix(_FILE_LEVEL)
         found = _ENTRY.match(message)
         reason = found.group(1) if found else message
         raise InvalidToolInputError(VALUE_INVALID.format(command=command, reason=reason)) from None

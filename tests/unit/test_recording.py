@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import stat
 from pathlib import Path
@@ -977,7 +978,9 @@ def test_the_recording_remembers_the_device_its_tool_steps_acted_on() -> None:
     from argent.tools.recording_sessions import RecordingSession
 
     session = RecordingSession(key="k", name="n", project_root="/p", flow_file="/p/f.yaml", client_kept=False)
-    _note_device(session, "boot-device", {"url": "http://x"}, {"id": "chromium-cdp-1", "platform": "chromium"})
+    _note_device(
+        session, "boot-device", {"url": "http://x"}, {"id": "chromium-cdp-1", "platform": "chromium"}
+    )
     assert session.device == "chromium-cdp-1"
     _note_device(session, "gesture-tap", {"udid": "chromium-cdp-2", "x": 0.5, "y": 0.5}, {})
     assert session.device == "chromium-cdp-2"
@@ -987,3 +990,76 @@ def test_the_recording_remembers_the_device_its_tool_steps_acted_on() -> None:
     assert session.device == "chromium-cdp-2"  # another device stopped: this one stays
     _note_device(session, "stop-device", {"udid": "chromium-cdp-2"}, {})
     assert session.device is None
+
+
+# --------------------------------------------------------------------------------------------
+# A directive as the command: what is refused before anything runs (runs: tests/e2e/test_mcp_agents.py)
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "message"),
+    [
+        (
+            "press",
+            None,
+            'a press step needs args: the directive\'s value as JSON, e.g. "Enter". Nothing was run',
+        ),
+        (
+            "press",
+            "Enter",
+            "args of a press step must be the directive's value as JSON — an object, or the JSON text of any of its "
+            'forms, e.g. "Enter" (Expecting value at line 1, column 1). Nothing was run or recorded.',
+        ),
+        (
+            "tap",
+            "[" * 100_000 + "]" * 100_000,
+            "args of a tap step must be the directive's value as JSON — an object, or the JSON text of any of its "
+            'forms, e.g. {"text": "Sign in", "role": "button"} (it nests arrays or objects too deeply to read).',
+        ),
+        (
+            "tap",
+            {"bogus": 1},
+            "flow-add-step cannot run this tap step: tap: selector has unknown key `bogus` — allowed keys: text, "
+            "id, identifier, role, any, within, after, next. Nothing was run or recorded.",
+        ),
+        (
+            "type",
+            {"into": {"id": "email"}},
+            "flow-add-step cannot run this type step: type needs a non-empty text. Nothing was run or recorded.",
+        ),
+        (
+            "tap",
+            json.dumps(list(range(6000))),
+            "flow-add-step cannot run this tap step: a list with more than 5000 items at line 1, column ",
+        ),
+    ],
+)
+async def test_a_directive_value_that_is_not_one_runs_nothing(
+    env: Env, command: str, args: Any, message: str
+) -> None:
+    await env.start()
+    err = await refused(env.step(command, args))
+    assert err.message.startswith(message)
+    assert err.status == 400
+    assert env.tools.calls == [] and env.flow("checkout").read_text() == "steps: []\n"
+
+
+async def test_a_directive_takes_no_delay_and_a_tool_no_deep_json(env: Env) -> None:
+    await env.start()
+    err = await refused(env.step("press", '"Enter"', delayMs=10))
+    assert err.message.startswith("delayMs applies to tool steps; a press step waits for what it needs")
+    deep = await refused(env.step("poke", "{" + '"a":{' * 50_000 + "}" * 50_001))
+    assert deep.message == (
+        "args must be an object or the JSON text of one (it nests arrays or objects too deeply to read); nothing "
+        "was run or recorded."
+    )
+
+
+async def test_a_directive_on_a_tool_server_without_devices_says_so(env: Env) -> None:
+    await env.start()
+    err = await refused(env.step("press", '"Enter"'))
+    assert err.message == (
+        "this tool-server has no devices. flow-add-step runs a press step on the recording's device: record a "
+        "launch step first (it boots one), or pass device."
+    )
+    assert env.flow("checkout").read_text() == "steps: []\n"
