@@ -91,6 +91,7 @@ from argent.tools.recording_directives import (
     did_not_pass,
     directive_value,
     is_directive,
+    not_recorded,
     parse_directive,
     run_directive,
     unknown_command,
@@ -642,6 +643,9 @@ class Recorder:
         return out
 
     def _unknown(self, command: str) -> InvalidToolInputError:
+        refusal = not_recorded(command)
+        if refusal is not None:
+            return refusal
         tools = [spec.name for spec in self.registry if spec.name not in RECORDING_TOOLS]
         return unknown_command(command, tools, did_you_mean(command, [*RECORDABLE_DIRECTIVES, *tools]))
 

@@ -71,6 +71,17 @@ UNKNOWN_COMMAND = (
     "directive. Directives: {directives}. Tools: {tools}. Nothing was run or recorded."
 )
 
+NOT_RECORDED = "flow-add-step does not record {command}: steps: {why}. Nothing was run or recorded."
+#: Why a directive of the flow language is not one flow-add-step records, and what to do instead.
+NOT_RECORDED_WHY: dict[str, str] = {
+    "wait": "a fixed wait makes a flow slow and flaky — record an await step, which waits for what the app does",
+    "echo": "call flow-add-echo",
+    "script": "call flow-add-script",
+    "run": "call flow-add-step with command flow-execute and the flow's name: a flow beside the recording is "
+    "recorded as run:",
+}
+NOT_RECORDED_BY_HAND = "add it to the flow file by hand (each step runs on its own while recording)"
+
 _POSITION = re.compile(r" \(step 1, line 1\)$")
 _FILE_LEVEL = "Invalid flow file: "
 _ENTRY = re.compile(r"^Unrecognized flow entry \((.*)\): .*$", re.S)
@@ -107,6 +118,15 @@ async def parse_directive(command: str, value: Any) -> Step:
         raise InvalidToolInputError(VALUE_INVALID.format(command=command, reason=reason)) from None
     (step,) = flow.steps
     return step
+
+
+def not_recorded(command: str) -> InvalidToolInputError | None:
+    """The refusal of a directive of the flow language that flow-add-step does not record; None for
+    anything else."""
+    if command not in BY_KEY or command in DIRECTIVE_EXAMPLES:
+        return None
+    why = NOT_RECORDED_WHY.get(command, NOT_RECORDED_BY_HAND)
+    return InvalidToolInputError(NOT_RECORDED.format(command=command, why=why))
 
 
 def unknown_command(command: str, tools: list[str], hint: str | None) -> InvalidToolInputError:

@@ -1063,3 +1063,24 @@ async def test_a_directive_on_a_tool_server_without_devices_says_so(env: Env) ->
         "launch step first (it boots one), or pass device."
     )
     assert env.flow("checkout").read_text() == "steps: []\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        (
+            "wait",
+            "a fixed wait makes a flow slow and flaky — record an await step, which waits for what the app does",
+        ),
+        ("echo", "call flow-add-echo"),
+        ("dialogs", "add it to the flow file by hand (each step runs on its own while recording)"),
+    ],
+)
+async def test_a_directive_flow_add_step_does_not_record_says_what_to_do(
+    env: Env, command: str, why: str
+) -> None:
+    await env.start()
+    err = await refused(env.step(command, "1"))
+    assert (
+        err.message == f"flow-add-step does not record {command}: steps: {why}. Nothing was run or recorded."
+    )
