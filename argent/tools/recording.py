@@ -612,6 +612,9 @@ class Recorder:
             raise RecordingError(NOT_A_STEP.format(command=args.command), error_code=FLOW_RECORDING_REFUSED)
         if is_directive(args.command):
             return await self._add_directive(session, args, ctx)
+        refusal = not_recorded(args.command) if self.registry.find(args.command) is None else None
+        if refusal is not None:
+            raise refusal
         call_args = parse_step_args(args.args)
         if args.delay_ms is not None and args.delay_ms < 0:
             raise InvalidToolInputError(DELAY_NEGATIVE.format(value=args.delay_ms))
@@ -643,9 +646,6 @@ class Recorder:
         return out
 
     def _unknown(self, command: str) -> InvalidToolInputError:
-        refusal = not_recorded(command)
-        if refusal is not None:
-            return refusal
         tools = [spec.name for spec in self.registry if spec.name not in RECORDING_TOOLS]
         return unknown_command(command, tools, did_you_mean(command, [*RECORDABLE_DIRECTIVES, *tools]))
 
