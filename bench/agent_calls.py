@@ -53,11 +53,13 @@ SIGN_IN_PAGE = """<!doctype html>
 <p id="msg"></p>
 </body></html>
 """
-RENAMED = ("<button type=\"submit\">Sign in</button>", "<button type=\"submit\">Log in</button>")
+RENAMED = ('<button type="submit">Sign in</button>', '<button type="submit">Log in</button>')
 
 FRAME = re.compile(r"\(([0-9.]+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\)\s*$")
-#: A button's line in ``describe`` (``button "Sign in" [clickable]``), or what a miss says came nearest.
+#: A button's line in ``describe`` (``button "Sign in" [clickable]``).
 BUTTON = re.compile(r'button "([^"]+)"')
+#: What a miss says is there instead (``— buttons here: "Log in"``, wt/locate's words).
+NEAREST = re.compile(r'buttons here: "([^"]+)"')
 
 
 def centre(description: str, needle: str) -> tuple[float, float]:
@@ -114,7 +116,7 @@ class Agent:
         failed = await self.replay()
         assert "FAIL" in failed.splitlines()[-1], failed
         first = next(line for line in failed.splitlines() if "✗" in line)
-        named = BUTTON.search(first.split(" — ", 1)[-1]) if " — " in first else None
+        named = NEAREST.search(first)
         new = named.group(1) if named else BUTTON.search(await self.look_again())
         label = new if isinstance(new, str) else new.group(1) if new else None
         assert label == "Log in", (first, label)

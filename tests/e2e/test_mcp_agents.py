@@ -315,7 +315,15 @@ async def test_a_renamed_button_fails_at_the_tap_that_no_longer_matches(cli: Cli
         ("tap", "fail"),
         ("await", "skip"),
     ]
-    assert steps[3]["reason"].startswith('no visible element matched selector text="Sign in" role="button"')
+    # The miss names what is there instead, and no false lead: the element is not off-screen, it is gone.
+    assert (
+        steps[3]["reason"]
+        == 'no visible element matched selector text="Sign in" role="button" — buttons here: "Log in"'
+    )
+    assert (
+        '  ✗  4 tap "Sign in" role=button — no visible element matched selector text="Sign in" role="button" — buttons here: "Log in"'
+        in texts(replay)[0].splitlines()
+    )
     assert len(images(replay)) == 1
 
 

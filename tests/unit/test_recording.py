@@ -1020,7 +1020,7 @@ def test_the_recording_remembers_the_device_its_tool_steps_acted_on() -> None:
             "tap",
             {"bogus": 1},
             "flow-add-step cannot run this tap step: tap: selector has unknown key `bogus` — allowed keys: text, "
-            "id, identifier, role, any, within, after, next. Nothing was run or recorded.",
+            "id, identifier, role, css, any, within, after, next. Nothing was run or recorded.",
         ),
         (
             "type",
