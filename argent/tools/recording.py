@@ -8,12 +8,18 @@ written, the recording is gone, a link could not replay it — runs nothing. Ove
 ``flow-execute`` step is also refused after it ran when its flow did not pass (or did not run
 for its prerequisite): nothing is recorded.
 
-Recorded steps are normalised for replay: device ids are dropped (a replay binds its own
+``flow-add-step``'s command is a tool or a flow directive. A directive (``recording_directives``)
+is read by the flow parser and run by the runner as a one-step flow on the recording's device —
+the code path of a replay — and recorded as itself only when it passed.
+
+Recorded tool calls are normalised for replay: device ids are dropped (a replay binds its own
 device); a page opened with ``boot-device`` / ``open-url`` becomes ``launch: { chromium: <url> }``,
 so a replay boots and opens it itself (the chromium form of upstream's ``restart-app`` to
-``launch`` rewrite); a ``gesture-tap`` becomes a selector tap when the screen it tapped offers
-a selector that resolves back to the tapped point; a ``keyboard`` key or chord becomes
-``press: <keys>``; and a ``flow-execute`` of a flow beside the recording becomes ``run: <name>.yaml``.
+``launch`` rewrite); a ``gesture-tap`` becomes a selector tap when the screen it tapped offers a
+selector that names the tapped element alone (``recording_capture``); a ``keyboard`` key or chord
+becomes ``press: <keys>``; and a ``flow-execute`` of a flow beside the recording becomes
+``run: <name>.yaml``. A page under the project root is written relative to the flow file
+(``recording_paths``). Each tool's description says what a call of it records (``recording_notes``).
 
 Where the file lives is decided when the recording starts: a call over a link
 (``x-argent-linked: 1``), or a ``project_root`` that does not exist on this host, makes the
