@@ -102,7 +102,7 @@ from argent.tools.recording_directives import (
     run_directive,
     unknown_command,
 )
-from argent.tools.recording_paths import portable_launch
+from argent.tools.recording_paths import portable_launch, portable_upload
 from argent.tools.recording_sessions import (
     RecordingError,
     RecordingSession,
@@ -164,9 +164,12 @@ DIRECTIVE_DELAY = (
 )
 DIRECTIVE_FILES_OVER_LINK = (
     "flow-add-step cannot record this {command} step on a recording kept on the client: its files are not on "
-    "this tool-server. Record it where the project's files are, or add it to the file by hand and run the "
-    "flow with --update-baselines. Nothing was run or recorded."
+    "this tool-server. Record it where the project's files are, or add it to the file by hand (a snapshot: "
+    "then run the flow once with --update-baselines). Nothing was run or recorded."
 )
+UPLOAD_REFUSED = "flow-add-step cannot run this upload step: {reason}. Nothing was run or recorded."
+#: The directive whose files a recording writes relative to the flow file (its grammar wants them so).
+UPLOAD = "upload"
 NO_DEVICE_FOR_DIRECTIVE = (
     "{reason} flow-add-step runs a {command} step on the recording's device: record a launch step first (it "
     "boots one), or pass device."
@@ -664,7 +667,17 @@ class Recorder:
         command = args.command
         if args.delay_ms is not None:
             raise InvalidToolInputError(DIRECTIVE_DELAY.format(command=command))
-        step = live = await parse_directive(command, directive_value(command, args.args))
+        value = directive_value(command, args.args)
+        if command == UPLOAD:
+            if session.client_kept:
+                raise _refused(DIRECTIVE_FILES_OVER_LINK.format(command=command))
+            try:
+                value = portable_upload(
+                    value, project_root=session.project_root, flow_file=session.flow_file, on_host=True
+                )
+            except ValueError as exc:
+                raise InvalidToolInputError(UPLOAD_REFUSED.format(reason=exc)) from None
+        step = live = await parse_directive(command, value)
         warnings: list[str] = []
         if isinstance(step, LaunchStep):
             step, warning = portable_launch(

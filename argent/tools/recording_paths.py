@@ -1,5 +1,6 @@
-"""Portable recordings: a file under the project root that a recorded step names is written relative
-to the flow file, so the flow runs from another checkout and in CI.
+"""Portable recordings: a file under the project root that a recorded step names (a page a launch
+opens, the files an upload sets) is written relative to the flow file, so the flow runs from another
+checkout and in CI.
 
 An agent names a page by its absolute path (``open-url`` and ``boot-device`` have no flow file to be
 relative to) or by a ``file://`` URL; a replay resolves a relative launch target against the flow
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from attrs import evolve, frozen
@@ -77,3 +79,26 @@ def portable_launch(
         made = portable_path(step.app, project_root=project_root, flow_file=flow_file, on_host=on_host)
         return evolve(step, app=made.target), made.warning
     return step, None
+
+
+UPLOAD_OUTSIDE_PROJECT = (
+    "{path} is outside the project root {root}: an upload names its files relative to the flow file, so a "
+    "file must be under the project — copy it there (e.g. into fixtures/) and name that copy"
+)
+
+
+def portable_upload(value: Any, *, project_root: str, flow_file: str, on_host: bool) -> Any:
+    """An ``upload:`` value whose absolute ``files`` (or ``file://`` URLs) under the project root are
+    written relative to the flow file, as its grammar wants them; a file outside the project is refused
+    (``ValueError`` with the words to say). Anything else is left for the parser to judge."""
+    if not isinstance(value, dict) or not isinstance(value.get("files"), list):
+        return value
+    files: list[Any] = []
+    for path in value["files"]:
+        if isinstance(path, str) and _local_path(path) is not None:
+            made = portable_path(path, project_root=project_root, flow_file=flow_file, on_host=on_host)
+            if made.warning is not None:
+                raise ValueError(UPLOAD_OUTSIDE_PROJECT.format(path=_local_path(path), root=project_root))
+            path = made.target
+        files.append(path)
+    return {**value, "files": files}

@@ -330,3 +330,64 @@ async def test_a_renamed_button_fails_at_the_tap_that_no_longer_matches(cli: Cli
 def sign_in_project_into(root: Path) -> None:
     (root / "pages").mkdir()
     (root / "pages" / "signin.html").write_text(SIGN_IN_PAGE)
+
+
+# --------------------------------------------------------------------------------------------
+# An upload recorded by its absolute path is written relative to the flow file
+
+AVATAR_PAGE = """<!doctype html><meta charset="utf-8"><title>Profile</title>
+<label for="avatar">Avatar</label> <input id="avatar" type="file">
+<p id="picked"></p>
+<script>document.getElementById('avatar').addEventListener('change', e =>
+  document.getElementById('picked').textContent = 'Picked ' + e.target.files[0].name);</script>
+"""
+
+
+async def test_an_upload_is_recorded_relative_to_the_flow_file_and_replays_elsewhere(
+    cli: Cli, tmp_path: Path
+) -> None:
+    project = tmp_path / "here" / "proj"
+    (project / ".argent" / "flows").mkdir(parents=True)
+    (project / "pages").mkdir()
+    (project / "pages" / "profile.html").write_text(AVATAR_PAGE)
+    (project / "fixtures").mkdir()
+    (project / "fixtures" / "me.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 16)
+    outside = tmp_path / "secret.png"
+    outside.write_bytes(b"x")
+    where = {"name": "avatar", "project_root": str(project)}
+    async with mcp_session(cli) as session:
+        await session.call_tool("flow-start-recording", where)
+
+        async def step(command: str, args: Any) -> types.CallToolResult:
+            return await session.call_tool("flow-add-step", {**where, "command": command, "args": args})
+
+        device = json.loads(
+            texts(await step("launch", {"chromium": str(project / "pages" / "profile.html")}))[0]
+        )["device"]
+        refused = await step("upload", {"into": {"id": "avatar"}, "files": [str(outside)]})
+        assert refused.is_error is True
+        assert texts(refused)[0] == (
+            f"flow-add-step cannot run this upload step: {outside} is outside the project root {project}: an upload "
+            "names its files relative to the flow file, so a file must be under the project — copy it there (e.g. "
+            "into fixtures/) and name that copy. Nothing was run or recorded."
+        )
+        uploaded = await step(
+            "upload", {"into": {"id": "avatar"}, "files": [str(project / "fixtures" / "me.png")]}
+        )
+        assert (
+            json.loads(texts(uploaded)[0])["recorded"]
+            == '2. upload: {"id":"avatar"} ← ["../../fixtures/me.png"]'
+        )
+        assert (await step("assert", {"visible": {"text": "Picked me.png"}})).is_error is False
+        await session.call_tool("flow-finish-recording", where)
+        await session.call_tool("stop-device", {"udid": device})
+    assert (project / ".argent" / "flows" / "avatar.yaml").read_text() == (
+        "steps:\n  - launch:\n      chromium: ../../pages/profile.html\n"
+        "  - upload:\n      into:\n        id: avatar\n      files:\n        - ../../fixtures/me.png\n"
+        "  - assert:\n      visible:\n        text: Picked me.png\n"
+    )
+    elsewhere = tmp_path / "there" / "checkout"
+    shutil.copytree(project, elsewhere)
+    shutil.rmtree(project)
+    ran = cli.run("flow", "run", "avatar", cwd=elsewhere, timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from argent.flows.model import ChromiumApp, LaunchStep
-from argent.tools.recording_paths import OUTSIDE_PROJECT, Portable, portable_launch, portable_path
+from argent.tools.recording_paths import (
+    OUTSIDE_PROJECT,
+    Portable,
+    portable_launch,
+    portable_path,
+    portable_upload,
+)
 
 
 @pytest.fixture
@@ -93,3 +99,26 @@ def test_a_launch_keeps_its_args_and_its_other_platforms(project: Path) -> None:
     assert bare.app == "../../pages/sign in.html"
     app, _ = portable_launch(LaunchStep(app="com.shop.app"), **where)  # type: ignore[arg-type]
     assert app == LaunchStep(app="com.shop.app")
+
+
+def test_an_upload_names_its_files_relative_to_the_flow_file(project: Path, tmp_path: Path) -> None:
+    where = {"project_root": str(project), "flow_file": flow_of(project), "on_host": True}
+    photo = project / "fixtures" / "me.png"
+    value = {"into": {"id": "avatar"}, "files": [str(photo), photo.as_uri(), "fixtures/b.png", 7]}
+    made = portable_upload(value, **where)  # type: ignore[arg-type]
+    assert made == {
+        "into": {"id": "avatar"},
+        "files": [
+            "../../fixtures/me.png",
+            "../../fixtures/me.png",
+            "fixtures/b.png",
+            7,
+        ],  # the parser judges 7
+    }
+    assert value["files"][0] == str(photo)  # the value given is left as it was
+    with pytest.raises(
+        ValueError, match=r"is outside the project root .*: an upload names its files relative"
+    ):
+        portable_upload({"into": "x", "files": [str(tmp_path / "secret.png")]}, **where)  # type: ignore[arg-type]
+    for other in ("x", {"into": "x"}, {"files": "a.png"}):
+        assert portable_upload(other, **where) == other  # type: ignore[arg-type]
