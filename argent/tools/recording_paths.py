@@ -4,7 +4,7 @@ checkout and in CI.
 
 An agent names a page by its absolute path (``open-url`` and ``boot-device`` have no flow file to be
 relative to) or by a ``file://`` URL; a replay resolves a relative launch target against the flow
-file's directory (``argent.devices.chromium.targets``). A file outside the project root keeps its
+file's directory (``argent.devices.web.targets``). A file outside the project root keeps its
 absolute path, with a warning: the flow then opens it only on this machine.
 
 A host recording compares real paths (a project reached through a symbolic link still counts); a
