@@ -77,7 +77,7 @@ def check_command(targets: list[FlowTarget], root: Path, *, as_json: bool, local
     else:
         for line in lines:
             echo(line)
-        echo(_closing(len(targets), bad, len(problems)))
+        echo(_closing(len(targets), bad, len(problems)), report=True)
     return EXIT_OK if not problems else EXIT_PROBLEMS
 
 

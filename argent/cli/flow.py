@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from argent.cli.flow_run import FlowRunCommand
+from argent.cli.local import chosen_route, local_option
 from argent.cli.suite import SuiteOptions, run_flows, suite_options
 from argent.cli.targets import (
     UsageProblem,
@@ -49,6 +50,7 @@ def _project_root(option: str | None) -> Path:
 @click.option("--output", type=click.Path(file_okay=False), help="Copy the images of failed snapshots here.")
 @click.option("-r", "--recursive", is_flag=True, help="With a directory: include its subdirectories.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@local_option
 @suite_options
 def run_command(
     ref: str,
@@ -68,7 +70,7 @@ def run_command(
     root = _project_root(project_root)
     targets = resolve_flow_ref(ref, root, recursive=recursive)
     options = run_options(device=device, platform=platform, update_baselines=update_baselines)
-    runner = FlowRunCommand(root, options, as_json=as_json, output=output)
+    runner = FlowRunCommand(root, options, as_json=as_json, output=output, route=chosen_route())
     click.get_current_context().exit(run_flows(runner, targets, suite, ref=ref))
 
 
@@ -81,8 +83,8 @@ def run_command(
 )
 @click.option("-r", "--recursive", is_flag=True, help="With a directory: include its subdirectories.")
 @click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON on stdout.")
-@click.option("--local", is_flag=True, help="Check for a local run, whatever link is configured.")
-def check(ref: str, project_root: str | None, recursive: bool, as_json: bool, local: bool) -> None:
+@local_option
+def check(ref: str, project_root: str | None, recursive: bool, as_json: bool) -> None:
     """Check flows and every file they reach, without starting a device.
 
     One line per problem: <path>:<line>: <what is wrong>. <what to do>.
@@ -93,6 +95,7 @@ def check(ref: str, project_root: str | None, recursive: bool, as_json: bool, lo
     root = _project_root(project_root)
     targets = resolve_flow_ref(ref, root, recursive=recursive, command="check")
     selected = [targets] if not isinstance(targets, list) else targets
+    local = chosen_route() is not None
     click.get_current_context().exit(check_command(selected, root, as_json=as_json, local=local))
 
 

@@ -6,6 +6,7 @@ the same arguments and reads the same whichever started it."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -165,7 +166,7 @@ class FlowRunCommand:
 
         def out(line: str) -> None:
             for part in prefixed_lines(prefix, line) if line else [line]:
-                echo(part)
+                echo(part, report=True)
 
         def progress(step: dict[str, Any]) -> None:
             nonlocal printed_header
@@ -177,8 +178,12 @@ class FlowRunCommand:
             report = read_step(step)
             for line in step_lines(report if report is not None else step, root_flow):
                 say(line)
-            live.next_step = (report.index if report is not None else 0) + 2
+            live.reported(
+                report.index if report is not None else 0, report.kind if report is not None else None
+            )
 
+        if live.enabled:
+            live.plan = await _plan(target, self.root)
         try:
             async with self.driver, live:
                 try:
@@ -229,16 +234,29 @@ class FlowRunCommand:
             if not self.as_json:
                 live.line(line)
 
+        current = [-1]
+
         def start(position: int, target: FlowTarget) -> None:
             say(f"[{position + 1}/{total}] {os.path.relpath(target.path, directory)}")
-            live.next_step = 1
+            current[0] = position
+            live.plan = None  # numbers alone until this flow's plan is read
+            live.start(1)
+            if live.enabled:
+                asyncio.get_running_loop().create_task(planned(position, target))
+
+        async def planned(position: int, target: FlowTarget) -> None:
+            plan = await _plan(target, self.root)
+            if current[0] == position:
+                live.plan = plan
 
         def progress(position: int, target: FlowTarget, step: dict[str, Any]) -> None:
             shown[position] += 1
             report = read_step(step)
             for line in step_lines(report if report is not None else step, target.stem):
                 say(line)
-            live.next_step = (report.index if report is not None else 0) + 2
+            live.reported(
+                report.index if report is not None else 0, report.kind if report is not None else None
+            )
 
         def end(position: int, entry: SuiteEntry) -> None:
             target = entry.target
@@ -288,11 +306,19 @@ class FlowRunCommand:
             echo(json_text({**summary, "flows": [_flow_json(outcome) for outcome in outcomes]}))
         else:
             echo("")
-            echo(suite_summary_line(outcomes))
+            echo(suite_summary_line(outcomes), report=True)
             self.kept_note()
             for line in failed_flow_lines(outcomes):
-                echo(line)
+                echo(line, report=True)
         return EXIT_OK if ok else EXIT_FAILED
+
+
+async def _plan(target: FlowTarget, root: Path) -> list[str] | None:
+    """The steps the status line names, in the runner's order (the runner's modules are loaded only
+    for a terminal that shows it)."""
+    from argent.runner.plan import step_plan
+
+    return await step_plan(target.path, str(root), name=target.name)
 
 
 #: A flow's status in a directory run's JSON, by its outcome (``argent.reports.model``).

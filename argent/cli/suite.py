@@ -291,7 +291,7 @@ class ParallelBatch:
             return
         for line in lines:
             for part in prefixed_lines(prefix, line):
-                echo(part, err=err)
+                echo(part, err=err, report=True)
 
     def _notice(self, prefix: str) -> Callable[[str], None]:
         """A flow's notes for stderr: prefixed like its lines, JSON objects with ``--json``."""
