@@ -193,7 +193,7 @@ class _Checker:
                     )
                 )
             return
-        from argent.devices.chromium.targets import LaunchTargetError, resolve_launch_target
+        from argent.devices.web.targets import LaunchTargetError, resolve_launch_target
 
         try:
             resolve_launch_target(target, os.path.dirname(file.canonical))
