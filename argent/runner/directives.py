@@ -826,7 +826,8 @@ class DeviceDirectives:
                 f"launch on {platform} is not supported by this tool-server — it drives chromium devices",
             )
         run = ctx.run
-        probe = run.files.local_path(run.root, ".")
+        # Beside the file that names the target (a fragment's page beside the fragment: docs/flows.md).
+        probe = run.files.local_path(ctx.containing, ".")
         flow_dir = os.path.normpath(probe) if probe is not None else None
         from argent.devices.web.targets import LaunchTargetError, resolve_launch_target
 
