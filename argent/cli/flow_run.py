@@ -28,7 +28,7 @@ from argent.link.models import PrerequisiteNotice
 from argent.reports.artifacts import EXPORT_MARKER as EXPORT_MARKER
 from argent.reports.artifacts import KeepingClient
 from argent.reports.artifacts import export_artifacts as export_artifacts
-from argent.reports.model import FlowOutcome, counts, failed_flow_lines
+from argent.reports.model import FlowOutcome, counts, failed_flow_lines, outcome_of
 from argent.reports.recorder import SuiteRecorder
 from argent.reports.render import (
     echo,
@@ -214,7 +214,10 @@ class FlowRunCommand:
             out(summary_line(report))
             if not prefix:
                 self.kept_note()
-        return EXIT_OK if report.ok and not unwritten and not run.refused else EXIT_FAILED
+        # The one definition of a flow's status a directory run and the reports use: a step the
+        # report marks failed fails the flow, whatever its ``ok`` claims.
+        status = outcome_of(0, target.path, target.path, 0.0, stem=root_flow, result=result).status
+        return EXIT_OK if status == "passed" and not unwritten and not run.refused else EXIT_FAILED
 
     def _unwritten_baselines(self, result: Any, notice: Callable[[str], None] | None = None) -> int:
         """Say why each baseline of the result was not written; how many were not."""

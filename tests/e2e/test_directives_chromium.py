@@ -299,10 +299,11 @@ def test_cli_output_gets_the_images_of_a_failed_snapshot(cli: Cli, flows: Path, 
     key = "home__chromium-1000x800"
     copies = {role: f"out/cli-out/{key}-{role}.png" for role in ("baseline", "current", "diff")}
     lines = second.stdout.splitlines()
-    # after the live lines (the tool-server's files), the copies --output holds
-    at = lines.index("  snapshot (step 2):")
+    # the failed step's lines name the copies --output holds (every printed path is alive)
+    at = next(i for i, line in enumerate(lines) if line.startswith("  ✗  2 snapshot"))
     assert lines[at + 1 : at + 4] == [f"       {role}: {path}" for role, path in copies.items()]
-    assert lines[-1].startswith("FAIL (started on chromium-cdp-")
+    assert lines[-2].startswith("FAIL (started on chromium-cdp-")
+    assert lines[-1] == "Images of failed steps: out"
     for path in copies.values():
         assert P.decode_png((project / path).read_bytes()).shape[2] == 4
     assert P.decode_png((project / copies["baseline"]).read_bytes()).shape == (800, 1000, 4)

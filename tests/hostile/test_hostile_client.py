@@ -460,11 +460,13 @@ def test_a_malformed_report_never_crashes_the_cli(cli: Cli, flows: Path, hostile
         "baselineWrites": 7,
     }
     hostile.on("flow-execute", streamed(progress_line({"index": [], "kind": 3}), result_line(bad)))
+    # a step the report marks failed fails the flow whatever its ok claims, alone and in a batch
     done = cli.run("flow", "run", "main", "--output", "out", **hostile.env())
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     no_traceback(done.stderr)
     batch = cli.run("flow", "run", str(flows), **hostile.env())
-    assert batch.returncode == 0, batch.stderr
+    assert batch.returncode == 1, batch.stderr
+    assert "Flows that did not pass:" in batch.stdout
     no_traceback(batch.stderr)
 
 
