@@ -34,6 +34,7 @@ from attrs import define
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
 from argent.devices.chromium.world import IsolatedWorld
+from argent.devices.web.quiet import WAIT_SLACK_SECONDS
 from argent.devices.web.stitch import FrameKey, Marker, Stitch
 from argent.limits import (
     FRAME_READ_SECONDS,
@@ -55,8 +56,6 @@ AUTO_ATTACH = {
     "flatten": True,
     "filter": [{"type": "iframe"}, {"type": "worker"}],
 }
-#: Slack on a page-side wait's own deadline before the CDP request gives up.
-WAIT_SLACK_SECONDS = 2.0
 #: Bound of a frame session's own setup requests (sent in the background: a busy frame never answers).
 SETUP_TIMEOUT_SECONDS = 10.0
 _GROUP = "argent-frames"
