@@ -31,6 +31,7 @@ from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
 from argent.devices.chromium.signals import PageSignals
 from argent.devices.registry import CHROMIUM
 from argent.devices.web.file_access import FileAccess
+from argent.devices.web.forms import choice_from, focused_from
 from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
 from argent.limits import CDP_NETWORK_BUFFER_BYTES, CDP_NETWORK_RESOURCE_BUFFER_BYTES, MAX_LISTED_OPTIONS
@@ -677,7 +678,7 @@ class ChromiumDevice:
         async with self._input:
             self._touch()
             state, _ = await self.signals.focus_at(px, py)
-        return "kept" if state == "kept" else "focused" if state == "focused" else "none"
+        return focused_from(state)
 
     async def select_all(self) -> bool:
         async with self._input:
@@ -689,17 +690,10 @@ class ChromiumDevice:
         async with self._input:
             self._touch()
             value = await self.signals.choose(px, py, choices, by_value, MAX_LISTED_OPTIONS)
-        if not isinstance(value, dict):
+        choice = choice_from(value)
+        if choice is None:
             raise DeviceError(f"Chromium ({self.id}): the page gave no answer to a select.")
-        options = value.get("options")
-        return Choice(
-            problem=value["problem"] if isinstance(value.get("problem"), str) else None,
-            changed=value.get("changed") is True,
-            tag=str(value.get("tag") or ""),
-            wanted=str(value.get("wanted") or ""),
-            options=tuple(str(o) for o in options) if isinstance(options, list) else (),
-            more=int(value["more"]) if isinstance(value.get("more"), int) else 0,
-        )
+        return choice
 
     # -- native dialogs (``argent.devices.base.NativeDialogs``) --
 

@@ -35,7 +35,7 @@ from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
 from argent.devices.chromium.world import IsolatedWorld
 from argent.devices.web.quiet import WAIT_SLACK_SECONDS
-from argent.devices.web.stitch import FrameKey, Marker, Stitch
+from argent.devices.web.stitch import FrameKey, Marker, Stitch, unnamed_frames
 from argent.limits import (
     FRAME_READ_SECONDS,
     FRAME_WALK_TIMEOUT_SECONDS,
@@ -338,7 +338,7 @@ class PageFrames:
     async def _identify(self, world: IsolatedWorld, payload: dict[str, Any]) -> None:
         """Name the frame of each iframe the walk marked without a frame id (``DOM.describeNode``
         of the element the walk kept), in the payload and in the world for the next walks."""
-        subs = _unnamed(payload.get("tree"))
+        subs = unnamed_frames(payload.get("tree"))
         context = world.context
         if not subs or context is None:
             return
@@ -557,18 +557,3 @@ async def focus_wait(world: IsolatedWorld, x: float, y: float, timeout: float, g
         await_promise=True,
         timeout=max(0.0, timeout) + WAIT_SLACK_SECONDS,
     )
-
-
-def _unnamed(tree: Any) -> list[dict[str, Any]]:
-    """The ``sub`` of every iframe node of a walk that has a key and no frame id."""
-    found: list[dict[str, Any]] = []
-    stack = [tree] if isinstance(tree, dict) else []
-    while stack:
-        node = stack.pop()
-        sub = node.get("sub")
-        if isinstance(sub, dict) and "key" in sub and not sub.get("id"):
-            found.append(sub)
-        kids = node.get("children")
-        if isinstance(kids, list):
-            stack.extend(k for k in kids if isinstance(k, dict))
-    return found
