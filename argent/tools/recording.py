@@ -81,7 +81,7 @@ from argent.link.rules import (
     has_dotdot,
     nested_flow_ref,
 )
-from argent.runner.execute import detect_device, launches_chromium
+from argent.runner.execute import detect_device, launched_engine
 from argent.runner.files import LISTED, DiskFlowFiles, FlowRef
 from argent.runner.load import check_project_root
 from argent.runner.member_files import NO_MEMBER, MemberFlowFiles
@@ -760,9 +760,13 @@ class Recorder:
                 return await self.devices.get(session.device), None
             except DeviceResolutionError:
                 session.device = None  # stopped since: resolve afresh
-        if isinstance(step, LaunchStep) and (launches_chromium(step, None) or step.web_target() is not None):
-            booted = await self.devices.boot("chromium")
-            return booted, booted
+        if isinstance(step, LaunchStep):
+            engine = launched_engine(step, None)
+            if engine is None and step.web_target() is not None:
+                engine = DEFAULT_ENGINE
+            if engine is not None:
+                booted = await self.devices.boot(engine.platform)
+                return booted, booted
         try:
             return await detect_device(self.devices, None), None
         except DeviceResolutionError as exc:
