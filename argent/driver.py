@@ -26,7 +26,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import define, field, frozen
 
@@ -34,16 +34,21 @@ from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError,
 from argent.client.client_files import RefusedClientFile
 from argent.client.routing import Route
 from argent.connect import open_client
-from argent.errors import TOO_MANY_DEVICES
+from argent.errors import FLOW_FILE_INVALID, TOO_MANY_DEVICES
 from argent.flows.names import FLOW_NAME_RE
 from argent.limits import RETRY_AFTER_SECONDS, SUITE_BUSY_RETRY_SECONDS
-from argent.link.models import FlowRunResult
+from argent.link.models import FlowRunResult, ToolEntry
 from argent.reports.model import FlowTarget
 from argent.reports.render import echo, read_report, step_lines, unwritten_baseline_lines
 
+if TYPE_CHECKING:
+    from argent.runner.check import FlowProblem
+
 __all__ = [
     "BrowserRoom",
+    "CheckedClient",
     "FlowDriver",
+    "FlowNotStarted",
     "FlowRun",
     "FlowTarget",
     "SuiteEntry",
@@ -223,7 +228,9 @@ class FlowDriver:
     instead of opening one; ``route``: where to open it (default: as the CLI routes); ``notice`` hears
     the client's notes (an upload, a ``[flow-files]`` line, a refused client file; default: stderr);
     ``wrap`` wraps the client once opened (the suite reports watch every call through it);
-    ``room``: the calls of this driver that may hold browsers (one per driver by default)."""
+    ``room``: the calls of this driver that may hold browsers (one per driver by default); ``check``:
+    check each flow on this machine before its call (``CheckedClient``), so a flow with a problem
+    starts no device."""
 
     def __init__(
         self,
@@ -235,8 +242,10 @@ class FlowDriver:
         notice: Callable[[str], None] | None = _stderr,
         wrap: Callable[[ToolClient], ToolClient] | None = None,
         room: BrowserRoom | None = None,
+        check: bool = True,
     ) -> None:
         self.root = Path(project_root)
+        self.check = check
         self.options: dict[str, Any] = dict(run_options() if options is None else options)
         self.route = route
         self.notice = notice
@@ -264,6 +273,8 @@ class FlowDriver:
                 opened = self._given
             else:
                 opened = await self._stack.enter_async_context(open_client(self.route, notice=self.notice))
+            if self.check:
+                opened = CheckedClient(opened, notice=self.notice)
             client = self.wrap(opened) if self.wrap is not None else opened
             self._client = client
         return client
@@ -422,6 +433,76 @@ class FlowDriver:
         except ToolCallError as exc:
             return SuiteEntry(target, error=exc)
         return SuiteEntry(target, run=run)
+
+
+class FlowNotStarted(ToolCallError):
+    """A flow the client's check refused before its call: nothing ran, no device started. ``problems``
+    are its lines, as `argent flow check` prints them."""
+
+    def __init__(self, problems: Sequence[str], error_code: str = FLOW_FILE_INVALID) -> None:
+        count = len(problems)
+        head = NOT_STARTED.format(count=count, s="s" if count != 1 else "")
+        super().__init__(
+            "\n".join([head, *problems]), status=422, error_code=error_code, error_kind="validation"
+        )
+        self.problems = tuple(problems)
+
+
+NOT_STARTED = "not started: {count} problem{s} found before any device started:"
+
+
+class CheckedClient:
+    """A client whose ``flow-execute`` calls check their flow first, on this machine
+    (``argent.runner.check``: what `argent flow check` finds in what the run surely reaches, outside
+    `when:` blocks, but missing baselines, which a run reports itself with the capture to adopt). Co-located, that is the files the tool-server would
+    read; over a link, the files this client would send, checked as a run over a link goes (a page
+    path does not travel; a `script:` is left to the tool-server's own refusal, which comes before
+    any device in the protocol's words). A flow with a problem raises ``FlowNotStarted``."""
+
+    def __init__(self, inner: ToolClient, *, notice: Callable[[str], None] | None = None) -> None:
+        self.inner = inner
+        self.notice = notice
+        self.linked = bool(getattr(inner, "linked", False))
+
+    async def list_tools(self) -> list[ToolEntry]:
+        return await self.inner.list_tools()
+
+    async def call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        *,
+        on_progress: ProgressCallback | None = None,
+        on_refused: RefusalCallback | None = None,
+    ) -> Any:
+        if name == FLOW_EXECUTE:
+            from argent.runner.check import problem_lines
+
+            problems = await self._problems(args)
+            if problems:
+                raise FlowNotStarted(problem_lines(problems), problems[0].code)
+        return await self.inner.call(name, args, on_progress=on_progress, on_refused=on_refused)
+
+    async def _problems(self, args: dict[str, Any]) -> list[FlowProblem]:
+        from argent.runner.check import check_flow  # the runner: only once a flow runs
+
+        root, name, path = args.get("project_root"), args.get("name"), args.get("flow_path")
+        if not isinstance(root, str):
+            return []  # the tool-server says what is wrong with the arguments
+        if isinstance(name, str):
+            path = os.path.join(root, ".argent", "flows", f"{name}.yaml")
+        if not isinstance(path, str):
+            return []
+        found = await check_flow(
+            path,
+            root,
+            name=name if isinstance(name, str) else None,
+            over_link=self.linked,
+            baselines=False,
+            refusals=False,
+            conditional=False,
+        )
+        return found
 
 
 def _first_step_tells(

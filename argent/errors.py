@@ -87,8 +87,27 @@ class FlowError(ArgentError):
     default_kind = "validation"
 
 
+class YamlSyntax:
+    """What the YAML reader said about a text it could not read, kept beside the message (whose words
+    stay the upstream-shaped ones) so `argent flow check` can say it in plain words: its ``context``
+    and ``problem``, where the problem is (1-based ``line`` and ``column``) and where the construct it
+    was reading began (``context_line``)."""
+
+    __slots__ = ("column", "context", "context_line", "line", "problem")
+
+    def __init__(
+        self, context: str | None, problem: str | None, line: int, column: int, context_line: int | None
+    ) -> None:
+        self.context = context
+        self.problem = problem
+        self.line = line
+        self.column = column
+        self.context_line = context_line
+
+
 class FlowParseError(FlowError):
-    """A flow file that does not parse; ``line`` is 1-based when known."""
+    """A flow file that does not parse; ``line`` is 1-based when known; ``syntax`` is set when the
+    YAML itself could not be read."""
 
     def __init__(
         self,
@@ -97,10 +116,12 @@ class FlowParseError(FlowError):
         error_code: str = FLOW_FILE_INVALID,
         line: int | None = None,
         step: str | None = None,
+        syntax: YamlSyntax | None = None,
     ) -> None:
         super().__init__(message, error_code=error_code, error_kind="validation")
         self.line = line
         self.step = step
+        self.syntax = syntax
 
 
 class ConflictError(ArgentError):

@@ -93,6 +93,8 @@ DEFAULT_MAX_MISMATCH = 0.5
 FAILURE_SCREENSHOT_TIMEOUT_SECONDS = 5.0
 #: Largest image the HTML report copies from a step's artifacts (a 4K screenshot is a few MiB).
 MAX_REPORT_IMAGE_BYTES = 64 * MIB
+#: Runs whose images of failed steps `argent flow run` keeps under .argent/results (older ones are removed).
+RESULTS_KEPT = 10
 DEFAULT_SCRIPT_TIMEOUT_MS = 120_000
 MAX_SCRIPT_STDERR_TAIL = 2000
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from argent.cli.flow_run import FlowRunCommand
+from argent.cli.local import chosen_route, local_option
 from argent.cli.suite import SuiteOptions, run_flows, suite_options
 from argent.cli.targets import (
     UsageProblem,
@@ -24,7 +25,7 @@ EXIT_OK, EXIT_FAILED = 0, 1
 
 @click.group()
 def flow() -> None:
-    """Run and list recorded flows."""
+    """Run, check and list recorded flows."""
 
 
 def _project_root(option: str | None) -> Path:
@@ -49,6 +50,7 @@ def _project_root(option: str | None) -> Path:
 @click.option("--output", type=click.Path(file_okay=False), help="Copy the images of failed snapshots here.")
 @click.option("-r", "--recursive", is_flag=True, help="With a directory: include its subdirectories.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@local_option
 @suite_options
 def run_command(
     ref: str,
@@ -68,8 +70,33 @@ def run_command(
     root = _project_root(project_root)
     targets = resolve_flow_ref(ref, root, recursive=recursive)
     options = run_options(device=device, platform=platform, update_baselines=update_baselines)
-    runner = FlowRunCommand(root, options, as_json=as_json, output=output)
+    runner = FlowRunCommand(root, options, as_json=as_json, output=output, route=chosen_route())
     click.get_current_context().exit(run_flows(runner, targets, suite, ref=ref))
+
+
+@flow.command("check")
+@click.argument("ref", metavar="<name|path.yaml|dir>")
+@click.option(
+    "--project-root",
+    type=click.Path(file_okay=False),
+    help="Project directory (default: nearest ancestor with .argent, .git or pyproject.toml).",
+)
+@click.option("-r", "--recursive", is_flag=True, help="With a directory: include its subdirectories.")
+@click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON on stdout.")
+@local_option
+def check(ref: str, project_root: str | None, recursive: bool, as_json: bool) -> None:
+    """Check flows and every file they reach, without starting a device.
+
+    One line per problem: <path>:<line>: <what is wrong>. <what to do>.
+    Exit codes: 0 every flow valid, 1 a problem found, 2 usage or path error.
+    """
+    from argent.cli.check import check_command
+
+    root = _project_root(project_root)
+    targets = resolve_flow_ref(ref, root, recursive=recursive, command="check")
+    selected = [targets] if not isinstance(targets, list) else targets
+    local = chosen_route() is not None
+    click.get_current_context().exit(check_command(selected, root, as_json=as_json, local=local))
 
 
 @flow.command("list")

@@ -6,11 +6,9 @@ the same arguments and reads the same whichever started it."""
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
+import asyncio
 import os
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +18,21 @@ from argent.cli.targets import (
     FlowTarget,
     UsageProblem,
 )
-from argent.client.base import RefusalCallback, ToolCallError
+from argent.client.base import RefusalCallback, ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
+from argent.client.routing import Route
 from argent.driver import FlowDriver, SuiteEntry
+from argent.limits import RESULTS_KEPT
 from argent.link.codec import read_or_none
-from argent.link.models import PrerequisiteNotice, StepReport
-from argent.reports.html import allowed_image_source, copy_image
+from argent.link.models import PrerequisiteNotice
+from argent.reports.artifacts import EXPORT_MARKER as EXPORT_MARKER
+from argent.reports.artifacts import KeepingClient
+from argent.reports.artifacts import export_artifacts as export_artifacts
+from argent.reports.model import FlowOutcome, counts, failed_flow_lines
+from argent.reports.recorder import SuiteRecorder
 from argent.reports.render import (
     echo,
     hang,
-    is_report,
     json_text,
     one_line,
     prefixed_lines,
@@ -39,7 +42,7 @@ from argent.reports.render import (
     summary_line,
     unwritten_baseline_lines,
 )
-from argent.utils.oserrors import DISK_ERRNOS, remedy
+from argent.reports.results import ResultsDir
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -48,11 +51,76 @@ class FlowRunCommand:
     """`argent flow run` on the terminal: the lines, the summary, the exit code and the exported images
     of the flows a public ``FlowDriver`` runs (``argent.driver``)."""
 
-    def __init__(self, root: Path, options: dict[str, Any], *, as_json: bool, output: str | None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        options: dict[str, Any],
+        *,
+        as_json: bool,
+        output: str | None,
+        route: Route | None = None,
+    ) -> None:
         self.root = root
         self.as_json = as_json
         self.output = output
-        self.driver = FlowDriver(root, options, notice=self.notice)
+        #: The directory a directory run names (its flows' images go under their own subdirectories).
+        self.directory: str | None = None
+        #: The recorder every flow of a directory run (and any run with a report) is recorded by.
+        self.recorder: SuiteRecorder | None = None
+        self.results = ResultsDir(root, self.notice) if output is None else None
+        self.keeping: KeepingClient | None = None
+        #: The copies kept of failed steps' images (an HTML report copies them in turn).
+        self.kept: set[str] = set()
+        self.driver = FlowDriver(root, options, notice=self.notice, route=route, wrap=self._wrap)
+
+    def _wrap(self, client: ToolClient) -> ToolClient:
+        """The driver's client, beneath which each failed step's images are kept as its line arrives,
+        and above that the recorder of the reports (which then names the kept copies)."""
+        self.keeping = KeepingClient(client, self._destination, self.notice, kept=self.kept)
+        return self.recorder.wrap(self.keeping) if self.recorder is not None else self.keeping
+
+    def _destination(self, args: dict[str, Any]) -> tuple[str, str, Path | Callable[[], Path | None]] | None:
+        """Where one flow's images go: ``--output``, else this run's folder under .argent/results; in a
+        directory run, under the flow's subdirectory of that directory."""
+        name, path = args.get("name"), args.get("flow_path")
+        if isinstance(name, str):
+            path = str(self.root / ".argent" / "flows" / f"{name}.yaml")
+        if not isinstance(path, str):
+            return None
+        stem = name if isinstance(name, str) else Path(path).stem
+        sub = ""
+        if self.directory is not None:
+            rel = os.path.relpath(os.path.dirname(path), self.directory)
+            sub = "" if rel in (".", "") or rel.startswith("..") else rel
+        if self.output is not None:
+            return os.path.realpath(path), stem, Path(self.output) / sub if sub else Path(self.output)
+        results = self.results
+        assert results is not None
+
+        def folder() -> Path | None:
+            made = results.folder()
+            return made / sub if made is not None and sub else made
+
+        return os.path.realpath(path), stem, folder
+
+    def kept_note(self) -> None:
+        """Say where the images of failed steps are (a line at the end of a run that kept any)."""
+        if self.as_json or not self.kept:
+            return
+        if self.output is not None:
+            echo(f"Images of failed steps: {self.output}")
+            return
+        folder = self.results.folder() if self.results is not None else None
+        if folder is not None:
+            shown = os.path.relpath(folder) if not os.path.relpath(folder).startswith("..") else str(folder)
+            echo(
+                f"Images of failed steps: {shown} (the latest {RESULTS_KEPT} runs are kept there; "
+                "--output DIR puts them elsewhere)"
+            )
+
+    def close(self) -> None:
+        if self.results is not None:
+            self.results.close()
 
     def notice(self, text: str) -> None:
         """A note for the user on stderr (a ``[flow-files]`` line, an upload): a JSON warning object
@@ -98,7 +166,7 @@ class FlowRunCommand:
 
         def out(line: str) -> None:
             for part in prefixed_lines(prefix, line) if line else [line]:
-                echo(part)
+                echo(part, report=True)
 
         def progress(step: dict[str, Any]) -> None:
             nonlocal printed_header
@@ -110,17 +178,22 @@ class FlowRunCommand:
             report = read_step(step)
             for line in step_lines(report if report is not None else step, root_flow):
                 say(line)
-            live.next_step = (report.index if report is not None else 0) + 2
+            live.reported(
+                report.index if report is not None else 0, report.kind if report is not None else None
+            )
 
-        async with self.driver, live:
-            try:
-                run = await self.driver.run(target, on_step=progress, on_refused=self._tell_refused(note))
-            except ToolCallError as exc:
-                raise call_failed(exc) from None
-            result = run.result
-            # Copy failed snapshots' images while the tool-server that keeps them is still up.
-            exported = self._export(result, target) if is_report(result) else []
-        report = read_report(result)  # read after the export: it points the report at the copies
+        if live.enabled:
+            live.plan = await _plan(target, self.root)
+        try:
+            async with self.driver, live:
+                try:
+                    run = await self.driver.run(target, on_step=progress, on_refused=self._tell_refused(note))
+                except ToolCallError as exc:
+                    raise call_failed(exc) from None
+        finally:
+            self.close()
+        result = run.result
+        report = read_report(result)
         if report is None:
             notice = read_or_none(result, PrerequisiteNotice)
             if notice is not None and notice.notice:
@@ -135,16 +208,12 @@ class FlowRunCommand:
                 for step in report.steps:
                     for line in step_lines(step, root_flow):
                         out(line)
-            else:
-                # The live lines named the tool-server's copies; say where --output put them.
-                for step in exported:
-                    out(f"  {step.kind} (step {step.index + 1}):")
-                    for role, path in (step.artifacts or {}).items():
-                        out(f"       {role}: {path}")
             if report.execution_prerequisite:
                 out(hang(f"  assumes: {report.execution_prerequisite}", "    "))
             out("")
             out(summary_line(report))
+            if not prefix:
+                self.kept_note()
         return EXIT_OK if report.ok and not unwritten and not run.refused else EXIT_FAILED
 
     def _unwritten_baselines(self, result: Any, notice: Callable[[str], None] | None = None) -> int:
@@ -158,7 +227,6 @@ class FlowRunCommand:
         """The flows of a directory one at a time: each flow's start line, every step line as
         its progress line arrives (under a live status line on a terminal), then its summary."""
         total = len(targets)
-        flows: list[dict[str, Any]] = [{"path": target.path} for target in targets]
         shown = [0] * total
         live = LiveStatus(enabled=False if self.as_json else None)
 
@@ -166,234 +234,122 @@ class FlowRunCommand:
             if not self.as_json:
                 live.line(line)
 
+        current = [-1]
+
         def start(position: int, target: FlowTarget) -> None:
             say(f"[{position + 1}/{total}] {os.path.relpath(target.path, directory)}")
-            live.next_step = 1
+            current[0] = position
+            live.plan = None  # numbers alone until this flow's plan is read
+            live.start(1)
+            if live.enabled:
+                asyncio.get_running_loop().create_task(planned(position, target))
+
+        async def planned(position: int, target: FlowTarget) -> None:
+            plan = await _plan(target, self.root)
+            if current[0] == position:
+                live.plan = plan
 
         def progress(position: int, target: FlowTarget, step: dict[str, Any]) -> None:
             shown[position] += 1
             report = read_step(step)
             for line in step_lines(report if report is not None else step, target.stem):
                 say(line)
-            live.next_step = (report.index if report is not None else 0) + 2
+            live.reported(
+                report.index if report is not None else 0, report.kind if report is not None else None
+            )
 
         def end(position: int, entry: SuiteEntry) -> None:
-            target, flow = entry.target, flows[position]
+            target = entry.target
             if entry.skipped:
                 start(position, target)
-                flow["status"] = "skip"
                 say("  · not run (batch stopped)")
             elif entry.error is not None:
-                flow.update(status="fail", error=entry.error.message)
                 # The tool-server's words: their later lines stay under the mark (no line of theirs
                 # can pose as a summary among this batch's lines).
                 say(hang(f"  ✗ {entry.error.message}", "    "))
-            elif entry.run is not None and entry.run.report is None:
-                flow.update(status="fail", error=f'"{target.stem}" did not produce a run report.')
-            elif entry.run is not None:
+            elif entry.run is not None and entry.run.report is not None:
                 result = entry.run.result
-                exported = self._export(result, target, directory)
-                flow["report"] = result
-                report = entry.run.report  # its ``ok`` is the JSON true, nothing else truthy
-                ok = (
-                    bool(report and report.ok)
-                    and not self._unwritten_baselines(result)
-                    and not entry.run.refused
-                )
-                flow["status"] = "pass" if ok else "fail"
-                for line in closing_lines(result, target.stem, shown[position], exported):
+                self._unwritten_baselines(result)
+                for line in closing_lines(result, target.stem, shown[position]):
                     say(line)
 
-        async with self.driver, live:
-            await self.driver.run_suite(
-                targets,
-                on_start=start,
-                on_step=progress,
-                on_end=end,
-                on_refused=lambda position, target, refusal: self.notice(refusal.line()),
-            )
-        return self._summary(flows)
+        try:
+            async with self.driver, live:
+                await self.driver.run_suite(
+                    targets,
+                    on_start=start,
+                    on_step=progress,
+                    on_end=end,
+                    on_refused=lambda position, target, refusal: self.notice(refusal.line()),
+                )
+        finally:
+            self.close()
+        return self.summary()
 
-    def _summary(self, flows: list[dict[str, Any]]) -> int:
-        """The closing line of a directory run (or its JSON), and its exit code."""
-        total = len(flows)
-        passed = sum(1 for flow in flows if flow.get("status") == "pass")
-        failed = sum(1 for flow in flows if flow.get("status") == "fail")
-        skipped = sum(1 for flow in flows if flow.get("status") == "skip")
-        ok = failed == 0
+    def summary(self) -> int:
+        """The end of a directory run: its counts, the flows that did not pass (each with its first
+        failing line), where their images are; or its JSON. The exit code. The counts are the
+        recorder's, the one definition of a flow's status the JUnit and HTML reports use too."""
+        assert self.recorder is not None
+        outcomes = self.recorder.outcomes()
+        tally = counts(outcomes)
+        ok = tally["failed"] == 0 and tally["error"] == 0
         if self.as_json:
-            summary = {"ok": ok, "total": total, "passed": passed, "failed": failed, "skipped": skipped}
-            echo(json_text({**summary, "flows": flows}))
+            summary = {
+                "ok": ok,
+                "total": len(outcomes),
+                "passed": tally["passed"],
+                "failed": tally["failed"],
+                "errored": tally["error"],
+                "skipped": tally["skipped"],
+            }
+            echo(json_text({**summary, "flows": [_flow_json(outcome) for outcome in outcomes]}))
         else:
-            plural = "s" if total != 1 else ""
-            echo(
-                f"\n{'PASS' if ok else 'FAIL'} — {total} flow{plural}: {passed} passed, {failed} failed, "
-                f"{skipped} skipped"
-            )
+            echo("")
+            echo(suite_summary_line(outcomes), report=True)
+            self.kept_note()
+            for line in failed_flow_lines(outcomes):
+                echo(line, report=True)
         return EXIT_OK if ok else EXIT_FAILED
 
-    def _export(self, result: Any, target: FlowTarget, directory: str | None = None) -> list[StepReport]:
-        """Copy the images of failed snapshot steps to ``--output`` (see ``export_artifacts``)."""
-        if not self.output:
-            return []
-        out = Path(self.output)
-        if directory is not None:
-            sub = os.path.relpath(os.path.dirname(target.path), directory)
-            if sub not in (".", "") and not sub.startswith(".."):
-                out = out / sub
 
-        def warn(text: str) -> None:
-            echo(json_text({"warning": text}, indent=None) if self.as_json else text, err=True)
+async def _plan(target: FlowTarget, root: Path) -> list[str] | None:
+    """The steps the status line names, in the runner's order (the runner's modules are loaded only
+    for a terminal that shows it)."""
+    from argent.runner.plan import step_plan
 
-        return export_artifacts(result, os.path.realpath(target.path), target.stem, out, warn)
+    return await step_plan(target.path, str(root), name=target.name)
 
 
-def closing_lines(result: Any, root_flow: str, shown: int, exported: Sequence[StepReport]) -> list[str]:
+#: A flow's status in a directory run's JSON, by its outcome (``argent.reports.model``).
+_JSON_STATUS = {"passed": "pass", "failed": "fail", "error": "error", "skipped": "skip"}
+
+
+def _flow_json(outcome: FlowOutcome) -> dict[str, Any]:
+    entry: dict[str, Any] = {"path": outcome.path, "status": _JSON_STATUS[outcome.status]}
+    if outcome.result is not None:
+        entry["report"] = outcome.result
+    elif outcome.status == "error" and outcome.message is not None:
+        entry["error"] = outcome.message
+    return entry
+
+
+def suite_summary_line(outcomes: list[FlowOutcome]) -> str:
+    """``PASS — 4 flows: 4 passed, 0 failed, 0 errored, 0 skipped``: the statuses of the reports."""
+    tally = counts(outcomes)
+    ok = tally["failed"] == 0 and tally["error"] == 0
+    total = len(outcomes)
+    return (
+        f"{'PASS' if ok else 'FAIL'} — {total} flow{'s' if total != 1 else ''}: {tally['passed']} passed, "
+        f"{tally['failed']} failed, {tally['error']} errored, {tally['skipped']} skipped"
+    )
+
+
+def closing_lines(result: Any, root_flow: str, shown: int) -> list[str]:
     """What is left to print when a flow of a directory run ends: the steps whose progress lines
-    never came (a tool-server that does not stream), where ``--output`` put the images the live
-    lines named, then the flow's summary line."""
+    never came (a tool-server that does not stream), then the flow's summary line."""
     lines: list[str] = []
     for step in result["steps"][shown:]:
         lines.extend(step_lines(step, root_flow))
-    if shown:
-        for step in exported:
-            lines.append(f"  {step.kind} (step {step.index + 1}):")
-            lines.extend(f"       {role}: {path}" for role, path in (step.artifacts or {}).items())
     lines.append(f"  {summary_line(result)}")
     return lines
-
-
-#: The file that claims an export directory for one flow file (its resolved path and a newline).
-EXPORT_MARKER = ".argent-flow-source"
-EXPORT_ROLES = ("baseline", "current", "diff", "screenshot")
-_SAFE_EXPORT_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
-EXPORT_REFUSED = (
-    "warning: not exporting {src} (the {role} of step {number}): the client copies only a PNG image of a "
-    "__baselines__ or snapshot directory, which it is not."
-)
-
-
-def export_artifacts(
-    result: Any, flow_path: str, stem: str, out: Path, warn: Callable[[str], None]
-) -> list[StepReport]:
-    """Copy each failed step's images to ``<out>/<stem>/<snapshotKey>-<role>.png`` (a failed device
-    step's screenshot to ``<out>/<stem>/step-<n>-screenshot.png``) and point the
-    report at the copies. A result names paths, so only a PNG image of a tool-server's snapshot scratch
-    or a ``__baselines__`` directory is copied (``argent.reports.html.copy_image``, as the HTML report
-    does); another file it names is left where it is, with a warning. The directory is claimed with a
-    marker naming the flow file, only once a file is about to be copied; another flow's directory is
-    never written into: the export moves to
-    ``<stem>-<hash of the flow path>`` instead (longer hashes while those are taken too).
-    Returns the steps whose artifacts now name the copies."""
-    jobs: list[tuple[dict[str, Any], str, str, str, int]] = []
-    steps: list[dict[str, Any]] = []
-    for raw in _raw_steps(result):
-        step = read_step(raw)
-        if step is None or step.status not in ("fail", "error") or not step.artifacts:
-            continue
-        key = step.snapshot_key
-        if not key and set(step.artifacts) == {"screenshot"}:
-            key = f"step-{step.index + 1}"  # a failed device step's screenshot
-        elif not key:
-            baseline = step.artifacts.get("baseline", "")
-            key = os.path.basename(baseline)[:-4] if baseline.endswith(".png") else ""
-        if not _SAFE_EXPORT_NAME.match(key):
-            warn(f"warning: not exporting the artifacts of step {step.index}: unsafe snapshot key {key!r}")
-            continue
-        for role in EXPORT_ROLES:
-            src = step.artifacts.get(role)
-            if src is None or not os.path.isfile(src):
-                continue  # over a link to another machine the images stay there
-            if not allowed_image_source(src):
-                warn(EXPORT_REFUSED.format(src=src, role=role, number=step.index + 1))
-                continue
-            jobs.append((raw["artifacts"], role, src, key, step.index + 1))
-            if not steps or steps[-1] is not raw:
-                steps.append(raw)
-    if not jobs:
-        return []
-    if not _SAFE_EXPORT_NAME.match(stem):
-        warn(f"warning: not exporting artifacts for {flow_path}: unsafe flow name {stem!r}")
-        return []
-    dest = _claim_export_dir(out, stem, flow_path, warn)
-    if dest is None:
-        return []
-    copied: set[int] = set()
-    for artifacts, role, src, key, number in jobs:
-        target = dest / f"{key}-{role}.png"
-        try:
-            ok = copy_image(src, str(target))
-        except OSError as exc:
-            advice = remedy(exc)
-            then = f" {advice} and run again, or pass another --output directory." if advice else ""
-            warn(f"warning: could not export {src} to {target}: {exc.strerror or exc}.{then}")
-            continue
-        if not ok:  # not a PNG image, a link, or over the size cap
-            warn(EXPORT_REFUSED.format(src=src, role=role, number=number))
-            continue
-        artifacts[role] = str(target)
-        copied.add(id(artifacts))
-    return [step for raw in steps if id(raw["artifacts"]) in copied and (step := read_step(raw)) is not None]
-
-
-def _raw_steps(result: Any) -> list[dict[str, Any]]:
-    """The step objects of a report's JSON, which an export rewrites in place."""
-    steps = result.get("steps") if isinstance(result, dict) else None
-    return [step for step in steps if isinstance(step, dict)] if isinstance(steps, list) else []
-
-
-def _claim_export_dir(out: Path, stem: str, flow_path: str, warn: Callable[[str], None]) -> Path | None:
-    digest = hashlib.sha256(flow_path.encode("utf-8", "surrogateescape")).hexdigest()
-    candidates = [out / stem] + [out / f"{stem}-{digest[:n]}" for n in range(8, 65, 8)]
-    owned = f"{flow_path}\n"
-    for i, cand in enumerate(candidates):
-        try:
-            why = _claim(cand, owned)
-        except OSError as exc:  # a full or read-only disk: every other candidate is on it too
-            warn(
-                f"warning: could not export the artifacts of {stem} to {cand}: {exc.strerror or exc}. "
-                f"{remedy(exc)} and run again, or pass another --output directory."
-            )
-            return None
-        if why is None:
-            return cand
-        if i + 1 < len(candidates):
-            warn(
-                f"warning: {cand} {why}; writing this flow's artifacts to {candidates[i + 1]} so neither set is "
-                "overwritten"
-            )
-        else:
-            warn(
-                f"warning: not exporting artifacts for {flow_path}: {cand} {why}, and so does every other candidate"
-            )
-    return None
-
-
-def _claim(directory: Path, owned: str) -> str | None:
-    """None when ``directory`` is (now) this flow's; else why it is not."""
-    marker = directory / EXPORT_MARKER
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        if not marker.exists() and any(directory.iterdir()):
-            return "already holds files from an unknown source"
-        try:
-            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            owner = marker.read_text(encoding="utf-8", errors="replace")
-        else:
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(owned)
-            except BaseException:
-                # An empty or cut marker would claim the directory for "an unknown source" for ever.
-                with contextlib.suppress(OSError):
-                    marker.unlink()
-                raise
-            return None
-    except OSError as exc:
-        if exc.errno in DISK_ERRNOS:
-            raise
-        return f"cannot be used ({exc.strerror or exc})"
-    if owner == owned:
-        return None
-    return f"already holds artifacts from {owner.strip() or 'an unknown source'}"

@@ -20,7 +20,7 @@ from argent import __version__
 
 #: Subcommand name -> ("module:attribute" of its Click command, the help `argent --help` shows).
 COMMANDS: Mapping[str, tuple[str, str]] = {
-    "flow": ("argent.cli.flow:flow", "Run and list recorded flows."),
+    "flow": ("argent.cli.flow:flow", "Run, check and list recorded flows."),
     "init": ("argent.cli.init:init", "Create a starter project: a flow and the page it opens."),
     "tools": ("argent.cli.tools:tools", "Discover the tools of the tool-server."),
     "run": (

@@ -29,7 +29,7 @@ from attrs import define, field, frozen
 
 from argent.cli.flow_run import closing_lines
 from argent.cli.targets import FlowTarget, UsageProblem
-from argent.driver import SuiteEntry
+from argent.driver import FlowDriver, SuiteEntry
 from argent.limits import MAX_SUITE_WORKERS
 from argent.reports.html import HtmlReport, ReportDirProblem, html_owned, prepare_report_dir
 from argent.reports.junit import ReportPathProblem, prepare_junit_path
@@ -171,9 +171,12 @@ def run_flows(
     selected = [targets] if isinstance(targets, FlowTarget) else list(targets)
     if suite.shard is not None:
         selected = select_shard(selected, root, suite.shard)
-    recorder = _recorder(selected, root, suite)
-    if recorder is not None:
-        runner.driver.wrap = recorder.wrap
+    recorder = _recorder(selected, root, suite, directory=not isinstance(targets, FlowTarget))
+    runner.recorder = recorder
+    if recorder is not None and recorder.html is not None:
+        recorder.html.trusted = runner.kept
+    if not isinstance(targets, FlowTarget):
+        runner.directory = os.path.abspath(ref)
     code = EXIT_OK
     try:
         if not selected:
@@ -204,10 +207,13 @@ def _bounded_workers(runner: FlowRunCommand, workers: int) -> int:
     return MAX_SUITE_WORKERS
 
 
-def _recorder(selected: list[FlowTarget], root: str, suite: SuiteOptions) -> SuiteRecorder | None:
-    """The recorder of the reports asked for; their paths are checked before anything runs."""
+def _recorder(
+    selected: list[FlowTarget], root: str, suite: SuiteOptions, *, directory: bool
+) -> SuiteRecorder | None:
+    """The recorder of the reports asked for (their paths are checked before anything runs); a
+    directory run's counts and closing list come from it too, reports or not."""
     if suite.junit_xml is None and suite.html is None:
-        return None
+        return SuiteRecorder(selected, root, junit=None, html=None) if directory else None
     junit = os.path.abspath(suite.junit_xml) if suite.junit_xml is not None else None
     html: HtmlReport | None = None
     try:
@@ -218,12 +224,12 @@ def _recorder(selected: list[FlowTarget], root: str, suite: SuiteOptions) -> Sui
     except ReportPathProblem as exc:
         raise UsageProblem(str(exc)) from None
     if suite.html is not None:
-        directory = os.path.abspath(suite.html)
+        html_dir = os.path.abspath(suite.html)
         try:
-            prepare_report_dir(directory)
+            prepare_report_dir(html_dir)
         except ReportDirProblem as exc:
             raise UsageProblem(str(exc)) from None
-        html = HtmlReport(directory)
+        html = HtmlReport(html_dir)
     return SuiteRecorder(selected, root, junit=junit, html=html)
 
 
@@ -253,25 +259,27 @@ class ParallelBatch:
     targets: list[FlowTarget]
     directory: str
     workers: int
-    entries: list[dict[str, Any]] = field(factory=list)
     shown: list[int] = field(factory=list)
 
     async def run(self) -> int:
-        self.entries = [{"path": t.path} for t in self.targets]
         self.shown = [0] * len(self.targets)
-        async with self.runner.driver as driver:
-            await driver.run_suite(
-                self.targets,
-                workers=self.workers,
-                on_start=self._started,
-                on_step=self._step,
-                on_end=self._ended,
-                on_wait=lambda position, target, text: self._notice(self._prefix(target))(text),
-                on_refused=lambda position, target, refusal: self._notice(self._prefix(target))(
-                    refusal.line()
-                ),
-            )
-        return self.runner._summary(self.entries)
+        try:
+            async with self.runner.driver as driver:
+                await self._run(driver)
+        finally:
+            self.runner.close()
+        return self.runner.summary()
+
+    async def _run(self, driver: FlowDriver) -> None:
+        await driver.run_suite(
+            self.targets,
+            workers=self.workers,
+            on_start=self._started,
+            on_step=self._step,
+            on_end=self._ended,
+            on_wait=lambda position, target, text: self._notice(self._prefix(target))(text),
+            on_refused=lambda position, target, refusal: self._notice(self._prefix(target))(refusal.line()),
+        )
 
     def _prefix(self, target: FlowTarget) -> str:
         return line_prefix(relative_name(target.path, str(self.runner.root)))
@@ -283,7 +291,7 @@ class ParallelBatch:
             return
         for line in lines:
             for part in prefixed_lines(prefix, line):
-                echo(part, err=err)
+                echo(part, err=err, report=True)
 
     def _notice(self, prefix: str) -> Callable[[str], None]:
         """A flow's notes for stderr: prefixed like its lines, JSON objects with ``--json``."""
@@ -304,29 +312,18 @@ class ParallelBatch:
         self._say(self._prefix(target), step_lines(step, target.stem))
 
     def _ended(self, position: int, flow: SuiteEntry) -> None:
-        target, entry, prefix = flow.target, self.entries[position], self._prefix(flow.target)
+        target, prefix = flow.target, self._prefix(flow.target)
         if flow.skipped:
-            entry["status"] = "skip"
             self._say(prefix, ["  · not run (batch stopped)"])
             return
         if flow.error is not None:
-            entry.update(status="fail", error=flow.error.message)
             self._say(prefix, [f"  ✗ {flow.error.message}"])
             return
         assert flow.run is not None
         result = flow.run.result
         if flow.run.report is None:
-            error = f'"{target.stem}" did not produce a run report.'
-            entry.update(status="fail", error=error)
-            self._say(prefix, [f"  ✗ {error}"])
+            self._say(prefix, [f'  ✗ "{target.stem}" did not produce a run report.'])
             return
-        exported = self.runner._export(result, target, self.directory)
-        entry["report"] = result
-        unwritten = unwritten_baseline_lines(result)
-        for line in unwritten:
+        for line in unwritten_baseline_lines(result):
             self._notice(prefix)(line)
-        report = flow.run.report
-        # As the one-at-a-time runs read it: ``ok`` is the JSON true, nothing else that is truthy.
-        ok = report is not None and report.ok and not unwritten and not flow.run.refused
-        entry["status"] = "pass" if ok else "fail"
-        self._say(prefix, closing_lines(result, target.stem, self.shown[position], exported))
+        self._say(prefix, closing_lines(result, target.stem, self.shown[position]))

@@ -26,12 +26,15 @@ def find_project_root(start: Path) -> Path:
     return start
 
 
-def _did_you_mean(path: str) -> str:
-    return f"Did you mean: argent flow run {shlex.quote(path)}"
+def _did_you_mean(path: str, command: str = "run") -> str:
+    return f"Did you mean: argent flow {command} {shlex.quote(path)}"
 
 
-def resolve_flow_ref(ref: str, project_root: Path, *, recursive: bool) -> FlowTarget | list[FlowTarget]:
-    """A single flow, or the flows of a directory (sorted by relative path)."""
+def resolve_flow_ref(
+    ref: str, project_root: Path, *, recursive: bool, command: str = "run"
+) -> FlowTarget | list[FlowTarget]:
+    """A single flow, or the flows of a directory (sorted by relative path); ``command`` is the
+    `argent flow` subcommand the messages name."""
     is_name = bool(FLOW_NAME_RE.match(ref))
     saved = project_root / ".argent" / "flows" / f"{ref}.yaml"
     if is_name and not saved.exists() and os.path.isdir(ref):
@@ -41,16 +44,16 @@ def resolve_flow_ref(ref: str, project_root: Path, *, recursive: bool) -> FlowTa
         path = project_root / ".argent" / "flows" / f"{ref}.yaml"
         if recursive:
             raise UsageProblem(
-                f'flow run --recursive requires a directory path: "{ref}" is a saved-flow name, '
+                f'flow {command} --recursive requires a directory path: "{ref}" is a saved-flow name, '
                 f"which always addresses the single file {path}."
             )
-        return _single(str(path), ref, name=ref, project_root=project_root)
+        return _single(str(path), ref, name=ref, project_root=project_root, command=command)
     parts = ref.replace("\\", "/").split("/")
     if ".." in parts:
         real = os.path.realpath(os.path.dirname(ref) or ".")
         fixed = os.path.join(real, os.path.basename(ref))
         recovery = (
-            _did_you_mean(fixed)
+            _did_you_mean(fixed, command)
             if os.path.exists(fixed)
             else "Pass the fully resolved path to the flow's YAML."
         )
@@ -64,12 +67,12 @@ def resolve_flow_ref(ref: str, project_root: Path, *, recursive: bool) -> FlowTa
     if recursive:
         if not os.path.exists(absolute):
             raise UsageProblem(f"Flow directory not found: {absolute}")
-        raise UsageProblem(f"flow run --recursive requires a directory path: {ref}")
+        raise UsageProblem(f"flow {command} --recursive requires a directory path: {ref}")
     if ref.endswith(("/", os.sep)):
         trimmed = ref.rstrip("/" + os.sep)
         raise UsageProblem(
             "Flow path must not end in a path separator — a flow is one YAML file or a directory of them: "
-            f"{ref}\n{_did_you_mean(trimmed)}"
+            f"{ref}\n{_did_you_mean(trimmed, command)}"
         )
     base = os.path.basename(ref)
     if base.lower() == ".yaml":
@@ -90,10 +93,10 @@ def resolve_flow_ref(ref: str, project_root: Path, *, recursive: bool) -> FlowTa
         raise UsageProblem(
             f'Flow filename must have a non-empty name containing only letters, numbers, "_", or "-": {ref}'
         )
-    return _single(absolute, ref, name=None, project_root=project_root)
+    return _single(absolute, ref, name=None, project_root=project_root, command=command)
 
 
-def _single(path: str, ref: str, *, name: str | None, project_root: Path) -> FlowTarget:
+def _single(path: str, ref: str, *, name: str | None, project_root: Path, command: str = "run") -> FlowTarget:
     if os.path.isdir(path):
         raise UsageProblem(f"Flow path is not a file: {path}")
     if not os.path.exists(path):
@@ -106,13 +109,13 @@ def _single(path: str, ref: str, *, name: str | None, project_root: Path) -> Flo
             stem = Path(path).stem
             saved = project_root / ".argent" / "flows" / f"{stem}.yaml"
             if saved.is_file():
-                message += f'\nA flow named "{stem}" is saved under .argent/flows — did you mean: argent flow run {stem}'
+                message += f'\nA flow named "{stem}" is saved under .argent/flows — did you mean: argent flow {command} {stem}'
         spelled = spelling_of(os.path.dirname(path), os.path.basename(path))
         if spelled.state == "case_folded" and spelled.addressable and spelled.actual:
             # A case-sensitive filesystem: the directory holds the name in another case.
             actual = spelled.actual
             fix = Path(actual).stem if name is not None else os.path.join(os.path.dirname(ref), actual)
-            message += f"\n{_did_you_mean(fix)}"
+            message += f"\n{_did_you_mean(fix, command)}"
         raise UsageProblem(message)
     if not os.access(path, os.R_OK) or not os.path.isfile(path):
         raise UsageProblem(f"Could not read flow file: {path}")
@@ -120,7 +123,7 @@ def _single(path: str, ref: str, *, name: str | None, project_root: Path) -> Flo
     if spelled.state == "case_folded":
         actual = spelled.actual or ""
         fix = (
-            _did_you_mean(os.path.join(os.path.dirname(ref), actual))
+            _did_you_mean(os.path.join(os.path.dirname(ref), actual), command)
             if spelled.addressable
             else f"Rename {actual} to {os.path.basename(path)} to run it — flow files must be lowercase .yaml."
         )

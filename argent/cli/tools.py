@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import click
 
+from argent.cli.local import chosen_route, local_option, local_param
 from argent.cli.problems import CommandFailed, UsageProblem, call_failed, server_message
 from argent.cli.tool_command import ToolCommand, build_tool_command
 from argent.cli.tool_command import flag as _flag
@@ -33,7 +34,7 @@ def _fetch_tools() -> list[ToolEntry]:
     """The GET /tools entries; a tool-server that cannot be reached or refuses exits 1 with its reason."""
 
     async def go() -> list[ToolEntry]:
-        async with open_client() as client:
+        async with open_client(chosen_route()) as client:
             return await client.list_tools()
 
     try:
@@ -104,6 +105,7 @@ def tools() -> None:
 
 @tools.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print the GET /tools entries as JSON.")
+@local_option
 def list_tools(as_json: bool) -> None:
     """Every tool with its required arguments and a runnable example."""
     entries = _fetch_tools()
@@ -116,6 +118,7 @@ def list_tools(as_json: bool) -> None:
 
 @tools.command("search")
 @click.argument("words", nargs=-1, required=True)
+@local_option
 def search_tools(words: tuple[str, ...]) -> None:
     """Tools whose name or description holds every word."""
     wanted = [w.lower() for w in words]
@@ -128,6 +131,7 @@ def search_tools(words: tuple[str, ...]) -> None:
 
 @tools.command("show")
 @click.argument("name")
+@local_option
 def show_tool(name: str) -> None:
     """One tool: description, arguments as flags, file inputs, an example."""
     entries = {t.name: t for t in _fetch_tools()}
@@ -213,7 +217,7 @@ class RunGroup(click.Group):
     "run",
     cls=RunGroup,
     subcommand_metavar="TOOL [--<arg> <value>...]",
-    params=[_args_option(), _json_option()],
+    params=[_args_option(), _json_option(), local_param()],
 )
 def run_tool(args_json: str | None, as_json: bool | None) -> None:
     """Call one tool: argent run <tool> [--args JSON] [--<arg> <value>...] [--json].
@@ -254,7 +258,7 @@ def run_entry(entry: ToolEntry, args_json: str | None, *, flags: dict[str, Any],
             f"{tool} requires {', '.join(_flag(n) for n in missing)}\nExample: {example(entry)}"
         )
 
-    route = resolve_route()
+    route = chosen_route() or resolve_route()
     if route.url is None and _is_recorder_tool(tool):
         warn(EMBEDDED_RECORDING_NOTE.format(tool=tool))
 

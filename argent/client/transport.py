@@ -81,12 +81,12 @@ UNREACHABLE = "Could not reach the tool-server at {url} ({detail}). {how}"
 UNREACHABLE_HOW = {
     "env": (
         "ARGENT_TOOLS_URL routes calls there. Start the tool-server on that machine (argent server start), "
-        "correct ARGENT_TOOLS_URL, or unset it to run on an embedded tool-server."
+        "correct ARGENT_TOOLS_URL, or unset it (or pass --local) to run on an embedded tool-server."
     ),
     "link": (
         "The link in ~/.argent/link.json routes calls there (argent link --show). Start the tool-server on "
         "that machine (argent server start), link again with argent link <target>, or run argent unlink "
-        "to run on an embedded tool-server."
+        "(or pass --local) to run on an embedded tool-server."
     ),
     "embedded": "It is the embedded tool-server this command started; run the command again.",
 }

@@ -22,7 +22,7 @@ from attrs import frozen
 
 from argent import limits
 from argent.cpu import run_cpu
-from argent.errors import FlowParseError
+from argent.errors import FlowParseError, YamlSyntax
 
 if TYPE_CHECKING:
     from argent.flows.model import Flow
@@ -69,9 +69,12 @@ class _Refusal:
     error_code: str
     line: int | None
     step: str | None
+    syntax: YamlSyntax | None = None
 
     def error(self) -> FlowParseError:
-        return FlowParseError(self.message, error_code=self.error_code, line=self.line, step=self.step)
+        return FlowParseError(
+            self.message, error_code=self.error_code, line=self.line, step=self.step, syntax=self.syntax
+        )
 
 
 class ParsedFlows:
@@ -137,7 +140,7 @@ class ParsedFlows:
         try:
             flow = parse.parse_flow(text)
         except FlowParseError as exc:
-            refusal = _Refusal(exc.message, exc.error_code, exc.line, exc.step)
+            refusal = _Refusal(exc.message, exc.error_code, exc.line, exc.step, exc.syntax)
             self.put(digest, refusal, _ENTRY_OVERHEAD_BYTES + 2 * len(exc.message))
             raise
         self.put(digest, flow, _weight(text, flow))

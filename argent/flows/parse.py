@@ -62,6 +62,7 @@ from argent.errors import (
     FLOW_ENTRY_UNRECOGNIZED,
     FLOW_FILE_INVALID,
     FlowParseError,
+    YamlSyntax,
 )
 from argent.flows.directives import BY_KEY, DIRECTIVE_KEYS, EntryAt
 from argent.flows.grammar import (
@@ -329,8 +330,8 @@ def _nests_too_deeply(text: str) -> bool:
             pos = _skip_block_scalar(text, i)
 
 
-def _file_error(message: str, *, line: int | None = None) -> FlowParseError:
-    return FlowParseError(message, error_code=FLOW_FILE_INVALID, line=line)
+def _file_error(message: str, *, line: int | None = None, syntax: YamlSyntax | None = None) -> FlowParseError:
+    return FlowParseError(message, error_code=FLOW_FILE_INVALID, line=line, syntax=syntax)
 
 
 def _yaml_error(exc: YAMLError, text: str) -> FlowParseError:
@@ -351,8 +352,18 @@ def _yaml_error(exc: YAMLError, text: str) -> FlowParseError:
         problem = " ".join(", ".join(pieces).split()) or "the YAML could not be read"
         if mark is not None:
             line = mark.line + 1
+            context_mark = exc.context_mark
+            syntax = YamlSyntax(
+                str(exc.context) if exc.context else None,
+                str(exc.problem) if exc.problem else None,
+                line,
+                mark.column + 1,
+                context_mark.line + 1 if context_mark is not None else None,
+            )
             return _file_error(
-                f"Invalid flow file: {problem} at line {line}, column {mark.column + 1}", line=line
+                f"Invalid flow file: {problem} at line {line}, column {mark.column + 1}",
+                line=line,
+                syntax=syntax,
             )
         return _file_error(f"Invalid flow file: {problem}")
     message = " ".join(str(exc).split()) or type(exc).__name__

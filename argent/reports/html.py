@@ -20,7 +20,7 @@ import asyncio
 import html
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -116,9 +116,10 @@ def allowed_image_source(path: str) -> bool:
     )
 
 
-def copy_image(source: str, dest: str) -> bool:
-    """Copy one PNG (a regular file, at most ``MAX_REPORT_IMAGE_BYTES``); False when it is not one."""
-    if not allowed_image_source(source):
+def copy_image(source: str, dest: str, *, trusted: Collection[str] = ()) -> bool:
+    """Copy one PNG (a regular file, at most ``MAX_REPORT_IMAGE_BYTES``); False when it is not one.
+    ``trusted``: copies this client made itself of images it checked (``argent.reports.artifacts``)."""
+    if source not in trusted and not allowed_image_source(source):
         return False
     data = read_png(source, MAX_REPORT_IMAGE_BYTES)
     if data is None:
@@ -136,6 +137,9 @@ class HtmlReport:
         self._images: dict[tuple[int, int], list[ImageRef]] = {}
         #: The errors of the images a full or read-only disk kept out of the report (told, not hidden).
         self.not_copied: list[OSError] = []
+        #: The images the client kept of a run's failed steps (``--output``, .argent/results), which
+        #: the steps then name: checked when they were copied there.
+        self.trusted: Collection[str] = ()
 
     async def collect(self, outcome: FlowOutcome) -> None:
         """Copy the images of ``outcome``'s steps into ``images/`` (in a thread: they can be large)."""
@@ -155,7 +159,7 @@ class HtmlReport:
                 href = f"{IMAGES}/{outcome.position + 1}/{index + 1}-{role}.png"
                 dest = os.path.join(self.directory, *href.split("/"))
                 try:
-                    copied = copy_image(source, dest)
+                    copied = copy_image(source, dest, trusted=self.trusted)
                 except OSError as exc:
                     copied = False
                     if exc.errno in DISK_ERRNOS:

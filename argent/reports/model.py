@@ -128,3 +128,31 @@ def counts(outcomes: Sequence[FlowOutcome]) -> dict[FlowStatus, int]:
     for outcome in outcomes:
         tally[outcome.status] += 1
     return tally
+
+
+#: The heading of the list a directory run that did not all pass ends with.
+NOT_PASSED_HEADING = "Flows that did not pass:"
+
+
+def first_problem(outcome: FlowOutcome) -> str:
+    """The first line that says why a flow did not pass: its first failing step line as the CLI prints
+    it; for a flow that could not start, its error (a check's heading joined with its first problem)."""
+    if outcome.status == "failed":
+        return (outcome.problem or "").strip().split("\n")[0]
+    lines = [line.strip() for line in (outcome.message or "").split("\n") if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].endswith(":") and len(lines) > 1:
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]
+
+
+def failed_flow_lines(outcomes: Sequence[FlowOutcome]) -> list[str]:
+    """The flows that failed or errored, one line each with its first failing line (nothing when all
+    passed): how a directory run ends, so the failures need no scrolling back."""
+    bad = [outcome for outcome in outcomes if outcome.status in ("failed", "error")]
+    if not bad:
+        return []
+    return [NOT_PASSED_HEADING] + [
+        f"  ✗ {outcome.rel} ({outcome.status}): {first_problem(outcome)}" for outcome in bad
+    ]

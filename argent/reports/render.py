@@ -10,7 +10,9 @@ inside a JSON string too, so JSON output stays valid and decodes to the same val
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 from typing import Any
 
 import click
@@ -61,9 +63,52 @@ def one_line(text: str) -> str:
     return text.replace("\n", "\\u000a")
 
 
-def echo(text: str = "", *, err: bool = False) -> None:
-    """Print one line, made terminal-safe: every line the CLI prints goes through here."""
-    click.echo(terminal_safe(text), err=err)
+def echo(text: str = "", *, err: bool = False, report: bool = False) -> None:
+    """Print one line, made terminal-safe: every line the CLI prints goes through here. A ``report``
+    line (a step line, a summary) on stdout gets its status mark and verdict coloured when colour is
+    wanted (``colour_wanted``); its text is the same either way."""
+    safe = terminal_safe(text)
+    if report and not err and colour_wanted(sys.stdout):
+        click.echo(paint(safe), color=True)
+    else:
+        click.echo(safe, err=err)
+
+
+#: Environment variables of the colour convention: NO_COLOR (no-color.org) wins over FORCE_COLOR.
+NO_COLOR, FORCE_COLOR = "NO_COLOR", "FORCE_COLOR"
+_OFF = ("", "0", "false", "no")
+
+
+def colour_wanted(stream: Any) -> bool:
+    """Colour for ``stream``: never with ``NO_COLOR`` set (to anything but empty), always with
+    ``FORCE_COLOR`` set (but to 0 or false), else when the stream is a terminal (not a dumb one)."""
+    if os.environ.get(NO_COLOR, ""):
+        return False
+    if os.environ.get(FORCE_COLOR, "").strip().lower() not in _OFF:
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty()) and os.environ.get("TERM", "") != "dumb"
+
+
+#: The colour of each status mark, and of each verdict.
+MARK_COLOURS = {"✓": "green", "✗": "red", "·": "yellow", "⚠": "yellow"}
+VERDICT_COLOURS = {"PASS": "green", "FAIL": "red"}
+#: A report line's own mark or verdict: after a ``[<flow>] `` prefix and the indent, before a space.
+_MARK = re.compile(r"\A((?:\[[^\]\n]*\] )?[ ]*)([✓✗·⚠])(?= )")
+_VERDICT = re.compile(r"\A((?:\[[^\]\n]*\] )?[ ]*)(PASS|FAIL)(?=[ (]|\Z)")
+
+
+def paint(text: str) -> str:
+    """``text`` (terminal-safe already) with the status mark or the verdict at the start of each of its
+    lines styled; nothing else changes (``click.unstyle`` gives ``text`` back)."""
+    lines = []
+    for line in text.split("\n"):
+        line = _MARK.sub(lambda m: m.group(1) + click.style(m.group(2), fg=MARK_COLOURS[m.group(2)]), line, 1)
+        line = _VERDICT.sub(
+            lambda m: m.group(1) + click.style(m.group(2), fg=VERDICT_COLOURS[m.group(2)], bold=True), line, 1
+        )
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def json_text(value: Any, *, indent: int | None = 2) -> str:

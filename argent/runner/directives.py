@@ -837,7 +837,8 @@ class DeviceDirectives:
                 f"launch on {platform} is not supported by this tool-server — it drives {engines_text()} devices",
             )
         run = ctx.run
-        probe = run.files.local_path(run.root, ".")
+        # Beside the file that names the target (a fragment's page beside the fragment: docs/flows.md).
+        probe = run.files.local_path(ctx.containing, ".")
         flow_dir = os.path.normpath(probe) if probe is not None else None
 
         if self._page_gate is not None:

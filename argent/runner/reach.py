@@ -32,10 +32,12 @@ from argent.link.rules import nested_flow_ref
 from argent.runner.files import FlowFiles, FlowRef
 from argent.runner.load import FlowRequest, load_root_flow, read_flow_or_none, resolve_source
 
-__all__ = ["GraphLookup", "PreparedRun", "prepare_run", "run_graph"]
+__all__ = ["GraphLookup", "PreparedRun", "prepare_run", "resolve_reference", "run_graph"]
 
 
-async def _target(files: FlowFiles, request: Resolve[FlowRef]) -> FlowRef | None:
+async def resolve_reference(files: FlowFiles, request: Resolve[FlowRef]) -> FlowRef | None:
+    """The file a followed reference names, resolved as the run resolves it (see the module); None for
+    one the run refuses before reading it. Raises what the resolution raises."""
     ref = request.ref
     if isinstance(ref, Fragment):
         return await files.fragment(request.naming.handle, ref.target)
@@ -60,7 +62,7 @@ async def run_graph(
 
     async def resolve(request: Resolve[FlowRef]) -> Resolved[FlowRef] | None:
         try:
-            target = await _target(files, request)
+            target = await resolve_reference(files, request)
         except Exception:
             return None  # refused or unresolvable: the step reports it when it runs
         if target is None:

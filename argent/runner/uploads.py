@@ -20,11 +20,12 @@ from argent.runner.files import FlowFileError, FlowFiles, FlowRef
 
 HEADER = "This flow uploads files that cannot be had, so no step ran:"
 
-__all__ = ["HEADER", "check_upload_files"]
+__all__ = ["HEADER", "check_upload_files", "unconditional_files"]
 
 
-def _unconditional(graph: FlowGraph[FlowRef]) -> list[GraphFile[FlowRef]]:
-    """The root, and the fragments its top-level `run:` steps reach the same way (to the depth of a run)."""
+def unconditional_files(graph: FlowGraph[FlowRef]) -> list[GraphFile[FlowRef]]:
+    """The root, and the fragments its top-level `run:` steps reach the same way (to the depth of a run):
+    the files whose top-level steps a run surely reaches, up to a step that stops it."""
     out: list[GraphFile[FlowRef]] = []
     levels = {graph.root.canonical: 1}
     queue = deque([graph.root])
@@ -48,7 +49,7 @@ def _unconditional(graph: FlowGraph[FlowRef]) -> list[GraphFile[FlowRef]]:
 async def check_upload_files(graph: FlowGraph[FlowRef], files: FlowFiles) -> None:
     """Raise ``FlowError`` when a file an `upload:` step the run reaches sets cannot be had."""
     lines: list[str] = []
-    for file in _unconditional(graph):
+    for file in unconditional_files(graph):
         top = {id(step) for step in file.flow.steps}
         for edge in file.edges:
             if not isinstance(edge.ref, UploadFile) or id(edge.step) not in top:

@@ -38,15 +38,14 @@ def test_saved_flow_runs_with_a_line_per_step_and_a_summary(cli: Cli, project: P
 
 def test_failed_flow_exits_1_and_skips_the_rest(cli: Cli, project: Path) -> None:
     write(
-        project / ".argent" / "flows" / "broken.yaml", "steps:\n  - run: gone\n  - echo: never\n  - wait: 1\n"
+        project / ".argent" / "flows" / "broken.yaml",
+        "steps:\n  - tool: flow-read-prerequisite\n    args: { name: gone }\n  - echo: never\n  - wait: 1\n",
     )
     done = cli.run("flow", "run", "broken")
     assert done.returncode == 1
     lines = done.stdout.splitlines()
-    gone = project.resolve() / ".argent" / "flows" / "gone.yaml"
     assert lines[1] == (
-        f'  ✗  1 run gone.yaml [gone] — could not load fragment "gone.yaml": ENOENT: no such file or '
-        f"directory, open '{gone}'"
+        "  ✗  1 tool flow-read-prerequisite — Invalid arguments for flow-read-prerequisite: project_root is required"
     )
     assert lines[2] == "  · › never"
     assert lines[3] == "  ·  3 wait"
@@ -58,22 +57,22 @@ def test_parse_error_exits_1_with_one_clear_line(cli: Cli, project: Path) -> Non
     done = cli.run("flow", "run", "bad")
     assert done.returncode == 1
     assert done.stdout == ""
-    assert done.stderr.startswith(
-        "Error: Unrecognized flow entry (unrecognized step kind (did you mean `snapshot`?))"
+    assert done.stderr == (
+        "Error: not started: 1 problem found before any device started:\n"
+        "       .argent/flows/bad.yaml:3: step 2: unrecognized step kind (did you mean `snapshot`?). "
+        "See docs/flows.md for every directive and its keys.\n"
     )
-    assert "line 3" in done.stderr
-    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00binary", "not UTF-8 text"),
-        (b"steps: " + b"[" * 5000 + b"]" * 5000 + b"\n", "Invalid flow file"),
-        (b"steps: ][\n", "Invalid flow file"),
+        (b"steps: " + b"[" * 5000 + b"]" * 5000 + b"\n", "the YAML nests too deeply"),
+        (b"steps: ][\n", "a closing `]` here has no opening `[` before it"),
         (
             b"a: &a [x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nsteps: *c\n",
-            "Invalid flow file",
+            "unknown keys `a`, `b`, `c`",
         ),
     ],
 )
@@ -167,8 +166,17 @@ def test_directory_run_continues_past_an_invalid_file(cli: Cli, project: Path) -
     assert out[0] == "[1/3] a-login.yaml"
     assert "[2/3] b-broken.yaml" in out
     assert "[3/3] c-checkout.yaml" in out
-    assert any(line.startswith("  ✗ Unrecognized flow entry") for line in out)
-    assert out[-1] == "FAIL — 3 flows: 2 passed, 1 failed, 0 skipped"
+    assert out[out.index("[2/3] b-broken.yaml") + 1 : out.index("[3/3] c-checkout.yaml")] == [
+        "  ✗ not started: 1 problem found before any device started:",
+        "    suite/b-broken.yaml:2: step 1: unrecognized step kind. See docs/flows.md for every directive and its keys.",
+    ]
+    assert out[-4:] == [
+        "",
+        "FAIL — 3 flows: 2 passed, 0 failed, 1 errored, 0 skipped",
+        "Flows that did not pass:",
+        "  ✗ suite/b-broken.yaml (error): not started: 1 problem found before any device started: "
+        "suite/b-broken.yaml:2: step 1: unrecognized step kind. See docs/flows.md for every directive and its keys.",
+    ]
 
 
 def test_recursive_directory_run_skips_hidden_and_node_modules(cli: Cli, project: Path) -> None:

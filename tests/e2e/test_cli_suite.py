@@ -56,7 +56,10 @@ def cases(root: ET.Element) -> dict[str, ET.Element]:
 def test_junit_xml_of_a_directory_run_validates_and_the_exit_code_stays(cli: Cli, project: Path) -> None:
     suite = project / "suite"
     write(suite / "a-pass.yaml", "steps:\n  - echo: hello\n  - wait: 1\n")
-    write(suite / "b-fail.yaml", "steps:\n  - wait: 1\n  - run: gone\n  - wait: 1\n")
+    write(
+        suite / "b-fail.yaml",
+        "steps:\n  - wait: 1\n  - tool: flow-read-prerequisite\n    args: { name: gone }\n  - wait: 1\n",
+    )
     write(suite / "c-invalid.yaml", "steps:\n  - bogus: line\n")
     write(suite / "sub" / "d-pass.yaml", "steps:\n  - wait: 1\n")
     done = cli.run("flow", "run", "suite", "-r", "--junit-xml", "reports/ci/junit.xml")
@@ -83,11 +86,16 @@ def test_junit_xml_of_a_directory_run_validates_and_the_exit_code_stays(cli: Cli
     )
     failure = by_name["suite/b-fail.yaml"].find("failure")
     assert failure is not None
-    printed = [line for line in done.stdout.splitlines() if line.startswith("  ✗  2 run gone.yaml")]
+    printed = [
+        line for line in done.stdout.splitlines() if line.startswith("  ✗  2 tool flow-read-prerequisite")
+    ]
     assert failure.get("message") == printed[0]  # the line as the CLI printed it, reason included
     assert (failure.text or "").splitlines()[:3] == ["  ✓  1 wait", printed[0], "  ·  3 wait"]
     error = by_name["suite/c-invalid.yaml"].find("error")
-    assert error is not None and (error.get("message") or "").startswith("Unrecognized flow entry")
+    assert error is not None and (error.get("message") or "") == (
+        "not started: 1 problem found before any device started:\n"
+        "suite/c-invalid.yaml:2: step 1: unrecognized step kind. See docs/flows.md for every directive and its keys."
+    )
     assert [child.tag for child in by_name["suite/a-pass.yaml"]] == ["system-out"]
 
     write(suite / "b-fail.yaml", "steps:\n  - wait: 1\n")
@@ -208,7 +216,7 @@ def test_workers_run_flows_at_once_and_keep_the_input_order(cli: Cli, project: P
     done = cli.run("flow", "run", "suite", "--workers", "4", "--junit-xml", "j.xml")
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[-2:] == ["", "PASS — 6 flows: 6 passed, 0 failed, 0 skipped"]
+    assert lines[-2:] == ["", "PASS — 6 flows: 6 passed, 0 failed, 0 errored, 0 skipped"]
     names = [f"suite/f{i}.yaml" for i in range(6)]
     assert all(any(line.startswith(f"[{name}] ") for name in names) for line in lines[:-2]), lines
     for name in names:

@@ -84,7 +84,7 @@ def test_a_billion_workers_run_the_flows_with_a_bounded_number_of_calls(cli: Cli
         write(project / "suite" / f"f{i}.yaml", FLOW)
     done = cli.run("flow", "run", "suite", "--workers", "1000000000")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[-1] == "PASS — 3 flows: 3 passed, 0 failed, 0 skipped"
+    assert done.stdout.splitlines()[-1] == "PASS — 3 flows: 3 passed, 0 failed, 0 errored, 0 skipped"
     assert done.stderr == (
         f"--workers 1000000000 is more than argent runs at once; running up to {MAX_SUITE_WORKERS} flows at "
         "once.\n"

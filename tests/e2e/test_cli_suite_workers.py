@@ -70,7 +70,10 @@ def test_every_line_of_every_flow_arrives_prefixed_and_interleaved(cli: Cli, pro
     )
     write(
         suite / "b.yaml",
-        "steps:\n" + gate_step(project, "b1") + gate_step(project, "b2") + "  - run: gone\n  - wait: 1\n",
+        "steps:\n"
+        + gate_step(project, "b1")
+        + gate_step(project, "b2")
+        + "  - tool: flow-read-prerequisite\n    args: { name: gone }\n  - wait: 1\n",
     )
     write(suite / "c.yaml", "steps:\n  - bogus: line\n")
     run = cli.spawn("flow", "run", "suite", "--workers", "2")
@@ -98,7 +101,9 @@ def test_every_line_of_every_flow_arrives_prefixed_and_interleaved(cli: Cli, pro
         )
         expect(
             "[suite/c.yaml] started (3/3)",
-            '[suite/c.yaml] ✗ Unrecognized flow entry (unrecognized step kind): {"bogus":"line"} (step 1, line 2)',
+            "[suite/c.yaml] ✗ not started: 1 problem found before any device started:",
+            "[suite/c.yaml] suite/c.yaml:2: step 1: unrecognized step kind. See docs/flows.md for every directive and "
+            "its keys.",
         )
         opens("b2")
         out, err = rest_of(run)
@@ -109,12 +114,17 @@ def test_every_line_of_every_flow_arrives_prefixed_and_interleaved(cli: Cli, pro
     rest = out.splitlines()
     assert rest == [
         "[suite/b.yaml] ✓  2 script ../gate.sh",
-        f'[suite/b.yaml] ✗  3 run gone.yaml [gone] — could not load fragment "gone.yaml": ENOENT: no such file '
-        f"or directory, open '{suite / 'gone.yaml'}'",
+        "[suite/b.yaml] ✗  3 tool flow-read-prerequisite — Invalid arguments for flow-read-prerequisite: "
+        "project_root is required",
         "[suite/b.yaml] ·  4 wait",
         "[suite/b.yaml] FAIL — 2 passed, 0 failed, 1 skipped, 1 errored",
         "",
-        "FAIL — 3 flows: 1 passed, 2 failed, 0 skipped",
+        "FAIL — 3 flows: 1 passed, 1 failed, 1 errored, 0 skipped",
+        "Flows that did not pass:",
+        "  ✗ suite/b.yaml (failed): ✗  3 tool flow-read-prerequisite — Invalid arguments for flow-read-prerequisite: "
+        "project_root is required",
+        "  ✗ suite/c.yaml (error): not started: 1 problem found before any device started: suite/c.yaml:2: step 1: "
+        "unrecognized step kind. See docs/flows.md for every directive and its keys.",
     ], seen
     assert (run.returncode, err) == (1, "")
 
@@ -129,7 +139,12 @@ def test_one_worker_prints_every_step_line_as_it_arrives_unprefixed(cli: Cli, pr
     write(
         suite / "a.yaml", "steps:\n  - echo: A begins\n" + gate_step(project, "a1") + gate_step(project, "a2")
     )
-    write(suite / "b.yaml", "steps:\n" + gate_step(project, "b1") + "  - run: gone\n  - wait: 1\n")
+    write(
+        suite / "b.yaml",
+        "steps:\n"
+        + gate_step(project, "b1")
+        + "  - tool: flow-read-prerequisite\n    args: { name: gone }\n  - wait: 1\n",
+    )
     write(suite / "c.yaml", "steps:\n  - bogus: line\n")
     run = cli.spawn("flow", "run", "suite")
     assert run.stdout is not None
@@ -158,14 +173,19 @@ def test_one_worker_prints_every_step_line_as_it_arrives_unprefixed(cli: Cli, pr
             run.kill()
             run.communicate()
     assert out.splitlines() == [
-        f'  ✗  2 run gone.yaml [gone] — could not load fragment "gone.yaml": ENOENT: no such file '
-        f"or directory, open '{suite / 'gone.yaml'}'",
+        "  ✗  2 tool flow-read-prerequisite — Invalid arguments for flow-read-prerequisite: project_root is required",
         "  ·  3 wait",
         "  FAIL — 1 passed, 0 failed, 1 skipped, 1 errored",
         "[3/3] c.yaml",
-        '  ✗ Unrecognized flow entry (unrecognized step kind): {"bogus":"line"} (step 1, line 2)',
+        "  ✗ not started: 1 problem found before any device started:",
+        "    suite/c.yaml:2: step 1: unrecognized step kind. See docs/flows.md for every directive and its keys.",
         "",
-        "FAIL — 3 flows: 1 passed, 2 failed, 0 skipped",
+        "FAIL — 3 flows: 1 passed, 1 failed, 1 errored, 0 skipped",
+        "Flows that did not pass:",
+        "  ✗ suite/b.yaml (failed): ✗  2 tool flow-read-prerequisite — Invalid arguments for flow-read-prerequisite: "
+        "project_root is required",
+        "  ✗ suite/c.yaml (error): not started: 1 problem found before any device started: suite/c.yaml:2: step 1: "
+        "unrecognized step kind. See docs/flows.md for every directive and its keys.",
     ], seen
     assert (run.returncode, err) == (1, "")
 
@@ -204,7 +224,10 @@ def test_one_flow_with_workers_prefixes_its_lines_too(cli: Cli, project: Path, t
         project / ".argent" / "flows" / "checkout.yaml",
         "executionPrerequisite: signed in\nsteps:\n  - echo: Checking out\n  - wait: 1\n",
     )
-    write(project / "suite" / "b.yaml", "steps:\n  - wait: 1\n  - run: gone\n")
+    write(
+        project / "suite" / "b.yaml",
+        "steps:\n  - wait: 1\n  - tool: flow-read-prerequisite\n    args: { name: gone }\n",
+    )
     plain = cli.run("flow", "run", target)
     prefixed = cli.run("flow", "run", target, "--workers", "3")
     assert (prefixed.returncode, prefixed.stderr) == (plain.returncode, plain.stderr)

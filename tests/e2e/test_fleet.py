@@ -178,7 +178,10 @@ def test_thirty_uploading_flows_on_six_workers_pass_through_a_fleet_of_three(
         ARGENT_TOOLS_URL=fleet.nginx.url, ARGENT_AUTH_TOKEN=TOKEN, ARGENT_FLOW_FILES_LOG="1", timeout=180,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert done.stdout.splitlines()[-1] == f"PASS — {FLOWS} flows: {FLOWS} passed, 0 failed, 0 skipped"
+    assert (
+        done.stdout.splitlines()[-1]
+        == f"PASS — {FLOWS} flows: {FLOWS} passed, 0 failed, 0 errored, 0 skipped"
+    )
     for index in range(FLOWS):
         assert (
             f"[.argent/flows/flow-{index:02}.yaml] PASS — 1 passed, 0 failed, 0 skipped, 0 errored"

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).parents[2]
 PASSING = "steps:\n  - echo: hello\n  - wait: 1\n"
-FAILING = "steps:\n  - wait: 1\n  - run: gone\n  - wait: 1\n"
+#: A flow whose second step errors as it runs (a call no check before the run can judge).
+FAILING = "steps:\n  - wait: 1\n  - tool: flow-read-prerequisite\n    args: { name: gone }\n  - wait: 1\n"
 INVALID = "steps:\n  - bogus: line\n"
 
 
@@ -192,11 +193,17 @@ def test_passing_and_failing_flows_with_the_step_lines_the_cli_prints(project: p
     assert out[section - 1].startswith("_") and " flow .argent/flows/b-fail.yaml " in out[section - 1]
     assert out[section : section + 6] == printed
     failing_step = printed[2]
-    assert failing_step.startswith("  ✗  2 run gone.yaml") and "ENOENT" in failing_step
+    assert failing_step == (
+        "  ✗  2 tool flow-read-prerequisite — Invalid arguments for flow-read-prerequisite: project_root is required"
+    )
     assert f"FAILED .argent/flows/b-fail.yaml::b-fail - {failing_step.strip()}" in out
-    invalid = [line for line in out if line.startswith("Error: Unrecognized flow entry")]
+    invalid = [
+        line for line in out if line.startswith(("Error: not started", "       .argent/flows/c-invalid"))
+    ]
     assert invalid == [
-        'Error: Unrecognized flow entry (unrecognized step kind): {"bogus":"line"} (step 1, line 2)'
+        "Error: not started: 1 problem found before any device started:",
+        "       .argent/flows/c-invalid.yaml:2: step 1: unrecognized step kind. See docs/flows.md for every "
+        "directive and its keys.",
     ]
     assert "PASSED .argent/flows/a-pass.yaml::a-pass" in out
     # pytest's own JUnit report carries the same: the failing step as the message, every line in the text
@@ -210,13 +217,15 @@ def test_passing_and_failing_flows_with_the_step_lines_the_cli_prints(project: p
 def test_a_failure_shows_what_a_terminal_would_act_on_as_escapes(project: pytest.Pytester) -> None:
     write(
         project.path / ".argent" / "flows" / "b-fail.yaml",
-        'steps:\n  - echo: "\\e]0;pwned\\a\\u202e"\n  - run: gone\n',
+        'steps:\n  - echo: "\\e]0;pwned\\a\\u202e"\n  - tool: flow-read-prerequisite\n    args: { name: gone }\n',
     )
     done = project.runpytest_subprocess("--argent-flows", ".argent/flows", "-k", "fail")
     done.assert_outcomes(failed=1)
     text = done.stdout.str()
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
-    done.stdout.fnmatch_lines(['Flow "b-fail"', "  › \\u001b]0;pwned\\u0007\\u202e", "  ✗  2 run gone.yaml*"])
+    done.stdout.fnmatch_lines(
+        ['Flow "b-fail"', "  › \\u001b]0;pwned\\u0007\\u202e", "  ✗  2 tool flow-read-prerequisite*"]
+    )
 
 
 def test_the_run_options_reach_the_flows(project: pytest.Pytester) -> None:
@@ -294,13 +303,13 @@ async def test_argent_run_flow_returns_the_result_passed_or_not(argent_run_flow)
     assert passed["ok"] is True and passed["passed"] == 1
     failed = await argent_run_flow(".argent/flows/b-fail.yaml", project_root=PROJECT_ROOT)
     assert failed["ok"] is False and [s["status"] for s in failed["steps"]] == ["pass", "error", "skip"]
-    assert "ENOENT" in failed["steps"][1]["reason"]
+    assert "project_root is required" in failed["steps"][1]["reason"]
 
 
 async def test_argent_run_flow_raises_only_when_the_flow_cannot_run(argent_run_flow):
     with pytest.raises(FlowNotRun, match="Flow file not found"):
         await argent_run_flow("absent")
-    with pytest.raises(FlowNotRun, match="Unrecognized flow entry") as invalid:
+    with pytest.raises(FlowNotRun, match="step 1: unrecognized step kind") as invalid:
         await argent_run_flow(".argent/flows/c-invalid.yaml")
     assert invalid.value.error_code == "FLOW_ENTRY_UNRECOGNIZED"
     with pytest.raises(FlowNotRun, match="is a directory of flows"):

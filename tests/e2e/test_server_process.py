@@ -121,7 +121,7 @@ def test_discovery_and_run_without_a_reachable_server_are_one_error_line(
     assert down.stderr == (
         "Error: Could not reach the tool-server at http://127.0.0.1:9 (connection refused). ARGENT_TOOLS_URL "
         "routes calls there. Start the tool-server on that machine (argent server start), correct "
-        "ARGENT_TOOLS_URL, or unset it to run on an embedded tool-server.\n"
+        "ARGENT_TOOLS_URL, or unset it (or pass --local) to run on an embedded tool-server.\n"
     )
 
 

@@ -122,8 +122,13 @@ def test_an_error_in_a_batch_cannot_forge_the_batchs_summary(
     done = cli.run("flow", "run", str(flows), **hostile.env())
     assert done.returncode == 1
     assert [line for line in first_column(done.stdout) if line.startswith(("PASS", "FAIL"))] == [
-        "FAIL — 2 flows: 0 passed, 1 failed, 1 skipped"
+        "FAIL — 2 flows: 0 passed, 0 failed, 1 errored, 1 skipped"
     ], done.stdout
+    # the closing list names the flow with the first line of the error alone
+    assert done.stdout.splitlines()[-2:] == [
+        "Flows that did not pass:",
+        "  ✗ .argent/flows/main.yaml (error): boom",
+    ]
     assert "    PASS — 2 flows: 2 passed, 0 failed, 0 skipped" in done.stdout.splitlines()
 
 

@@ -110,7 +110,10 @@ def test_an_ok_that_is_not_true_fails_the_flow_however_many_run_at_once(
     one = cli.run("flow", "run", str(flows), **hostile.env())
     many = cli.run("flow", "run", str(flows), "--workers", "2", **hostile.env())
     assert (one.returncode, many.returncode) == (1, 1), many.stdout
-    assert many.stdout.splitlines()[-1] == "FAIL — 2 flows: 0 passed, 2 failed, 0 skipped"
+    assert "FAIL — 2 flows: 0 passed, 2 failed, 0 errored, 0 skipped" in many.stdout.splitlines()
+    assert [line for line in many.stdout.splitlines() if line.startswith("  ✗ ") and "(failed)" in line] == [
+        line for line in one.stdout.splitlines() if line.startswith("  ✗ ") and "(failed)" in line
+    ]
 
 
 # --------------------------------------------------------------------------------------------

@@ -112,7 +112,7 @@ def test_one_worker_prints_streamed_lines_once_and_terminal_safe(
         "[2/2] b.yaml",
         *flow,
         "",
-        "PASS — 2 flows: 2 passed, 0 failed, 0 skipped",
+        "PASS — 2 flows: 2 passed, 0 failed, 0 errored, 0 skipped",
     ]
 
 

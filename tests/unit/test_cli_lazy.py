@@ -28,13 +28,13 @@ def test_the_listed_help_is_what_the_commands_say() -> None:
     expected = CliRunner().invoke(eager, ["--help"], prog_name="argent")
     assert shown.exit_code == 0 and expected.exit_code == 0
     assert shown.output == expected.output
-    assert "Commands:\n  flow    Run and list recorded flows." in shown.output
+    assert "Commands:\n  flow    Run, check and list recorded flows." in shown.output
 
 
 def test_each_listed_command_is_named_as_listed_and_runs_through_the_group() -> None:
     for name, (path, _) in COMMANDS.items():
         assert _command(path).name == name
     result = CliRunner().invoke(cli, ["flow", "--help"], prog_name="argent")
-    assert result.exit_code == 0 and "Run and list recorded flows." in result.output
+    assert result.exit_code == 0 and "Run, check and list recorded flows." in result.output
     result = CliRunner().invoke(cli, ["nope"], prog_name="argent")
     assert result.exit_code == 2 and "No such command 'nope'" in result.output
