@@ -336,10 +336,10 @@ MAX_NETWORK_INITIATOR_FRAMES = 20
 MAX_SEQUENCE_DELAY_MS = 60_000
 #: Tabs (page targets) a Chromium device may have open; chromium-tabs `new` past it is refused.
 MAX_CHROMIUM_TABS = 50
-#: Chromium devices one tool-server runs at once (booted by boot-device or a flow's launch:), and those one token
-#: may hold (a shared server's ``limits.devices_per_token``): each is a browser of ~100-200 MB, and a booted one
-#: stays until stop-device. Over either: 429 TOO_MANY_DEVICES, nothing booted.
-MAX_CHROMIUM_DEVICES = 32
+#: Browser devices (of every engine) one tool-server runs at once (booted by boot-device or a flow's launch:), and
+#: those one token may hold (a shared server's ``limits.devices_per_token``): each is a browser of ~100-300 MB, and
+#: a booted one stays until stop-device. Over either: 429 TOO_MANY_DEVICES, nothing booted.
+MAX_BROWSER_DEVICES = 32
 DEFAULT_DEVICES_PER_TOKEN = 16
 #: debugger-evaluate: the JSON of a result the page sends back, at most (measured in the page, so a 500 MB
 #: string or a huge object never crosses the CDP socket), and the nesting depth of that JSON.

@@ -16,8 +16,8 @@ from argent.cli.targets import (
     list_saved_flows,
     resolve_flow_ref,
 )
+from argent.devices.registry import ID_EXAMPLES, PLATFORMS
 from argent.driver import run_options
-from argent.flows.values import PLATFORMS
 from argent.reports.render import echo
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -44,7 +44,7 @@ def _project_root(option: str | None) -> Path:
     type=click.Path(file_okay=False),
     help="Project directory (default: nearest ancestor with .argent, .git or pyproject.toml).",
 )
-@click.option("--device", help="Device id to run on, e.g. chromium-cdp-9222.")
+@click.option("--device", help=f"Device id to run on, e.g. {ID_EXAMPLES}.")
 @click.option("--platform", type=click.Choice(PLATFORMS), help="Platform of the run.")
 @click.option("--update-baselines", is_flag=True, help="Adopt the current screen as the snapshot baselines.")
 @click.option("--output", type=click.Path(file_okay=False), help="Copy the images of failed snapshots here.")

@@ -50,6 +50,7 @@ from attrs import define, field, frozen
 
 from argent.client.client_policy import ClientFile, ClientPolicy, read_client_file
 from argent.client.fs_cache import FsCache
+from argent.devices.registry import engine_of_id
 from argent.flows.names import is_safe_flow_name
 from argent.limits import MAX_RUN_DEPTH
 from argent.link.codec import read_or_none
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
     from argent.flows.graph import Edge, FlowGraph, GraphFile, Resolve, Resolved
     from argent.flows.model import Flow
 
-CHROMIUM_DEVICE_PREFIX = "chromium-cdp-"
 #: A ``GET /tools`` listing: its entries as read, or as JSON (read with the codec).
 Listing = Iterable[ToolEntry | Mapping[str, Any]]
 DANGLING_IN_UPDATE_RUN = "{path} is a link to nothing — the client writes no baseline through it"
@@ -107,8 +107,9 @@ class BaselineScope:
         device = args.get("device")
         platform = args.get("platform")
         chosen: str | None = None
-        if isinstance(device, str) and device.startswith(CHROMIUM_DEVICE_PREFIX):
-            chosen = "chromium"
+        engine = engine_of_id(device) if isinstance(device, str) else None
+        if engine is not None:
+            chosen = engine.platform
         elif isinstance(platform, str) and platform:
             chosen = platform
         return cls(update=args.get("updateBaselines") is True, platform=chosen)

@@ -8,8 +8,8 @@ are independent of the viewport's pixel size.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
+from enum import Enum
 from typing import Literal, Protocol, runtime_checkable
 
 from attrs import field, frozen
@@ -81,6 +81,14 @@ class UiTree:
     blank: str = ""
 
 
+class Capability(Enum):
+    """Something a device may be unable to do; an engine declares what it lacks (``argent.devices.registry``)
+    and a step or tool that needs it answers an error naming the engine and the capability."""
+
+    TWO_FINGER = "two-finger gestures (pinch, rotate)"
+    DEVTOOLS = "the DevTools extras (tabs, cookies and storage over CDP)"
+
+
 class DeviceError(Exception):
     """A device that cannot do what was asked (crashed, disconnected, refused); message for a person."""
 
@@ -117,8 +125,9 @@ class Device(Protocol):
     def platform(self) -> str: ...
 
     @property
-    def cdp_url(self) -> str | None:
-        """The DevTools websocket URL for scripts (``ARGENT_CDP_URL``), when the device has one."""
+    def endpoint(self) -> str | None:
+        """The URL of the protocol endpoint a ``script:`` step may drive the device through (its
+        engine's variable: ``ARGENT_CDP_URL`` on Chromium, ``ARGENT_BIDI_URL`` on Firefox), when it has one."""
         ...
 
     async def screenshot(self) -> bytes:
@@ -332,19 +341,3 @@ class DeviceProvider(Protocol):
         ...
 
     async def stop(self, device_id: str) -> None: ...
-
-
-_UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
-
-
-def platform_of_id(device_id: str) -> str:
-    """Classify a device by the shape of its id, as the upstream registry does."""
-    if device_id.startswith("remote:"):
-        return "ios"
-    if device_id.startswith("amazon-"):
-        return "vega"
-    if device_id.startswith("chromium-cdp-"):
-        return "chromium"
-    if _UUID.fullmatch(device_id):
-        return "ios"
-    return "android"

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from argent.devices.base import Device, DeviceProvider, UiTree, platform_of_id
+from argent.devices.base import Device, DeviceProvider, UiTree
+from argent.devices.registry import platform_of_id
 
 
 class DeferredDevice:
@@ -32,8 +33,8 @@ class DeferredDevice:
         return self._device.platform if self._device is not None else platform_of_id(self._id)
 
     @property
-    def cdp_url(self) -> str | None:
-        return self._device.cdp_url if self._device is not None else None
+    def endpoint(self) -> str | None:
+        return self._device.endpoint if self._device is not None else None
 
     @property
     def connected(self) -> Device | None:

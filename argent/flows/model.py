@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 from attrs import frozen
 
+from argent.devices.registry import PLATFORMS
 from argent.flows.directives import (
     DEVICE_STEP_TYPES,
     STEP_TYPES,
@@ -43,7 +44,6 @@ from argent.flows.directives import (
 )
 from argent.flows.values import (
     DIRECTIONS,
-    PLATFORMS,
     Condition,
     ConditionKind,
     PlatformGuard,

@@ -6,13 +6,9 @@ means, not how it was spelled.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, Literal, TypeAlias
 
 from attrs import field, frozen
-
-#: The platforms a run, a `when: { platform }` and a `launch:` map name: the one list.
-Platform: TypeAlias = Literal["ios", "android", "chromium", "vega"]
-PLATFORMS: tuple[str, ...] = get_args(Platform)
 
 
 def condition_platform(platform: str) -> str:

@@ -32,6 +32,7 @@ from attrs import define, field, frozen
 
 from argent.cpu import run_cpu
 from argent.devices.base import (
+    Capability,
     Device,
     DeviceError,
     DialogAnswer,
@@ -44,6 +45,8 @@ from argent.devices.base import (
     UiTree,
 )
 from argent.devices.deferred import resolved
+from argent.devices.registry import baseline_suffix, engine_named, engines_text
+from argent.devices.web.targets import LaunchTargetError, resolve_launch_target
 from argent.flows.model import (
     AssertStep,
     AwaitStep,
@@ -128,14 +131,15 @@ IMAGES_NOT_KEPT = "the images of this snapshot were not kept: {error}"
 #: The artifact role of the screenshot a failed device step carries (beside baseline/current/diff).
 FAILURE_SCREENSHOT_ROLE = "screenshot"
 
-PINCH_UNSUPPORTED = (
-    "pinch is unsupported on chromium — a Chromium page gets mouse and keyboard input only, so there is no "
-    "two-finger gesture to send; zoom with the page's own controls (a tap on its zoom buttons) instead"
+#: Why a browser engine without two-finger input (``Capability.TWO_FINGER``) fails a pinch or a rotate.
+TWO_FINGER_UNSUPPORTED = (
+    "{kind} is unsupported on {platform} — a {label} page gets mouse and keyboard input only, so there is no "
+    "two-finger gesture to send; {instead}"
 )
-ROTATE_UNSUPPORTED = (
-    "rotate is unsupported on chromium — a Chromium page gets mouse and keyboard input only, so there is no "
-    "two-finger gesture to send; turn the element with the page's own controls (a tap or a drag handle) instead"
-)
+TWO_FINGER_INSTEAD = {
+    "pinch": "zoom with the page's own controls (a tap on its zoom buttons) instead",
+    "rotate": "turn the element with the page's own controls (a tap or a drag handle) instead",
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -596,8 +600,15 @@ class DeviceDirectives:
 
     @staticmethod
     def _two_finger(step: PinchStep | RotateStep, device: Device) -> DirectiveOutcome:
-        if device.platform == "chromium":
-            return DirectiveOutcome("fail", PINCH_UNSUPPORTED if step.kind == "pinch" else ROTATE_UNSUPPORTED)
+        engine = engine_named(device.platform)
+        if engine is not None and Capability.TWO_FINGER in engine.lacks:
+            reason = TWO_FINGER_UNSUPPORTED.format(
+                kind=step.kind,
+                platform=engine.platform,
+                label=engine.label,
+                instead=TWO_FINGER_INSTEAD[step.kind],
+            )
+            return DirectiveOutcome("fail", reason)
         return DirectiveOutcome(
             "fail",
             f"{step.kind} is unsupported on {device.platform} — this device takes no two-finger gestures",
@@ -820,16 +831,15 @@ class DeviceDirectives:
             return DirectiveOutcome(
                 "error", f'no app id declared for platform "{platform}" — add a launch entry for it'
             )
-        if platform != "chromium":
+        if engine_named(platform) is None:
             return DirectiveOutcome(
                 "error",
-                f"launch on {platform} is not supported by this tool-server — it drives chromium devices",
+                f"launch on {platform} is not supported by this tool-server — it drives {engines_text()} devices",
             )
         run = ctx.run
         # Beside the file that names the target (a fragment's page beside the fragment: docs/flows.md).
         probe = run.files.local_path(ctx.containing, ".")
         flow_dir = os.path.normpath(probe) if probe is not None else None
-        from argent.devices.web.targets import LaunchTargetError, resolve_launch_target
 
         if self._page_gate is not None:
             try:
@@ -859,7 +869,7 @@ class DeviceDirectives:
         shot = await self._snapshot_capture(step, device, ctx)
         if isinstance(shot, DirectiveOutcome):
             return shot
-        key = f"{step.name}__{device.platform}-{shot.width}x{shot.height}"
+        key = f"{step.name}__{baseline_suffix(device.platform, shot.width, shot.height)}"
         if crop_sel is not None:
             key += f"-crop-{crop_hash(crop_sel)}"
         state = self._state(run)

@@ -28,6 +28,7 @@ import contextlib
 
 from argent.devices.base import Device, DeviceError, DeviceProvider
 from argent.devices.deferred import DeferredDevice
+from argent.devices.registry import DEFAULT_ENGINE, Engine, engine_named
 from argent.errors import DeviceResolutionError
 from argent.flows.graph import Edge, FlowGraph
 from argent.flows.model import Flow, LaunchStep, ToolStep
@@ -67,7 +68,7 @@ __all__ = [
     "execute_flow",
     "flow_needs_device",
     "flow_scopes_device",
-    "launches_chromium",
+    "launched_engine",
     "load_root_flow",
     "prepare_run",
     "read_prerequisite",
@@ -195,35 +196,40 @@ async def detect_device(devices: DeviceProvider | None, platform: str | None) ->
     )
 
 
-def launches_chromium(launch: LaunchStep, platform: str | None) -> bool:
-    """A launch that unambiguously targets chromium: ``{ chromium: … }`` alone, or any chromium
-    target (also a bare ``launch: <target>``) when the run's platform is chromium."""
-    if platform == "chromium":
-        return launch.app_for("chromium") is not None
-    return platform is None and launch.chromium is not None and not launch.apps
+def launched_engine(launch: LaunchStep, platform: str | None) -> Engine | None:
+    """The browser engine a launch unambiguously targets: the run's platform when it is a browser
+    engine and the launch has a target for it (its own key, the ``chromium:`` web target, a bare
+    target); with no platform, the default engine when the launch is ``{ chromium: … }`` alone."""
+    engine = engine_named(platform)
+    if engine is not None:
+        return engine if launch.app_for(engine.platform) is not None else None
+    if platform is None and launch.chromium is not None and not launch.apps:
+        return DEFAULT_ENGINE
+    return None
 
 
 async def boot_for_leading_launch(
     req: FlowRequest, flow: Flow, ref: FlowRef, lookup: GraphLookup, name: str, devices: DeviceProvider | None
 ) -> Device | None:
-    """A fresh chromium for a run without ``device`` whose leading launch (through the leading
-    `run:` chain) targets chromium — also a bare web target (a URL, an HTML file) when the run names
-    no platform and no device is booted; the caller stops it when the run ends. The launch step then
-    opens its target on it."""
+    """A fresh browser for a run without ``device`` whose leading launch (through the leading
+    `run:` chain) targets a browser engine (``launched_engine``) — also a bare web target (a URL, an
+    HTML file) on the default engine when the run names no platform and no device is booted; the
+    caller stops it when the run ends. The launch step then opens its target on it."""
     if req.device or devices is None:
         return None
     leading = await leading_launch(flow, [StackEntry(ref, name)], lookup, name)
     if not isinstance(leading, tuple):
         return None
-    if not launches_chromium(leading[0], req.platform) and not (
-        req.platform is None and leading[0].web_target() is not None and not await devices.list_booted()
-    ):
-        return None
+    engine = launched_engine(leading[0], req.platform)
+    if engine is None:
+        if req.platform is not None or leading[0].web_target() is None or await devices.list_booted():
+            return None
+        engine = DEFAULT_ENGINE
     try:
-        return await devices.boot("chromium")
+        return await devices.boot(engine.platform)
     except DeviceError as exc:
         raise DeviceResolutionError(
-            f"The flow launches a chromium page, but no device could be booted: {exc}"
+            f"The flow launches a {engine.platform} page, but no device could be booted: {exc}"
         ) from None
 
 

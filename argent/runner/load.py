@@ -15,7 +15,7 @@ from typing import Protocol
 
 from attrs import frozen
 
-from argent.devices.base import platform_of_id
+from argent.devices.registry import DEFAULT_ENGINE, engine_named, engine_of_id
 from argent.errors import (
     FLOW_E2E_HAS_PREREQUISITE,
     FLOW_NAME_INVALID,
@@ -299,16 +299,18 @@ async def check_leading_launch(
     """Refuse a prerequisite that the run's own leading launch would throw away."""
     if not flow.execution_prerequisite:
         return
-    if req.device and platform_of_id(req.device) == "chromium":
-        return  # pinned to a chromium instance: the leading launch only attaches
+    if req.device and engine_of_id(req.device) is not None:
+        return  # pinned to a browser instance: the leading launch only attaches
     leading = await leading_launch(flow, stack, lookup, name)
     if not isinstance(leading, tuple):
         return
     launch, where = leading
-    pinnable = req.platform == "chromium" if launch.app is not None else launch.chromium is not None
+    named = engine_named(req.platform)
+    engine = named or DEFAULT_ENGINE
+    pinnable = named is not None if launch.app is not None else launch.app_for(engine.platform) is not None
     pin = (
-        " Or pin the run to a chromium instance you have already brought to that state "
-        "(--device chromium-cdp-<port>), where the leading launch only attaches."
+        f" Or pin the run to a {engine.platform} instance you have already brought to that state "
+        f"(--device {engine.id_pattern}), where the leading launch only attaches."
         if pinnable
         else ""
     )

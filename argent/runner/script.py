@@ -16,6 +16,7 @@ import time
 from typing import Protocol, runtime_checkable
 
 from argent.devices.deferred import DeferredDevice
+from argent.devices.registry import ENGINES, engine_named
 from argent.flows.model import ScriptStep
 from argent.limits import DEFAULT_SCRIPT_TIMEOUT_MS, MAX_SCRIPT_STDERR_TAIL
 from argent.runner.files import FlowRef
@@ -102,11 +103,12 @@ def _environment(run: Run) -> dict[str, str]:
     device = run.device
     env["ARGENT_DEVICE"] = device.id if device is not None else ""
     env["ARGENT_PROJECT_ROOT"] = run.project_root or ""
-    cdp_url = getattr(device, "cdp_url", None) if device is not None else None
-    if cdp_url:
-        env["ARGENT_CDP_URL"] = str(cdp_url)
-    else:
-        env.pop("ARGENT_CDP_URL", None)
+    for each in ENGINES:
+        env.pop(each.endpoint_env, None)
+    endpoint = getattr(device, "endpoint", None) if device is not None else None
+    engine = engine_named(device.platform) if device is not None else None
+    if endpoint and engine is not None:
+        env[engine.endpoint_env] = str(endpoint)
     return env
 
 

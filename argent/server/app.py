@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from argent.devices.chromium.provider import ChromiumDeviceProvider
+from argent.devices.hub import DeviceHub
 from argent.server.config import ServerConfig
 from argent.server.guards import json_errors
 from argent.server.keys import (
@@ -45,7 +45,7 @@ def create_app(config: ServerConfig, registry: ToolRegistry | None = None) -> we
 
     The built-in tools (``registry`` None) drive this app's device provider; a given registry
     keeps its own tools, and the app still owns (and on shutdown closes) a provider."""
-    devices = ChromiumDeviceProvider()
+    devices = DeviceHub()
     files = ServerFiles(config.tmp_dir)
     # Made on first use by a failed snapshot; removed with everything in it when the app stops.
     artifacts_dir = files.artifacts_dir
@@ -99,7 +99,7 @@ async def _uploads_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _devices_ctx(app: web.Application) -> AsyncIterator[None]:
-    """No Chromium outlives the app: on shutdown every booted instance is killed, its profile removed."""
+    """No browser outlives the app: on shutdown every booted instance (of every engine) is stopped, its profile removed."""
     devices = app[DEVICES]
     try:
         yield

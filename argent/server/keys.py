@@ -7,7 +7,7 @@ import time
 
 from aiohttp import web
 
-from argent.devices.chromium.provider import ChromiumDeviceProvider
+from argent.devices.hub import DeviceHub
 from argent.server.config import ServerConfig
 from argent.server.tmp_files import ServerFiles
 from argent.server.uploads import UploadStore
@@ -17,7 +17,7 @@ CONFIG = web.AppKey("config", ServerConfig)
 REGISTRY = web.AppKey("registry", ToolRegistry)
 UPLOADS = web.AppKey("uploads", UploadStore)
 #: The devices this server boots and attaches; every one is closed when the app shuts down.
-DEVICES = web.AppKey("devices", ChromiumDeviceProvider)
+DEVICES = web.AppKey("devices", DeviceHub)
 #: Abort events of the calls in flight, set on shutdown.
 #: Where failed snapshots leave their images for this server's lifetime.
 ARTIFACTS_DIR = web.AppKey("artifacts_dir", str)

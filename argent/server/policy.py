@@ -41,7 +41,7 @@ from argent.limits import (
     DEFAULT_CONCURRENT_CALLS_PER_TOKEN,
     DEFAULT_DEVICES_PER_TOKEN,
     DEFAULT_SECONDS_PER_CALL,
-    MAX_CHROMIUM_DEVICES,
+    MAX_BROWSER_DEVICES,
     MAX_STEPS_PER_CALL,
     MIN_TOKEN_CHARS,
 )
@@ -351,9 +351,9 @@ def load_policy(path: str, environ: Mapping[str, str] | None = None) -> ServerPo
         value = getattr(parsed.limits, key)
         if value < 1:
             raise PolicyFileError(f"{path}: limits.{key}: must be at least 1, got {value}")
-    if parsed.limits.devices_per_token > MAX_CHROMIUM_DEVICES:
+    if parsed.limits.devices_per_token > MAX_BROWSER_DEVICES:
         raise PolicyFileError(
-            f"{path}: limits.devices_per_token: at most {MAX_CHROMIUM_DEVICES} (the devices the tool-server "
+            f"{path}: limits.devices_per_token: at most {MAX_BROWSER_DEVICES} (the devices the tool-server "
             f"runs at once), got {parsed.limits.devices_per_token}"
         )
     unsafe = unsafe_directories()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from argent.devices.registry import ID_EXAMPLES, PLATFORMS
 from argent.testing.items import FlowDirectory
 from argent.testing.options import SESSION, flow_dirs, is_inside
 
@@ -31,8 +32,6 @@ else:  # pragma: no cover - the test extra always has pytest-aiohttp
     from argent.testing.missing import argent_run_flow, argent_server
 
 __all__ = ["argent_run_flow", "argent_server"]
-
-PLATFORMS = ("ios", "android", "chromium", "vega")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,9 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="Adopt the current screen as the snapshot baselines of the flows run.",
     )
-    group.addoption(
-        "--argent-device", metavar="ID", help="Device id the flows run on, e.g. chromium-cdp-9222."
-    )
+    group.addoption("--argent-device", metavar="ID", help=f"Device id the flows run on, e.g. {ID_EXAMPLES}.")
     group.addoption("--argent-platform", choices=PLATFORMS, help="Platform of the flow runs.")
     parser.addini(
         "argent_flows",

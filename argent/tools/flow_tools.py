@@ -13,10 +13,10 @@ import attrs
 from attrs import frozen
 
 from argent.devices.base import DeviceProvider
+from argent.devices.registry import ID_EXAMPLES, Platform
 from argent.errors import FlowError, InvalidToolInputError, PolicyRefusal
 from argent.flows.names import is_safe_flow_name
 from argent.flows.references import NO_TOOL_FILES, ToolFiles
-from argent.flows.values import Platform
 from argent.limits import MAX_ARTIFACT_IMAGE_BYTES
 from argent.link.models import ArtifactImage, FileInputSpec
 from argent.link.png import failure_image_paths, read_png
@@ -73,7 +73,7 @@ class FlowExecuteArgs:
         None, doc="Absolute path of a flow YAML file kept elsewhere (instead of name)."
     )
     flow_file: str | None = arg(None, doc="Internal: derived by the client from project_root and name.")
-    device: str | None = arg(None, doc="Device id to run on, e.g. chromium-cdp-9222.")
+    device: str | None = arg(None, doc=f"Device id to run on, e.g. {ID_EXAMPLES}.")
     platform: Platform | None = arg(None, doc="Platform of the run when no device is given.")
     update_baselines: bool | None = arg(
         None, wire="updateBaselines", doc="Write the current screen as each snapshot's baseline."

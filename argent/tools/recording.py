@@ -42,6 +42,7 @@ from attrs import evolve, frozen
 from argent.cpu import run_cpu
 from argent.devices.base import Device, DeviceProvider
 from argent.devices.caller import current_caller
+from argent.devices.registry import DEFAULT_ENGINE, engine_named
 from argent.errors import (
     FLOW_RECORDING_REFUSED,
     ArgentError,
@@ -80,7 +81,7 @@ from argent.link.rules import (
     has_dotdot,
     nested_flow_ref,
 )
-from argent.runner.execute import detect_device, launches_chromium
+from argent.runner.execute import detect_device, launched_engine
 from argent.runner.files import LISTED, DiskFlowFiles, FlowRef
 from argent.runner.load import check_project_root
 from argent.runner.member_files import NO_MEMBER, MemberFlowFiles
@@ -396,9 +397,11 @@ def _tap_times(args: Mapping[str, Any]) -> int | None:
 
 
 def _launch_of(args: Mapping[str, Any]) -> LaunchStep | None:
-    """The launch a page-opening call amounts to: a chromium ``url`` and nothing but device keys."""
+    """The launch a page-opening call amounts to: a browser ``url`` (of any engine, recorded as the
+    ``chromium:`` web target every engine runs) and nothing but device keys."""
     url = args.get("url")
-    if not isinstance(url, str) or not url or args.get("platform", "chromium") != "chromium":
+    platform = args.get("platform", DEFAULT_ENGINE.platform)
+    if not isinstance(url, str) or not url or not isinstance(platform, str) or engine_named(platform) is None:
         return None
     if any(key not in _LAUNCH_EXTRA and key != "url" for key in args):
         return None
@@ -757,9 +760,13 @@ class Recorder:
                 return await self.devices.get(session.device), None
             except DeviceResolutionError:
                 session.device = None  # stopped since: resolve afresh
-        if isinstance(step, LaunchStep) and (launches_chromium(step, None) or step.web_target() is not None):
-            booted = await self.devices.boot("chromium")
-            return booted, booted
+        if isinstance(step, LaunchStep):
+            engine = launched_engine(step, None)
+            if engine is None and step.web_target() is not None:
+                engine = DEFAULT_ENGINE
+            if engine is not None:
+                booted = await self.devices.boot(engine.platform)
+                return booted, booted
         try:
             return await detect_device(self.devices, None), None
         except DeviceResolutionError as exc:

@@ -16,7 +16,7 @@ import attrs
 from attrs import field, frozen
 
 from argent.devices.caller import DEVICE_CALLER
-from argent.devices.chromium.file_access import FILE_ACCESS
+from argent.devices.web.file_access import FILE_ACCESS
 from argent.errors import ArgentError, ToolExecutionError, ToolNotFoundError
 from argent.link.models import Disabled, FileInputSpec, ToolEntry
 from argent.runner.budget import StepBudget

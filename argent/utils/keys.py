@@ -3,7 +3,7 @@ chords (modifiers joined to a key by ``+``: ``Shift+Enter``, ``Control+S``).
 
 One home for the key vocabulary: the flow language checks a `press:` step's keys with it when the
 flow is read (``argent.flows`` may not import a device), the ``keyboard`` tool checks its ``key``,
-and a device turns a chord into its key events (``argent.devices.chromium.keys``). The layout is
+and a device turns a chord into its key events (on Chromium, ``argent.devices.chromium.keys``). The layout is
 US English, as in every headless browser.
 """
 

@@ -21,13 +21,7 @@ import pytest
 import pytest_asyncio
 
 from argent.devices.base import Device, DeviceError, UiNode, UiTree
-from argent.devices.chromium import (
-    ChromiumDevice,
-    ChromiumDeviceProvider,
-    LaunchTargetError,
-    find_chromium,
-    resolve_launch_target,
-)
+from argent.devices.chromium import ChromiumDevice, ChromiumDeviceProvider, find_chromium
 from argent.devices.chromium.launcher import (
     OWNER_FILE,
     chromium_flags,
@@ -35,6 +29,7 @@ from argent.devices.chromium.launcher import (
     processes_naming,
     sweep_stale_homes,
 )
+from argent.devices.web.targets import LaunchTargetError, resolve_launch_target
 from argent.errors import DeviceResolutionError
 from argent.flows.model import LaunchStep, Step
 from argent.runner.engine import DirectiveContext, DirectiveOutcome, GuardOutcome
@@ -223,8 +218,8 @@ def alive(pid: int) -> bool:
 async def test_boot_gives_a_1000x800_page_at_dpr_1(device: ChromiumDevice) -> None:
     assert re.fullmatch(r"chromium-cdp-\d+", device.id)
     assert device.platform == "chromium"
-    assert device.cdp_url is not None
-    assert device.cdp_url.startswith(f"ws://127.0.0.1:{device.port}/devtools/page/")
+    assert device.endpoint is not None
+    assert device.endpoint.startswith(f"ws://127.0.0.1:{device.port}/devtools/page/")
     assert device.viewport == (1000, 800)
     assert await device.session.evaluate("[innerWidth, innerHeight, devicePixelRatio]") == [1000, 800, 1]
     assert device.pid is not None and alive(device.pid)
@@ -654,8 +649,8 @@ async def test_chromium_starts_under_a_long_temp_dir(tmp_path: Path, monkeypatch
     try:
         assert process.port > 0
         assert os.path.dirname(process.home) == str(long_tmp)
-        short_tmp = process.outside_tmp_dir
-        assert short_tmp is not None and os.path.isdir(short_tmp)
+        [short_tmp] = process.outside_dirs
+        assert os.path.isdir(short_tmp)
     finally:
         process.terminate_now()
     assert os.listdir(long_tmp) == []
@@ -670,7 +665,7 @@ async def test_a_stopped_chromium_leaves_nothing_in_the_temp_dir(monkeypatch: py
         monkeypatch.setattr("tempfile.tempdir", None)  # re-read from TMPDIR
         process = await launch_chromium()
         assert process.port > 0
-        assert process.outside_tmp_dir is None
+        assert process.outside_dirs == []
         await process.terminate()
         assert os.listdir(short_tmp) == []
     finally:

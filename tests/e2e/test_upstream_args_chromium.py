@@ -66,7 +66,7 @@ async def udid(client: Client, tmp_path: Path) -> AsyncIterator[str]:
     page.write_text(PAGE)
     booted = await call(client, "boot-device", {"url": str(page), "avdName": "Pixel_7"})
     assert booted["notes"] == [
-        "avdName was ignored: it names an Android AVD; this tool-server boots a headless Chromium."
+        "avdName was ignored: it names an Android AVD; this tool-server boots headless browsers (chromium)."
     ]
     yield booted["id"]
     await call(client, "stop-device", {"udid": booted["id"]})

@@ -35,7 +35,7 @@ from tests.flow_files import flows, new_project
 class Device:
     id: str
     platform: str
-    cdp_url: str | None = None
+    endpoint: str | None = None
 
 
 @define
@@ -974,7 +974,7 @@ async def test_a_python_script_passes_with_the_argent_environment(project: Path,
     assert result.steps[0].target == "env.py"
     assert out.read_text() == f"|{project}|-|a b"
 
-    device = Device("chromium-cdp-9222", "chromium", cdp_url="http://127.0.0.1:9222")
+    device = Device("chromium-cdp-9222", "chromium", endpoint="http://127.0.0.1:9222")
     await run(project, device=device.id, devices=Provider([device]))
     assert out.read_text() == f"chromium-cdp-9222|{project}|http://127.0.0.1:9222|a b"
 

@@ -37,8 +37,6 @@ from argent.flows.model import (
 from argent.flows.parse import parse_flow
 from argent.runner import pixels as P
 from argent.runner.directives import (
-    PINCH_UNSUPPORTED,
-    ROTATE_UNSUPPORTED,
     DeviceDirectives,
     Timings,
     crop_hash,
@@ -81,7 +79,7 @@ class FakeDevice:
     image: Any = field(factory=canvas)
     id: str = "chromium-cdp-9222"
     platform: str = "chromium"
-    cdp_url: str | None = None
+    endpoint: str | None = None
     calls: list[tuple[Any, ...]] = field(factory=list)
     #: Raise this from ui_tree() (a callable gets the 1-based read number; None = answer).
     tree_error: Callable[[int], Exception | None] | None = None
@@ -662,10 +660,16 @@ async def test_pinch_and_rotate_are_refused_on_chromium(dd: DeviceDirectives, tm
     ctx = make_ctx(tmp_path, dev)
     pinch = await dd.execute(PinchStep(scale=2, on=Selector(text="Save")), dev, ctx)
     rotate = await dd.execute(RotateStep(by=90), dev, ctx)
-    assert (pinch.status, pinch.reason) == ("fail", PINCH_UNSUPPORTED)
-    assert (rotate.status, rotate.reason) == ("fail", ROTATE_UNSUPPORTED)
-    assert PINCH_UNSUPPORTED.startswith("pinch is unsupported on chromium — ")
-    assert ROTATE_UNSUPPORTED.startswith("rotate is unsupported on chromium — ")
+    assert (pinch.status, pinch.reason) == (
+        "fail",
+        "pinch is unsupported on chromium — a Chromium page gets mouse and keyboard input only, so there is no "
+        "two-finger gesture to send; zoom with the page's own controls (a tap on its zoom buttons) instead",
+    )
+    assert (rotate.status, rotate.reason) == (
+        "fail",
+        "rotate is unsupported on chromium — a Chromium page gets mouse and keyboard input only, so there is no "
+        "two-finger gesture to send; turn the element with the page's own controls (a tap or a drag handle) instead",
+    )
     assert dev.calls == []
 
 

@@ -102,9 +102,16 @@ def test_a_package_has_no_import_cycle(package: str) -> None:
 
 
 #: What the flow language may use of ours: the errors, the limits, the CPU pool that parses run on
-#: (a leaf module of its own: asyncio and the limits only), and the key vocabulary a `press:` step
-#: is checked with (a leaf module too, shared with the devices, which may not import the flows).
-FLOWS_MAY_IMPORT = ("argent.errors", "argent.limits", "argent.cpu", "argent.utils.keys")
+#: (a leaf module of its own: asyncio and the limits only), the key vocabulary a `press:` step
+#: is checked with (a leaf module too, shared with the devices, which may not import the flows), and
+#: the engine table its platforms and launch keys come from (a leaf: it imports no engine).
+FLOWS_MAY_IMPORT = (
+    "argent.errors",
+    "argent.limits",
+    "argent.cpu",
+    "argent.utils.keys",
+    "argent.devices.registry",
+)
 
 
 def test_flows_imports_nothing_of_ours_but_errors_limits_and_the_cpu_pool() -> None:
@@ -134,3 +141,59 @@ def test_the_engine_names_no_tool_and_no_directive() -> None:
         for alias in node.names
     }
     assert model_names <= {"Flow", "Step"}
+
+
+#: The packages of the browser engines: only ``argent.devices`` may import them (the rest holds a
+#: ``Device``, asks its engine's capabilities and reads ``argent.devices.registry``).
+ENGINE_PACKAGES = tuple(
+    f"argent.{path.relative_to(PACKAGE).as_posix().replace('/', '.')}"
+    for path in sorted((PACKAGE / "devices").iterdir())
+    if path.is_dir() and path.name not in ("web", "__pycache__")
+)
+
+
+def _outside_devices() -> list[Path]:
+    return [
+        path for path in sorted(PACKAGE.rglob("*.py")) if "devices" not in path.relative_to(PACKAGE).parts
+    ]
+
+
+def test_nothing_outside_devices_imports_an_engine_package() -> None:
+    from argent.devices.registry import ENGINES
+
+    assert {f"argent.devices.{engine.platform}" for engine in ENGINES} <= set(ENGINE_PACKAGES)
+    found = [
+        f"{path.relative_to(PACKAGE)} imports {dep}"
+        for path in _outside_devices()
+        for dep in sorted(_imports(path))
+        if any(dep == engine or dep.startswith(engine + ".") for engine in ENGINE_PACKAGES)
+    ]
+    assert found == []
+
+
+def test_device_ids_are_spelled_only_in_the_engine_table() -> None:
+    """An id prefix (``chromium-cdp-``) in a string outside ``argent.devices`` would be a second home
+    for what the registry declares (docstrings aside)."""
+    from argent.devices.registry import ENGINES
+
+    prefixes = [engine.id_prefix for engine in ENGINES]
+    found: list[str] = []
+    for path in _outside_devices():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        found.extend(
+            f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and any(prefix in node.value for prefix in prefixes)
+        )
+    assert found == []

@@ -101,7 +101,7 @@ class _Attached:
     """What debugger-log-registry reads of a device it did not boot (no profile of its own)."""
 
     def __init__(self) -> None:
-        self.id, self.port, self.profile_dir = "chromium-cdp-9", 9, None
+        self.id, self.port, self.profile_dir, self.platform = "chromium-cdp-9", 9, None, "chromium"
         self.console = ConsoleLog()
 
 

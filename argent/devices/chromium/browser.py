@@ -7,15 +7,35 @@ they speak HTTP (the DevTools discovery endpoints) and the tool layer above does
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import aiohttp
 
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import connect_session
-from argent.devices.chromium.device import fetch_json
 
 DISCOVERY_TIMEOUT_SECONDS = 5.0
+
+
+async def fetch_json(http: aiohttp.ClientSession, url: str, timeout: float) -> Any:
+    """GET a DevTools HTTP endpoint; ``DeviceError`` with the upstream-style reason on failure."""
+    try:
+        async with asyncio.timeout(timeout), http.get(url) as response:
+            if response.status // 100 != 2:
+                raise DeviceError(f"Chromium CDP discovery: GET {url} failed (HTTP {response.status})")
+            text = await response.text()
+    except (aiohttp.ClientError, OSError, TimeoutError):
+        raise DeviceError(
+            f"Chromium CDP discovery: GET {url} could not connect. Is Chromium running with "
+            "--remote-debugging-port?"
+        ) from None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise DeviceError(
+            f"Chromium CDP discovery: GET {url} returned a body that is not valid JSON"
+        ) from None
 
 
 async def page_targets(port: int) -> list[dict[str, Any]]:

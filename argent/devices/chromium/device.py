@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -20,26 +19,34 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from argent.devices.base import Choice, DeviceError, DialogAnswer, DialogSeen, Focused, UiTree
+from argent.devices.chromium import browser
+from argent.devices.chromium.browser import fetch_json
 from argent.devices.chromium.cdp import CdpSession, connect_session
 from argent.devices.chromium.dialogs import DialogAnswers
-from argent.devices.chromium.file_access import FileAccess, FileGuard
+from argent.devices.chromium.file_access import FileGuard
 from argent.devices.chromium.file_inputs import set_input_files
 from argent.devices.chromium.keys import chord_events, press_events
 from argent.devices.chromium.launcher import ChromiumProcess
 from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
 from argent.devices.chromium.signals import PageSignals
+from argent.devices.registry import CHROMIUM
+from argent.devices.web.file_access import FileAccess
+from argent.devices.web.forms import choice_from, focused_from
+from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
 from argent.limits import CDP_NETWORK_BUFFER_BYTES, CDP_NETWORK_RESOURCE_BUFFER_BYTES, MAX_LISTED_OPTIONS
 from argent.utils.keys import Key, KeyNameError, char_key, parse_chord
 
-ID_PREFIX = "chromium-cdp-"
-PLATFORM = "chromium"
+ID_PREFIX = CHROMIUM.id_prefix
+PLATFORM = CHROMIUM.platform
 #: Bound of the wait for a navigation's load event (the page stays usable after it).
 LOAD_TIMEOUT_SECONDS = 15.0
 #: Bound of finding the page target of a fresh or external Chromium.
 TARGET_TIMEOUT_SECONDS = 10.0
 SCREENSHOT_TIMEOUT_SECONDS = 20.0
 WALK_TIMEOUT_SECONDS = 15.0
+#: How much longer than a script's own time the CDP answer is awaited (V8 reports its stop).
+TERMINATION_GRACE_SECONDS = 2.0
 #: After a socket drop, how long to wait for an owned browser's exit status for the message.
 EXIT_STATUS_WAIT_SECONDS = 1.0
 #: The Network domain as each page session enables it, once: the quiet signals count its requests,
@@ -74,41 +81,6 @@ _KEY_TARGETS = """(() => {
 })()"""
 
 
-def device_id(port: int) -> str:
-    return f"{ID_PREFIX}{port}"
-
-
-def port_of(device_id: str) -> int | None:
-    """The port a ``chromium-cdp-<port>`` id names (1..65535), else None."""
-    if not device_id.startswith(ID_PREFIX):
-        return None
-    tail = device_id[len(ID_PREFIX) :]
-    if not tail.isascii() or not tail.isdigit():
-        return None
-    port = int(tail)
-    return port if 0 < port < 65536 else None
-
-
-async def fetch_json(http: aiohttp.ClientSession, url: str, timeout: float) -> Any:
-    """GET a DevTools HTTP endpoint; ``DeviceError`` with the upstream-style reason on failure."""
-    try:
-        async with asyncio.timeout(timeout), http.get(url) as response:
-            if response.status // 100 != 2:
-                raise DeviceError(f"Chromium CDP discovery: GET {url} failed (HTTP {response.status})")
-            text = await response.text()
-    except (aiohttp.ClientError, OSError, TimeoutError):
-        raise DeviceError(
-            f"Chromium CDP discovery: GET {url} could not connect. Is Chromium running with "
-            "--remote-debugging-port?"
-        ) from None
-    try:
-        return json.loads(text)
-    except ValueError:
-        raise DeviceError(
-            f"Chromium CDP discovery: GET {url} returned a body that is not valid JSON"
-        ) from None
-
-
 async def find_page_target(http: aiohttp.ClientSession, port: int, timeout: float) -> dict[str, Any]:
     """The primary page of the Chromium on ``port``: the first non-devtools ``page`` target."""
     url = f"http://127.0.0.1:{port}/json/list"
@@ -133,6 +105,14 @@ async def find_page_target(http: aiohttp.ClientSession, port: int, timeout: floa
     if only_devtools:
         raise DeviceError(f"Chromium CDP on port {port} has only devtools:// pages. Open a page and retry.")
     raise DeviceError(f"Chromium CDP on port {port} reported no page targets.")
+
+
+#: The CDP mouse event of each pointer action, and the buttons held after it.
+_POINTER: dict[PointerAction, tuple[str, int]] = {
+    "down": ("mousePressed", 1),
+    "move": ("mouseMoved", 1),
+    "up": ("mouseReleased", 0),
+}
 
 
 def _mouse_event(kind: str, px: tuple[float, float], **extra: Any) -> dict[str, Any]:
@@ -301,14 +281,15 @@ class ChromiumDevice:
 
     @property
     def id(self) -> str:
-        return device_id(self.port)
+        return CHROMIUM.device_id(self.port)
 
     @property
     def platform(self) -> str:
         return PLATFORM
 
     @property
-    def cdp_url(self) -> str | None:
+    def endpoint(self) -> str | None:
+        """The page's DevTools websocket URL (``ARGENT_CDP_URL``)."""
         return self._ws_url
 
     @property
@@ -368,6 +349,26 @@ class ChromiumDevice:
         if self._session is None:
             raise DeviceError(f"Chromium ({self.id}) has no DevTools session.")
         return self._session
+
+    @property
+    def death(self) -> str | None:
+        if self._session is None:
+            return f"The DevTools session of Chromium ({self.id}) is closed."
+        return self._session.death
+
+    # -- the DevTools extras (``argent.devices.web.page.DevToolsPage``) --
+
+    @property
+    def devtools(self) -> CdpSession:
+        return self.session
+
+    async def page_targets(self) -> list[dict[str, Any]]:
+        return await browser.page_targets(self.port)
+
+    async def browser_call(
+        self, method: str, params: dict[str, Any], *, destroys: str | None = None
+    ) -> dict[str, Any]:
+        return await browser.browser_call(self.port, method, params, destroys=destroys)
 
     async def _death_message(self, cause: str) -> str:
         if self._process is not None and "renderer" not in cause:
@@ -477,7 +478,58 @@ class ChromiumDevice:
             return {"title": str(value[0]), "url": str(value[1])}
         return {"title": "", "url": ""}
 
+    async def run_script(self, expression: str, *, timeout: float) -> ScriptOutcome:
+        """``Runtime.evaluate`` in the active tab, never leaving the page busy: V8 stops a script past
+        ``timeout`` (its own timeout), and a call left unanswered past that (a busy microtask chain)
+        terminates the page's execution, so the device's other tools work again."""
+        params = {
+            "expression": expression,
+            "returnByValue": True,
+            "awaitPromise": True,
+            "timeout": timeout * 1000,
+        }
+        started = time.monotonic()
+        try:
+            reply = await self.session.send(
+                "Runtime.evaluate", params, timeout=timeout + TERMINATION_GRACE_SECONDS
+            )
+        except DeviceError:
+            # V8's own stop answers "Internal error"; no answer at all is the CDP timeout: both come at the limit
+            if not self.alive or time.monotonic() - started < timeout:
+                raise
+            with contextlib.suppress(DeviceError):
+                await self.session.send("Runtime.terminateExecution", timeout=TERMINATION_GRACE_SECONDS)
+            return ScriptOutcome(timed_out=True)
+        details = reply.get("exceptionDetails")
+        if isinstance(details, dict):
+            exception = details.get("exception") if isinstance(details.get("exception"), dict) else {}
+            assert isinstance(exception, dict)
+            thrown = (
+                exception.get("description") or details.get("text") or "Script evaluation threw an exception"
+            )
+            return ScriptOutcome(thrown=str(thrown))
+        result = reply.get("result")
+        return ScriptOutcome(value=result.get("value") if isinstance(result, dict) else None)
+
+    async def response_body(self, request_id: str) -> tuple[str, bool] | None:
+        """The body Chromium still holds for the request (None once evicted or never had)."""
+        try:
+            out = await self.session.send("Network.getResponseBody", {"requestId": request_id})
+        except DeviceError:
+            return None
+        body = out.get("body")
+        return (body, out.get("base64Encoded") is True) if isinstance(body, str) else None
+
     # -- input --
+
+    async def pointer(self, action: PointerAction, x: float, y: float) -> None:
+        """The left button pressed, moved (held) or released at (x, y) CSS pixels."""
+        kind, buttons = _POINTER[action]
+        params: dict[str, Any] = {"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons}
+        if kind != "mouseMoved":
+            params["clickCount"] = 1
+        self._touch()
+        await self.session.send("Input.dispatchMouseEvent", params)
 
     def _px(self, x: float, y: float) -> tuple[float, float]:
         width, height = self._viewport
@@ -626,7 +678,7 @@ class ChromiumDevice:
         async with self._input:
             self._touch()
             state, _ = await self.signals.focus_at(px, py)
-        return "kept" if state == "kept" else "focused" if state == "focused" else "none"
+        return focused_from(state)
 
     async def select_all(self) -> bool:
         async with self._input:
@@ -638,17 +690,10 @@ class ChromiumDevice:
         async with self._input:
             self._touch()
             value = await self.signals.choose(px, py, choices, by_value, MAX_LISTED_OPTIONS)
-        if not isinstance(value, dict):
+        choice = choice_from(value)
+        if choice is None:
             raise DeviceError(f"Chromium ({self.id}): the page gave no answer to a select.")
-        options = value.get("options")
-        return Choice(
-            problem=value["problem"] if isinstance(value.get("problem"), str) else None,
-            changed=value.get("changed") is True,
-            tag=str(value.get("tag") or ""),
-            wanted=str(value.get("wanted") or ""),
-            options=tuple(str(o) for o in options) if isinstance(options, list) else (),
-            more=int(value["more"]) if isinstance(value.get("more"), int) else 0,
-        )
+        return choice
 
     # -- native dialogs (``argent.devices.base.NativeDialogs``) --
 

@@ -1,14 +1,8 @@
-"""Which local files a Chromium page may load: the rule a caller's policy sets, held at the device.
+"""The file rule (``argent.devices.web.file_access``) held at a Chromium device.
 
-A ``file://`` page a policy allows can lead the browser to any other local file (a script that sets
-``location``, a link it follows, a tap, an ``<img>`` or ``<iframe>``). Checking only the URL a tool
-opens cannot see those, so the device itself intercepts every ``file://`` request of its page
-(CDP ``Fetch``, request stage) and lets through only what the rule allows; the rest fails as
-``AccessDenied``. Without a rule nothing is intercepted.
-
-The device layer knows no policy: the layer above sets the rule of the current call in
-``FILE_ACCESS`` (a context variable, so every task of the call sees it), and the provider applies
-it to each device it hands out. The rule may touch the disk (real paths): it runs in a thread.
+The device intercepts every ``file://`` request of its page (CDP ``Fetch``, request stage) and lets
+through only what the rule allows; the rest fails as ``AccessDenied``. Without a rule nothing is
+intercepted. The rule may touch the disk (real paths): it runs in a thread.
 """
 
 from __future__ import annotations
@@ -16,17 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any
 
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
-
-#: Whether a page may load the ``file:`` URL given (True: it may). Runs in a worker thread.
-FileAccess = Callable[[str], bool]
-
-#: The file rule of the current call; None: pages load local files freely.
-FILE_ACCESS: ContextVar[FileAccess | None] = ContextVar("argent_file_access", default=None)
+from argent.devices.web.file_access import FileAccess
 
 FILE_PATTERNS = [{"urlPattern": "file://*", "requestStage": "Request"}]
 DENIED = "AccessDenied"

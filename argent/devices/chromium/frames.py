@@ -34,7 +34,8 @@ from attrs import define
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
 from argent.devices.chromium.world import IsolatedWorld
-from argent.devices.web.stitch import FrameKey, Marker, Stitch
+from argent.devices.web.quiet import WAIT_SLACK_SECONDS
+from argent.devices.web.stitch import FrameKey, Marker, Stitch, unnamed_frames
 from argent.limits import (
     FRAME_READ_SECONDS,
     FRAME_WALK_TIMEOUT_SECONDS,
@@ -55,8 +56,6 @@ AUTO_ATTACH = {
     "flatten": True,
     "filter": [{"type": "iframe"}, {"type": "worker"}],
 }
-#: Slack on a page-side wait's own deadline before the CDP request gives up.
-WAIT_SLACK_SECONDS = 2.0
 #: Bound of a frame session's own setup requests (sent in the background: a busy frame never answers).
 SETUP_TIMEOUT_SECONDS = 10.0
 _GROUP = "argent-frames"
@@ -339,7 +338,7 @@ class PageFrames:
     async def _identify(self, world: IsolatedWorld, payload: dict[str, Any]) -> None:
         """Name the frame of each iframe the walk marked without a frame id (``DOM.describeNode``
         of the element the walk kept), in the payload and in the world for the next walks."""
-        subs = _unnamed(payload.get("tree"))
+        subs = unnamed_frames(payload.get("tree"))
         context = world.context
         if not subs or context is None:
             return
@@ -558,18 +557,3 @@ async def focus_wait(world: IsolatedWorld, x: float, y: float, timeout: float, g
         await_promise=True,
         timeout=max(0.0, timeout) + WAIT_SLACK_SECONDS,
     )
-
-
-def _unnamed(tree: Any) -> list[dict[str, Any]]:
-    """The ``sub`` of every iframe node of a walk that has a key and no frame id."""
-    found: list[dict[str, Any]] = []
-    stack = [tree] if isinstance(tree, dict) else []
-    while stack:
-        node = stack.pop()
-        sub = node.get("sub")
-        if isinstance(sub, dict) and "key" in sub and not sub.get("id"):
-            found.append(sub)
-        kids = node.get("children")
-        if isinstance(kids, list):
-            stack.extend(k for k in kids if isinstance(k, dict))
-    return found

@@ -2,17 +2,12 @@
 
 ``PageSignals`` keeps argent's isolated world in the page's main frame — ``monitor.js``,
 installed once per document, where the page can neither see nor disturb it — and counts the
-page's network requests in flight from CDP ``Network`` events. A quiet page is one whose
-requests are done and whose monitor saw two frames without a DOM change or a running finite
-animation; after input (``touched``) at least two more frames must pass, so the effects of the
-input get their frame before anyone looks.
+page's network requests in flight from CDP ``Network`` events; what makes a page quiet is
+``argent.devices.web.quiet``.
 
 The frames the page's walk cannot enter (``argent.devices.chromium.frames``) count too: their
 requests, and their monitors' quiet — a frame holds the page's quiet at most ``FRAME_READ_SECONDS``
 longer than the page's own document, and a change in a frame ends a change wait as one in the page.
-
-A request still running after ``QUIET_REQUEST_MAX_AGE_MS`` stops counting: long polls, streams
-and slow beacons would otherwise hold every step at the ceiling.
 """
 
 from __future__ import annotations
@@ -23,40 +18,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from argent.devices.chromium.cdp import CdpSession
-from argent.devices.chromium.frames import WAIT_SLACK_SECONDS, PageFrames, focus_wait
+from argent.devices.chromium.frames import PageFrames, focus_wait
 from argent.devices.chromium.world import IsolatedWorld
-from argent.devices.web.walker import walker_query
-from argent.limits import QUIET_REQUEST_MAX_AGE_MS
+from argent.devices.web.quiet import WAIT_SLACK_SECONDS, PageQuiet, wait_expression
+from argent.devices.web.walker import walk_expression
 
 #: Requests of these resource types never hold a page busy: they live as long as the page.
 _LONG_LIVED_TYPES = frozenset({"EventSource", "WebSocket", "Media", "Ping", "CSPViolationReport"})
-#: A request older than this is forgotten (one that never reported its end).
-_FORGET_AFTER_SECONDS = 60.0
-#: Frames a wait needs after input: the input's effects (timers, frame callbacks) get their frame.
-FRAMES_AFTER_INPUT = 2
-
-
-def _walk(max_depth: int, max_nodes: int, keep: bool, css: Sequence[str]) -> str:
-    """One walk in argent's world, with the page's change mark taken just before it (``mark``), the
-    iframes it could not enter (``frames``) and how many of them have no frame id yet (``unknown``)."""
-    args = f"{int(max_depth)}, {int(max_nodes)}, {'true' if keep else 'false'}, {walker_query(css)}"
-    return (
-        "(() => { const mark = globalThis.__argent.mark(); "
-        f"const walk = globalThis.__argentWalk({args}); "
-        "if (walk) { walk.mark = mark; const els = globalThis.__argentFrameEls || []; "
-        "const ids = globalThis.__argentFrameIds; walk.frames = els.length; "
-        "walk.unknown = els.filter((el) => !ids.has(el)).length; } "
-        "return walk; })()"
-    )
-
-
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-
-def _retrieve(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 class PageSignals:
@@ -67,10 +35,7 @@ class PageSignals:
         self._world = IsolatedWorld(session)
         #: The page's frames that its walker cannot enter (walked beside it).
         self.frames = PageFrames(session, self._world, follow=self._follow)
-        self._requests: dict[str, float] = {}
-        self._request_done = asyncio.Event()
-        self._touched = True
-        self._max_age = QUIET_REQUEST_MAX_AGE_MS / 1000
+        self._quiet = PageQuiet(self._wait_page)
         #: Input sent so far, and whether the focus took text at the last focus wait (at that count).
         self._inputs = 0
         self._focus_editable: tuple[int, bool] | None = None
@@ -100,7 +65,7 @@ class PageSignals:
 
     def touched(self) -> None:
         """Input went to the page: the next quiet needs frames of its own."""
-        self._touched = True
+        self._quiet.touched()
         self._inputs += 1
 
     # -- events --
@@ -111,50 +76,18 @@ class PageSignals:
     def _on_request(self, params: dict[str, Any]) -> None:
         rid = params.get("requestId")
         if isinstance(rid, str) and params.get("type") not in _LONG_LIVED_TYPES:
-            self._requests.setdefault(rid, self._now())
+            self._quiet.request_started(rid)
 
     def _on_request_end(self, params: dict[str, Any]) -> None:
         rid = params.get("requestId")
-        if isinstance(rid, str) and self._requests.pop(rid, None) is not None:
-            self._request_done.set()
+        if isinstance(rid, str):
+            self._quiet.request_ended(rid)
 
     def _on_navigated(self, params: dict[str, Any]) -> None:
         frame = params.get("frame")
         if isinstance(frame, dict) and not frame.get("parentId"):
             self._world.reset(frame["id"] if isinstance(frame.get("id"), str) else None)
             self.frames.forget()
-
-    # -- the network --
-
-    def _busy_until(self) -> float | None:
-        """When the youngest request in flight stops counting; None when none counts now."""
-        now = self._now()
-        until: float | None = None
-        for rid, started in list(self._requests.items()):
-            if now - started > _FORGET_AFTER_SECONDS:
-                del self._requests[rid]
-            elif now - started < self._max_age:
-                ends = started + self._max_age
-                until = ends if until is None else max(until, ends)
-        return until
-
-    async def _network_quiet(self, deadline: float) -> bool:
-        """Wait until no request counts (True) or ``deadline`` (False); True when none counted."""
-        waited = False
-        while True:
-            until = self._busy_until()
-            if until is None:
-                return waited
-            waited = True
-            now = self._now()
-            if now >= deadline:
-                return waited
-            self._request_done.clear()
-            try:
-                async with asyncio.timeout(min(until, deadline) - now):
-                    await self._request_done.wait()
-            except TimeoutError:
-                pass
 
     # -- the world --
 
@@ -167,54 +100,19 @@ class PageSignals:
     # -- the signals --
 
     async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
-        deadline = self._now() + max(0.0, timeout)
-        quiet = await self._quiet(deadline, after, slack=0)
-        return None if quiet is None else quiet[0]
+        return await self._quiet.wait_quiet(timeout, after=after)
 
     async def quiet_capture(self, capture: Callable[[], Awaitable[bytes]], timeout: float) -> bytes:
-        """``capture()`` of the quiet page, one frame sooner than a quiet wait and a capture in
-        turn: the capture is asked for one frame before the page is quiet (its own frame is then
-        the last one), and kept only when the very next frame made the page quiet with no change
-        in between; else the quiet page is captured again. At ``timeout``, captured as it is."""
-        deadline = self._now() + max(0.0, timeout)
-        early = await self._quiet(deadline, None, slack=1)
-        if early is None:
-            return await capture()
-        shot = asyncio.ensure_future(capture())
-        try:
-            full = await self._quiet(deadline, None, slack=0)
-        except BaseException:
-            shot.cancel()
-            shot.add_done_callback(_retrieve)
-            raise
-        taken = await shot
-        if full is None or full == (early[0], early[1] + 1):
-            return taken
-        return await capture()
+        return await self._quiet.quiet_capture(capture, timeout)
 
-    async def _quiet(self, deadline: float, after: int | None, *, slack: int) -> tuple[int, int] | None:
-        """The page's (mark, frame) once quiet (``slack`` 1: one frame before); None at ``deadline``."""
-        frames = FRAMES_AFTER_INPUT if self._touched else 0
-        mark = "null" if after is None else str(int(after))
-        while True:
-            if await self._network_quiet(deadline):
-                frames = FRAMES_AFTER_INPUT  # the responses' handlers get their frames
-            remaining = deadline - self._now()
-            if remaining <= 0:
-                return None
-            page = self.evaluate(
-                f"globalThis.__argent.wait({round(remaining * 1000)}, {frames}, {mark}, {slack})",
-                await_promise=True,
-                timeout=remaining + WAIT_SLACK_SECONDS,
-            )
-            result = await self.frames.quiet(page, remaining, frames, after)
-            if not isinstance(result, dict) or result.get("quiet") is not True:
-                return None
-            if self._busy_until() is not None:
-                continue  # a request started while the page looked quiet
-            if not slack:
-                self._touched = False
-            return _int(result.get("mark")), _int(result.get("tick"))
+    async def _wait_page(self, remaining: float, frames: int, after: int | None, slack: int) -> Any:
+        """The monitor's wait in the page's world and, beside it, in the frames its walk cannot enter."""
+        page = self.evaluate(
+            wait_expression(remaining, frames, after, slack),
+            await_promise=True,
+            timeout=remaining + WAIT_SLACK_SECONDS,
+        )
+        return await self.frames.quiet(page, remaining, frames, after)
 
     async def walk(
         self, max_depth: int, max_nodes: int, *, keep: bool, timeout: float, css: Sequence[str] = ()
@@ -223,7 +121,7 @@ class PageSignals:
         the selectors whose matches it marks), with the page's change mark taken just before it
         (``mark``) and the walks of the frames it could not enter stitched in
         (``argent.devices.chromium.frames``)."""
-        expression = _walk(max_depth, max_nodes, keep, css)
+        expression = walk_expression(max_depth, max_nodes, keep, css)
         return await self.frames.walk(
             expression, expression, max_depth=max_depth, max_nodes=max_nodes, keep=keep, timeout=timeout
         )
@@ -235,7 +133,7 @@ class PageSignals:
         that element is gone."""
         return await self.frames.reveal(
             ref,
-            _walk(max_depth, max_nodes, True, css),
+            walk_expression(max_depth, max_nodes, True, css),
             max_depth=max_depth,
             max_nodes=max_nodes,
             timeout=timeout,

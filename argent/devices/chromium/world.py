@@ -12,14 +12,12 @@ session.
 from __future__ import annotations
 
 import asyncio
-import functools
-import importlib.resources
 import json
 from typing import Any
 
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
-from argent.devices.web.walker import walker_source
+from argent.devices.web.scripts import world_source
 
 WORLD_NAME = "argent"
 #: How often one call makes the world again when its document keeps going away.
@@ -31,29 +29,6 @@ GONE = (
     "navigated or closed",
     "No frame for given id found",
 )
-
-
-@functools.cache
-def monitor_source() -> str:
-    text = importlib.resources.files("argent.devices.web").joinpath("monitor.js").read_text(encoding="utf-8")
-    return text.strip()
-
-
-@functools.cache
-def forms_source() -> str:
-    text = importlib.resources.files("argent.devices.web").joinpath("forms.js").read_text(encoding="utf-8")
-    return text.strip()
-
-
-@functools.cache
-def world_source() -> str:
-    """What a new world gets once: the monitor, the form controls, the walker compiled once as
-    ``__argentWalk`` (a walk then costs no compile), and the frame ids of the iframes it marks
-    (``frames``)."""
-    return (
-        f"{monitor_source()};\n{forms_source()};\nglobalThis.__argentWalk = {walker_source()};\n"
-        "globalThis.__argentFrameIds = new WeakMap();\ntrue"
-    )
 
 
 class WorldGone(Exception):

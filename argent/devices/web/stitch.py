@@ -217,3 +217,18 @@ def _numbers(value: Any, n: int) -> TypeGuard[list[float]]:
         and len(value) == n
         and all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value)
     )
+
+
+def unnamed_frames(tree: Any) -> list[dict[str, Any]]:
+    """The ``sub`` of every iframe node of a walk that has a key and no frame id (for the device to name)."""
+    found: list[dict[str, Any]] = []
+    stack = [tree] if isinstance(tree, dict) else []
+    while stack:
+        node = stack.pop()
+        sub = node.get("sub")
+        if isinstance(sub, dict) and "key" in sub and not sub.get("id"):
+            found.append(sub)
+        kids = node.get("children")
+        if isinstance(kids, list):
+            stack.extend(k for k in kids if isinstance(k, dict))
+    return found

@@ -42,6 +42,21 @@ def walker_query(css: Sequence[str] = ()) -> str:
     )
 
 
+def walk_expression(max_depth: int, max_nodes: int, keep: bool, css: Sequence[str] = ()) -> str:
+    """One walk in argent's world (where the walker is compiled as ``__argentWalk``), with the page's
+    change mark taken just before it (``mark``), the iframes it could not enter (``frames``) and how
+    many of them have no frame id yet (``unknown``)."""
+    args = f"{int(max_depth)}, {int(max_nodes)}, {'true' if keep else 'false'}, {walker_query(css)}"
+    return (
+        "(() => { const mark = globalThis.__argent.mark(); "
+        f"const walk = globalThis.__argentWalk({args}); "
+        "if (walk) { walk.mark = mark; const els = globalThis.__argentFrameEls || []; "
+        "const ids = globalThis.__argentFrameIds; walk.frames = els.length; "
+        "walk.unknown = els.filter((el) => !ids.has(el)).length; } "
+        "return walk; })()"
+    )
+
+
 def walker_expression(
     max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES, css: Sequence[str] = ()
 ) -> str:

@@ -9,12 +9,13 @@ from typing import Any, ClassVar
 
 from attrs import field, frozen
 
+from argent.devices.registry import ENGINES, PLATFORMS, WEB_LAUNCH_KEY, engine_named
 from argent.errors import FlowError
 from argent.flows.directives.base import Directive, Nodes
 from argent.flows.grammar import Reject, only_keys
 from argent.flows.js import js_json
 from argent.flows.references import LaunchFile, Reference, ToolFiles
-from argent.flows.values import PLATFORMS, step_line
+from argent.flows.values import step_line
 
 _LAUNCH_KEYS: tuple[str, ...] = ("native", *PLATFORMS)
 _GENERIC = (
@@ -44,8 +45,12 @@ class LaunchStep:
     on_device: ClassVar[bool] = True
 
     def app_for(self, platform: str) -> str | None:
-        """The app id or target to launch on ``platform`` (chromium never falls back to native)."""
-        if platform == "chromium":
+        """The app id or target to launch on ``platform``: a browser engine's own key, else the web
+        target of the ``chromium:`` key, else the bare target (a browser never falls back to native)."""
+        if engine_named(platform) is not None:
+            own = self.apps.get(platform) if platform != WEB_LAUNCH_KEY else None
+            if own is not None:
+                return own
             if self.chromium is not None:
                 return self.chromium.path
             return self.app
@@ -77,9 +82,9 @@ def _launch_to_data(step: LaunchStep) -> Any:
     data: dict[str, Any] = dict(step.apps)
     if step.chromium is not None:
         if step.chromium.args is None:
-            data["chromium"] = step.chromium.path
+            data[WEB_LAUNCH_KEY] = step.chromium.path
         else:
-            data["chromium"] = {"path": step.chromium.path, "args": list(step.chromium.args)}
+            data[WEB_LAUNCH_KEY] = {"path": step.chromium.path, "args": list(step.chromium.args)}
     if not data:
         raise FlowError("Cannot serialize a launch step without an app id or a per-platform map")
     return data
@@ -98,7 +103,7 @@ def parse(nodes: Nodes, body: Any, line: int) -> LaunchStep:
     apps: dict[str, str] = {}
     chromium: ChromiumApp | None = None
     for key, value_node in mapping.items():
-        if key == "chromium":
+        if key == WEB_LAUNCH_KEY:
             chromium = _chromium_app(nodes, value_node)
             continue
         value = nodes.string(value_node)
@@ -130,9 +135,9 @@ def _chromium_app(nodes: Nodes, node: Any) -> ChromiumApp:
 
 
 def files(step: LaunchStep, tools: ToolFiles) -> tuple[Reference, ...]:
-    """The chromium target: a page beside the flow when it is a relative path (its consumer decides)."""
-    target = step.app_for("chromium")
-    return (LaunchFile(target),) if target else ()
+    """The browser targets: a page beside the flow when it is a relative path (its consumer decides)."""
+    targets = dict.fromkeys(t for e in ENGINES if (t := step.app_for(e.platform)))
+    return tuple(LaunchFile(target) for target in targets)
 
 
 LAUNCH = Directive(key="launch", models=(LaunchStep,), parse=parse, files=files)

@@ -12,11 +12,12 @@ from attrs import frozen
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from argent import limits
+from argent.devices.registry import PLATFORMS
 from argent.flows.canonical import condition_summary, condition_to_data
 from argent.flows.directives.base import Directive, EntryAt, Nodes, Step
 from argent.flows.grammar import CONDITION_KEYS, Reject, Wrap
 from argent.flows.labels import condition_text, selector_label
-from argent.flows.values import PLATFORMS, Condition, PlatformGuard, Selector, step_line
+from argent.flows.values import Condition, PlatformGuard, Selector, step_line
 
 _SECRET_IN_WHEN = (
     "when takes no {{secret:…}} placeholder — secrets resolve only in text-entry steps (`type:`), never in "

@@ -15,7 +15,7 @@ from typing import Any, Generic, Literal, TypeVar
 from attrs import frozen
 
 from argent.devices.base import Device, DeviceError, DeviceProvider
-from argent.devices.chromium.launcher import chromium_unavailable_reason
+from argent.devices.registry import ID_EXAMPLES, any_engine_unavailable
 from argent.devices.web.targets import LaunchTargetError, resolve_launch_target
 from argent.errors import ArgentError, InvalidToolInputError, ToolExecutionError
 from argent.flows.secrets import redact
@@ -27,7 +27,7 @@ from argent.tools.registry import ToolContext, ToolSpec
 A = TypeVar("A")
 
 DEVICE_FAILED = "DEVICE_FAILED"
-UDID_DOC = "Device id, e.g. chromium-cdp-9222 (see list-devices)."
+UDID_DOC = f"Device id, e.g. {ID_EXAMPLES} (see list-devices)."
 
 Behaviour = Callable[[DeviceProvider, A, ToolContext], Awaitable[Any]]
 
@@ -66,8 +66,8 @@ class DeviceTool(Generic[A]):
     description: str
     args_type: type[A]
     run: Behaviour[A]
-    #: False for the tools that work without a Chromium binary (listing, stopping, comparing files).
-    needs_chromium: bool = True
+    #: False for the tools that work without a browser binary (listing, stopping, comparing files).
+    needs_browser: bool = True
     precheck: Callable[[A, ToolContext], Awaitable[None]] | None = None
     file_inputs: tuple[FileInputSpec, ...] = ()
     long_running: bool = False
@@ -97,7 +97,7 @@ class DeviceTool(Generic[A]):
             file_inputs=self.file_inputs,
             long_running=self.long_running,
             output_hint=self.output_hint,
-            availability=chromium_unavailable_reason if self.needs_chromium else None,
+            availability=any_engine_unavailable if self.needs_browser else None,
             precheck=self.precheck,
             verdict=self.verdict,
             always_load=self.always_load,

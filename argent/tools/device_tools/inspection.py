@@ -15,7 +15,7 @@ from attrs import frozen
 from argent import limits
 from argent.cpu import run_cpu
 from argent.devices.base import DeviceError, DeviceProvider
-from argent.devices.chromium.device import ChromiumDevice
+from argent.devices.web.page import WebPage
 from argent.devices.web.walker import DESCRIBE_MAX_DEPTH, DESCRIBE_MAX_NODES
 from argent.errors import InvalidToolInputError
 from argent.link.codec import to_wire
@@ -121,7 +121,7 @@ async def screenshot(devices: DeviceProvider, args: ScreenshotArgs, ctx: ToolCon
 async def describe(devices: DeviceProvider, args: DescribeArgs, ctx: ToolContext) -> Any:
     device = await on_device(devices, args.udid)
     try:
-        if isinstance(device, ChromiumDevice):
+        if isinstance(device, WebPage):
             tree = await device.ui_tree(max_depth=DESCRIBE_MAX_DEPTH, max_nodes=DESCRIBE_MAX_NODES)
         else:
             tree = await device.ui_tree()
@@ -208,7 +208,7 @@ SCREENSHOT_DIFF = DeviceTool(
     "Compare two PNGs pixel by pixel: the percentage of pixels that differ, and whether the sizes differ.",
     ScreenshotDiffArgs,
     screenshot_diff,
-    needs_chromium=False,
+    needs_browser=False,
     file_inputs=(
         FileInputSpec(target="baselinePath", path="${baselinePath}", kind="file"),
         FileInputSpec(target="currentPath", path="${currentPath}", kind="file"),

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from attrs import frozen
 
 from argent.devices.base import DeviceProvider
-from argent.devices.chromium.device import ChromiumDevice
+from argent.devices.registry import DEFAULT_ENGINE, ID_PATTERNS, EnginePlatform, engines_text
+from argent.devices.web.page import WebPage
 from argent.tools.args import arg
 from argent.tools.device_tools.base import DeviceTool, NoArgs, UdidArgs, launch_url, page_readable
 from argent.tools.registry import ToolContext
 
 
 def _not_here(name: str, what: str) -> str:
-    return f"{name} was ignored: {what}; this tool-server boots a headless Chromium."
+    return f"{name} was ignored: {what}; this tool-server boots headless browsers ({engines_text()})."
 
 
 @frozen
 class BootDeviceArgs:
-    platform: Literal["chromium"] = arg("chromium", doc="Platform to boot; this tool-server boots chromium.")
+    platform: EnginePlatform = arg(
+        DEFAULT_ENGINE.platform, doc=f"Platform to boot: the browser engine ({engines_text()})."
+    )
     url: str | None = arg(
         None,
         doc="Page to open once booted: a URL (http(s)://, file://, data:) or an absolute path to an HTML file "
@@ -84,7 +87,7 @@ async def list_devices(devices: DeviceProvider, args: NoArgs, ctx: ToolContext) 
     entries: list[dict[str, Any]] = []
     for device in await devices.list_booted():
         entry: dict[str, Any] = {"platform": device.platform, "id": device.id, "state": "Running"}
-        if isinstance(device, ChromiumDevice):
+        if isinstance(device, WebPage):
             info = await device.page_info()
             entry.update(port=device.port, title=info["title"], url=info["url"], owned=device.owned)
             if device.pid is not None:
@@ -97,7 +100,7 @@ async def boot_device(devices: DeviceProvider, args: BootDeviceArgs, ctx: ToolCo
     url = launch_url(args.url) if args.url is not None else None
     device = await devices.boot(args.platform, url)
     out: dict[str, Any] = {"platform": device.platform, "id": device.id, "booted": True}
-    if isinstance(device, ChromiumDevice):
+    if isinstance(device, WebPage):
         out["port"] = device.port
         if device.pid is not None:
             out["pid"] = device.pid
@@ -113,10 +116,10 @@ async def stop_device(devices: DeviceProvider, args: UdidArgs, ctx: ToolContext)
 
 LIST_DEVICES = DeviceTool(
     "list-devices",
-    "List the booted devices (chromium-cdp-<port>) with their page title and URL.",
+    f"List the booted devices of every browser engine ({ID_PATTERNS}), each with its platform, page title and URL.",
     NoArgs,
     list_devices,
-    needs_chromium=False,
+    needs_browser=False,
     always_load=True,
     search_hint="list devices simulators emulators avd serial udid ios android chromium vega app fire tv session start",
 )
@@ -124,7 +127,8 @@ LIST_DEVICES = DeviceTool(
 
 BOOT_DEVICE = DeviceTool(
     "boot-device",
-    "Boot a headless Chromium device (1000x800) and optionally open a page in it. Returns its id (udid).",
+    "Boot a headless browser device (1000x800) of the platform given (chromium, the default, or firefox) and "
+    "optionally open a page in it. Returns its id (udid).",
     BootDeviceArgs,
     boot_device,
     precheck=page_readable,
@@ -135,8 +139,9 @@ BOOT_DEVICE = DeviceTool(
 
 STOP_DEVICE = DeviceTool(
     "stop-device",
-    "Stop a device this tool-server booted (its Chromium is killed), or detach from an attached one.",
+    "Stop a device this tool-server booted (its browser is stopped with its whole process tree), or detach "
+    "from an attached one.",
     UdidArgs,
     stop_device,
-    needs_chromium=False,
+    needs_browser=False,
 )

@@ -1,4 +1,5 @@
-"""What the web tools share: the Chromium device a call names, the spec shape, device failures."""
+"""What the web tools share: the browser device a call names (any engine's, or one with the DevTools
+extras for the ``chromium-*`` tools), the spec shape, device failures."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from argent.devices.base import DeviceError, DeviceProvider
-from argent.devices.chromium.device import ChromiumDevice
-from argent.devices.chromium.launcher import chromium_unavailable_reason
+from argent.devices.registry import CHROMIUM, ID_PATTERNS, any_engine_unavailable
+from argent.devices.web.page import CapabilityError, DevToolsPage, WebPage, devtools_page, web_page
 from argent.errors import ArgentError, InvalidToolInputError, ToolExecutionError
 from argent.tools.registry import ToolContext, ToolSpec
 
@@ -16,11 +17,10 @@ A = TypeVar("A")
 
 DEVICE_FAILED = "DEVICE_FAILED"
 CHROMIUM_PARAM_INVALID = "CHROMIUM_PARAM_INVALID"
-CHROMIUM_UDID_DOC = "Chromium device id from `list-devices` (e.g. `chromium-cdp-9222`)."
-DEVICE_ID_DOC = (
-    "Device id from list-devices (a Chromium device id, chromium-cdp-<port>) — the same id used with "
-    "debugger-connect."
-)
+CHROMIUM_UDID_DOC = f"Chromium device id from `list-devices` (e.g. `{CHROMIUM.device_id(9222)}`)."
+DEVICE_ID_DOC = f"Device id from list-devices (a browser device id: {ID_PATTERNS}) — the same id used with debugger-connect."
+#: A tool run on a device whose engine lacks what it needs.
+DEVICE_UNSUPPORTED = "DEVICE_UNSUPPORTED"
 PORT_DOC = (
     "Metro server port (React Native only); accepted and ignored on Chromium, whose CDP port is in the id."
 )
@@ -28,12 +28,25 @@ PORT_DOC = (
 Execute = Callable[[A, ToolContext], Awaitable[Any]]
 
 
-async def chromium_device(devices: DeviceProvider, udid: str) -> ChromiumDevice:
-    """The Chromium device ``udid`` names (these tools drive Chromium pages over CDP)."""
-    device = await devices.get(udid)
-    if not isinstance(device, ChromiumDevice):
-        raise ToolExecutionError(f'Device "{udid}" is not a Chromium (CDP) device.', error_kind="validation")
-    return device
+async def page_device(devices: DeviceProvider, udid: str, tool: str) -> WebPage:
+    """The browser device ``udid`` names, of any engine (the engine-neutral web tools)."""
+    try:
+        return web_page(await devices.get(udid), tool)
+    except CapabilityError as exc:
+        raise unsupported(exc) from None
+
+
+async def devtools_device(devices: DeviceProvider, udid: str, tool: str) -> DevToolsPage:
+    """The device ``udid`` names, when its engine has the DevTools extras (the ``chromium-*`` tools);
+    another engine's answers an error naming its platform and what it lacks."""
+    try:
+        return devtools_page(await devices.get(udid), tool)
+    except CapabilityError as exc:
+        raise unsupported(exc) from None
+
+
+def unsupported(exc: CapabilityError) -> ToolExecutionError:
+    return ToolExecutionError(str(exc), error_code=DEVICE_UNSUPPORTED, error_kind="validation")
 
 
 def param_error(message: str) -> ToolExecutionError:
@@ -75,6 +88,8 @@ def guarded(execute: Execute[A]) -> Execute[A]:
             return await execute(args, ctx)
         except ArgentError:
             raise
+        except CapabilityError as exc:
+            raise unsupported(exc) from None
         except DeviceError as exc:
             raise ToolExecutionError(str(exc), error_code=DEVICE_FAILED, error_kind="device") from None
 
@@ -84,12 +99,12 @@ def guarded(execute: Execute[A]) -> Execute[A]:
 def web_spec(
     name: str, description: str, args_type: type[A], execute: Execute[A], **extra: Any
 ) -> ToolSpec[Any]:
-    """A web tool: runs where Chromium can, its device failures answered as such."""
+    """A web tool: runs where a browser engine can, its device failures answered as such."""
     return ToolSpec(
         name=name,
         description=description,
         args_type=args_type,
         execute=guarded(execute),
-        availability=chromium_unavailable_reason,
+        availability=any_engine_unavailable,
         **extra,
     )

@@ -1,31 +1,30 @@
-"""The ``debugger-*`` tools on Chromium: upstream's JS-runtime debugger (Hermes over Metro for React
-Native) becomes the page's own V8 over the device's CDP session — ``Runtime.evaluate`` in the active
-tab, and the console calls the device recorded (``ChromiumDevice.console``, a bounded ring)."""
+"""The ``debugger-*`` tools on a browser device: upstream's JS-runtime debugger (Hermes over Metro for
+React Native) becomes the page's own script engine over the device's protocol session — an evaluation
+in the active tab (``WebPage.run_script``), and the console calls the device recorded
+(``WebPage.console``, a bounded ring)."""
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
 import json
 import os
 import shutil
 import tempfile
-import time
 from typing import Any
 
 from attrs import frozen
 
 from argent import limits
 from argent.devices.base import DeviceError, DeviceProvider
-from argent.devices.chromium.device import ChromiumDevice
-from argent.devices.chromium.recorders import ConsoleLog, log_lines
+from argent.devices.registry import engine_named
+from argent.devices.web.page import WebPage
+from argent.devices.web.recorders import ConsoleRing, log_lines
 from argent.errors import DeviceResolutionError, ToolExecutionError
 from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolSpec
-from argent.tools.web.common import DEVICE_ID_DOC, PORT_DOC, chromium_device, metro_port, web_spec
+from argent.tools.web.common import DEVICE_ID_DOC, PORT_DOC, metro_port, page_device, web_spec
 
-APP_NAME = "Chromium"
 ENABLED_DOMAINS = ["Page", "Inspector", "Network", "Runtime"]
 UNREACHABLE_GUIDANCE = (
     "The app's CDP endpoint could not be reached (or did not answer like CDP — see detail). Make sure the "
@@ -33,10 +32,13 @@ UNREACHABLE_GUIDANCE = (
     "then retry once."
 )
 LOG_FILE_NAME = "argent-console.log"
+#: How long debugger-status waits for the page's count of scripts.
+STATUS_TIMEOUT_SECONDS = 2.0
 
 
 ON_CHROMIUM = (
-    " On Chromium (this tool-server's devices) it works on the page's own V8 over the device's CDP session"
+    " On a browser device (Chromium over CDP, Firefox over WebDriver BiDi) it works on the page's own script "
+    "engine over the device's protocol session"
 )
 CONNECT_DOC = (
     "Connect to a JS runtime CDP debugger."
@@ -53,7 +55,7 @@ STATUS_DOC = (
 EVALUATE_DOC = (
     "Execute JavaScript in the app's JS runtime via CDP."
     + ON_CHROMIUM
-    + ": Runtime.evaluate in the active tab, "
+    + ": an evaluation in the active tab, "
     "promises awaited, the value returned by value (cyclic objects fail). Returns { result, deviceName, appName, "
     "logicalDeviceId }; fails if the expression throws."
 )
@@ -80,11 +82,18 @@ class EvaluateArgs:
     port: Any = arg(None, doc=PORT_DOC)
 
 
-def identity(device: ChromiumDevice) -> dict[str, Any]:
-    return {"deviceName": APP_NAME, "appName": APP_NAME, "logicalDeviceId": device.id}
+def app_name(device: WebPage) -> str:
+    """What upstream calls the app: the browser (``Chromium``, ``Firefox``)."""
+    engine = engine_named(device.platform)
+    return engine.label if engine is not None else device.platform
 
 
-def connection(device: ChromiumDevice) -> dict[str, Any]:
+def identity(device: WebPage) -> dict[str, Any]:
+    name = app_name(device)
+    return {"deviceName": name, "appName": name, "logicalDeviceId": device.id}
+
+
+def connection(device: WebPage) -> dict[str, Any]:
     """upstream's connection info, as its Chromium debugger reports it (no Metro project here)."""
     return {
         "port": device.port,
@@ -105,22 +114,12 @@ def not_connected(exc: Exception) -> dict[str, Any]:
     }
 
 
-async def reachable(devices: DeviceProvider, device_id: str) -> ChromiumDevice:
+async def reachable(devices: DeviceProvider, device_id: str, tool: str) -> WebPage:
     """The device, when its page session is alive; else DeviceError/DeviceResolutionError."""
-    device = await chromium_device(devices, device_id)
+    device = await page_device(devices, device_id, tool)
     if not device.alive:
-        raise DeviceError(
-            device.session.death or f"The DevTools session of Chromium ({device.id}) is closed."
-        )
+        raise DeviceError(device.death or f"The session of {app_name(device)} ({device.id}) is closed.")
     return device
-
-
-def exception_message(details: dict[str, Any]) -> str:
-    """upstream's rendering of a thrown exception: its description, with the stack when it has one."""
-    exception = details.get("exception") if isinstance(details.get("exception"), dict) else {}
-    assert isinstance(exception, dict)
-    text = str(exception.get("description") or details.get("text") or "Script evaluation threw an exception")
-    return text
 
 
 #: Runs the caller's expression (as a script, in the page's global scope: indirect eval, which CDP allows
@@ -158,46 +157,25 @@ EVALUATE_TIMED_OUT = (
     "The expression ran longer than debugger-evaluate waits (EVALUATE_TIMEOUT_SECONDS = {limit:g}s) and was "
     "terminated; the page answers again. Evaluate something that finishes sooner (e.g. with a bounded loop)."
 )
-#: How much longer than the page's own limit the CDP answer is awaited (V8 reports the termination).
-TERMINATION_GRACE_SECONDS = 2.0
 
 
-async def _run(device: ChromiumDevice, wrapped: str) -> dict[str, Any]:
-    """Runtime.evaluate, never leaving the page busy: V8 stops a script past EVALUATE_TIMEOUT_SECONDS
-    (``timeout``), and a call left unanswered past that (a busy microtask chain) terminates the page's
-    execution, so the device's other tools work again."""
-    limit = limits.EVALUATE_TIMEOUT_SECONDS
-    params = {"expression": wrapped, "returnByValue": True, "awaitPromise": True, "timeout": limit * 1000}
-    timed_out = ToolExecutionError(
-        EVALUATE_TIMED_OUT.format(limit=limit), error_code="DEBUGGER_EVALUATE_TIMEOUT"
-    )
-    started = time.monotonic()
-    try:
-        return await device.session.send(
-            "Runtime.evaluate", params, timeout=limit + TERMINATION_GRACE_SECONDS
-        )
-    except DeviceError:
-        # V8's own stop answers "Internal error"; no answer at all is the CDP timeout: both come at the limit
-        if not device.alive or time.monotonic() - started < limit:
-            raise
-        with contextlib.suppress(DeviceError):
-            await device.session.send("Runtime.terminateExecution", timeout=TERMINATION_GRACE_SECONDS)
-        raise timed_out from None
-
-
-async def evaluate(device: ChromiumDevice, expression: str) -> Any:
-    """The expression's value, bounded by ``limits.MAX_EVALUATE_RESULT_CHARS`` / ``_DEPTH``."""
+async def evaluate(device: WebPage, expression: str) -> Any:
+    """The expression's value, bounded by ``limits.MAX_EVALUATE_RESULT_CHARS`` / ``_DEPTH``; a script
+    past ``EVALUATE_TIMEOUT_SECONDS`` is stopped (``WebPage.run_script``)."""
     wrapped = BOUNDED_EVALUATE % {
         "expression": json.dumps(expression),
         "chars": limits.MAX_EVALUATE_RESULT_CHARS,
         "depth": limits.MAX_EVALUATE_RESULT_DEPTH,
     }
-    reply = await _run(device, wrapped)
-    details = reply.get("exceptionDetails")
-    if isinstance(details, dict):
-        raise ToolExecutionError(exception_message(details), error_code="DEBUGGER_EVALUATE_EXPRESSION_THREW")
-    result = reply.get("result")
-    value = result.get("value") if isinstance(result, dict) else None
+    limit = limits.EVALUATE_TIMEOUT_SECONDS
+    outcome = await device.run_script(wrapped, timeout=limit)
+    if outcome.timed_out:
+        raise ToolExecutionError(
+            EVALUATE_TIMED_OUT.format(limit=limit), error_code="DEBUGGER_EVALUATE_TIMEOUT"
+        )
+    if outcome.thrown is not None:
+        raise ToolExecutionError(outcome.thrown, error_code="DEBUGGER_EVALUATE_EXPRESSION_THREW")
+    value = outcome.value
     answer: dict[str, Any] = value if isinstance(value, dict) else {}
     kind = answer.get("kind")
     if kind == "large":
@@ -229,7 +207,7 @@ def _private_dir() -> str:
     return _PRIVATE_DIRS[0]
 
 
-def log_path(device: ChromiumDevice) -> str:
+def log_path(device: WebPage) -> str:
     """Where the console log file goes: inside an owned device's profile (removed with it), else this
     process's private directory (a thread: it touches the disk)."""
     if device.profile_dir:
@@ -244,8 +222,8 @@ def _write_log(path: str, data: bytes) -> None:
         out.write(data)
 
 
-async def log_registry(device: ChromiumDevice) -> dict[str, Any]:
-    log: ConsoleLog = device.console
+async def log_registry(device: WebPage) -> dict[str, Any]:
+    log: ConsoleRing = device.console
     entries = list(log.entries)
 
     def write() -> tuple[str, int]:
@@ -281,13 +259,15 @@ async def log_registry(device: ChromiumDevice) -> dict[str, Any]:
 def debugger_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
     async def connect(args: DebuggerArgs, ctx: ToolContext) -> Any:
         metro_port(args.port)
-        return connection(await reachable(devices, args.device_id))
+        return connection(await reachable(devices, args.device_id, "debugger-connect"))
 
     async def status(args: DebuggerArgs, ctx: ToolContext) -> Any:
         metro_port(args.port)
         try:
-            device = await reachable(devices, args.device_id)
-            scripts = await device.session.evaluate("document.scripts.length", timeout=2.0)
+            device = await reachable(devices, args.device_id, "debugger-status")
+            scripts = (
+                await device.run_script("document.scripts.length", timeout=STATUS_TIMEOUT_SECONDS)
+            ).value
         except (DeviceError, DeviceResolutionError) as exc:
             return not_connected(exc)
         return {
@@ -300,13 +280,13 @@ def debugger_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
 
     async def run_expression(args: EvaluateArgs, ctx: ToolContext) -> Any:
         metro_port(args.port)
-        device = await reachable(devices, args.device_id)
+        device = await reachable(devices, args.device_id, "debugger-evaluate")
         return {"result": await evaluate(device, args.expression), **identity(device)}
 
     async def registry(args: DebuggerArgs, ctx: ToolContext) -> Any:
         metro_port(args.port)
         try:
-            device = await reachable(devices, args.device_id)
+            device = await reachable(devices, args.device_id, "debugger-log-registry")
         except (DeviceError, DeviceResolutionError) as exc:
             return not_connected(exc)
         return await log_registry(device)

@@ -12,12 +12,13 @@ from attrs import frozen
 
 from argent import limits
 from argent.devices.base import DeviceProvider, UiNode, UiTree
-from argent.devices.chromium.device import ChromiumDevice
+from argent.devices.registry import ID_PATTERNS
+from argent.devices.web.page import WebPage
 from argent.errors import InvalidToolInputError, ToolExecutionError
 from argent.link import issues
 from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolSpec
-from argent.tools.web.common import chromium_device, web_spec
+from argent.tools.web.common import page_device, web_spec
 
 FRAME_MS = 16
 MOMENTUM_FREE_MIN_STEPS = 8
@@ -35,7 +36,7 @@ MAX_IDLE_TIMEOUT_MS = 120_000
 
 @frozen
 class DragArgs:
-    udid: str = arg(doc="Target Chromium device id from `list-devices` (chromium-cdp-<port>).")
+    udid: str = arg(doc=f"Target browser device id from `list-devices` ({ID_PATTERNS}).")
     from_x: float = arg(
         wire="fromX", doc="Press x: normalized 0.0–1.0 (fraction of window width, not pixels)."
     )
@@ -60,7 +61,7 @@ class DragArgs:
 
 @frozen
 class ScreenIdleArgs:
-    udid: str = arg(doc="Target device id from `list-devices` (a Chromium id).")
+    udid: str = arg(doc="Target device id from `list-devices` (a browser device id).")
     timeout_ms: int | None = arg(
         None,
         wire="timeoutMs",
@@ -84,7 +85,7 @@ def _pixel(fraction: float, size: float, name: str) -> float:
     return min(max(fraction * size, 0.0), max(size - 1, 0.0))
 
 
-async def drag(device: ChromiumDevice, args: DragArgs, abort: asyncio.Event) -> None:
+async def drag(device: WebPage, args: DragArgs, abort: asyncio.Event) -> None:
     """Press at the start, move in ~60fps frames (eased when momentum is false), release at the end."""
     duration = args.duration_ms if args.duration_ms is not None else 300.0
     width, height = device.viewport
@@ -92,16 +93,8 @@ async def drag(device: ChromiumDevice, args: DragArgs, abort: asyncio.Event) -> 
     end = (_pixel(args.to_x, width, "toX"), _pixel(args.to_y, height, "toY"))
     eased = args.momentum is False
     steps = max(MOMENTUM_FREE_MIN_STEPS if eased else 2, round(max(duration, 0) / FRAME_MS))
-    session = device.session
-
-    async def mouse(kind: str, at: tuple[float, float], buttons: int) -> None:
-        params = {"type": kind, "x": at[0], "y": at[1], "button": "left", "buttons": buttons}
-        if kind != "mouseMoved":
-            params["clickCount"] = 1
-        await session.send("Input.dispatchMouseEvent", params)
-
     t0 = time.monotonic()
-    await mouse("mousePressed", start, 1)
+    await device.pointer("down", *start)
     at = start
     try:
         for i in range(1, steps):
@@ -109,12 +102,12 @@ async def drag(device: ChromiumDevice, args: DragArgs, abort: asyncio.Event) -> 
             t = i / steps
             progress = 1 - (1 - t) ** MOMENTUM_FREE_EASE_EXPONENT if eased else t
             at = (start[0] + (end[0] - start[0]) * progress, start[1] + (end[1] - start[1]) * progress)
-            await mouse("mouseMoved", at, 1)
+            await device.pointer("move", *at)
         await _until(t0 + duration / 1000.0, abort)
         at = end
     finally:
-        if session.alive:
-            await mouse("mouseReleased", at, 0)
+        if device.alive:
+            await device.pointer("up", *at)
 
 
 async def _until(when: float, abort: asyncio.Event) -> None:
@@ -163,7 +156,7 @@ def _bounded(
     return value
 
 
-async def screen_idle(device: ChromiumDevice, args: ScreenIdleArgs, abort: asyncio.Event) -> dict[str, Any]:
+async def screen_idle(device: WebPage, args: ScreenIdleArgs, abort: asyncio.Event) -> dict[str, Any]:
     timeout = (
         _bounded("timeoutMs", args.timeout_ms, IDLE_TIMEOUT_MS, 1, MAX_IDLE_TIMEOUT_MS, above=0) / 1000.0
     )
@@ -211,19 +204,19 @@ def gesture_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
                 "down for exactly this long, one frame per ~16ms.",
                 issues=[issues.too_big(["durationMs"], "number", limits.MAX_DRAG_DURATION_MS)],
             )
-        device = await chromium_device(devices, args.udid)
+        device = await page_device(devices, args.udid, "gesture-drag")
         stamp = int(time.time() * 1000)
         await drag(device, args, ctx.abort)
         return {"dragged": True, "timestampMs": stamp}
 
     async def await_screen_idle(args: ScreenIdleArgs, ctx: ToolContext) -> Any:
-        return await screen_idle(await chromium_device(devices, args.udid), args, ctx.abort)
+        return await screen_idle(await page_device(devices, args.udid, "await-screen-idle"), args, ctx.abort)
 
     return [
         web_spec(
             "gesture-drag",
             "Press the left mouse button at a start point, move to an end point and release: a desktop mouse drag "
-            "on a Chromium device. Positions are fractions 0–1 of the window, as gesture-tap and describe; "
+            "on a browser device. Positions are fractions 0–1 of the window, as gesture-tap and describe; "
             "mouse moves are interpolated at ~60fps over durationMs. For sliders, drag-and-drop and text "
             "selection (a drag never scrolls; use gesture-scroll). Returns { dragged: true, timestampMs }.",
             DragArgs,

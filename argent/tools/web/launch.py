@@ -14,7 +14,7 @@ from argent.errors import InvalidToolInputError
 from argent.link import issues
 from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolSpec
-from argent.tools.web.common import chromium_device, web_spec
+from argent.tools.web.common import page_device, web_spec
 
 BUNDLE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 BUNDLE_ID_MESSAGE = (
@@ -26,7 +26,7 @@ ACTIVITY_MESSAGE = "activity may only contain letters, digits, '.', '_', '-' and
 
 @frozen
 class LaunchAppArgs:
-    udid: str = arg(doc="Target device id from `list-devices` (a Chromium id).")
+    udid: str = arg(doc="Target device id from `list-devices` (a browser device id).")
     bundle_id: str = arg(
         wire="bundleId",
         doc="App identifier. Chromium: any tag of letters, digits, '.', '_' and '-'; the call is a no-op since the "
@@ -47,7 +47,7 @@ def launch_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
                 f"Invalid arguments for launch-app: activity: {ACTIVITY_MESSAGE}",
                 issues=[issues.custom(["activity"], ACTIVITY_MESSAGE)],
             )
-        device = await chromium_device(devices, args.udid)
+        device = await page_device(devices, args.udid, "launch-app")
         await device.refresh_viewport()
         return {"launched": True, "bundleId": args.bundle_id}
 

@@ -1,6 +1,6 @@
-"""``view-network-logs`` and ``view-network-request-details``: the requests a Chromium device's pages
-made, from its CDP Network recording (``ChromiumDevice.network``, a bounded ring), as upstream's
-Chromium path renders them."""
+"""``view-network-logs`` and ``view-network-request-details``: the requests a browser device's pages
+made, from its recording (``WebPage.network``, a bounded ring the engine feeds from its protocol's
+network events), as upstream's Chromium path renders them."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from urllib.parse import urlsplit
 from attrs import frozen
 
 from argent import limits
-from argent.devices.base import DeviceError, DeviceProvider
-from argent.devices.chromium.device import ChromiumDevice
-from argent.devices.chromium.recorders import NetworkRecord
+from argent.devices.base import DeviceProvider
+from argent.devices.web.page import WebPage
+from argent.devices.web.recorders import NetworkRecord
 from argent.errors import InvalidToolInputError
 from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolSpec
-from argent.tools.web.common import DEVICE_ID_DOC, PORT_DOC, chromium_device, metro_port, numeric, web_spec
+from argent.tools.web.common import DEVICE_ID_DOC, PORT_DOC, metro_port, numeric, page_device, web_spec
 
 ITEMS_PER_PAGE = 50
 SENSITIVE_HEADER_PARTS = ("auth", "cookie", "token", "secret", "key", "session", "credential", "password")
@@ -110,16 +110,13 @@ def redact(headers: dict[str, str]) -> dict[str, str]:
     }
 
 
-async def response_body(device: ChromiumDevice, rec: NetworkRecord) -> str | None:
-    """The body Chromium still holds for the request (None once evicted or never had), truncated."""
-    try:
-        out = await device.session.send("Network.getResponseBody", {"requestId": rec.request_id})
-    except DeviceError:
+async def response_body(device: WebPage, rec: NetworkRecord) -> str | None:
+    """The body the browser still holds for the request (None once evicted or never had), truncated."""
+    held = await device.response_body(rec.request_id)
+    if held is None:
         return None
-    body = out.get("body")
-    if not isinstance(body, str):
-        return None
-    if out.get("base64Encoded"):
+    body, encoded = held
+    if encoded:
         try:
             body = base64.b64decode(body).decode("utf-8", errors="replace")
         except (binascii.Error, ValueError):
@@ -132,7 +129,7 @@ async def response_body(device: ChromiumDevice, rec: NetworkRecord) -> str | Non
     return body
 
 
-async def request_details(device: ChromiumDevice, rec: NetworkRecord, include_body: bool) -> dict[str, Any]:
+async def request_details(device: WebPage, rec: NetworkRecord, include_body: bool) -> dict[str, Any]:
     details: dict[str, Any] = {"requestId": rec.request_id, "state": rec.state}
     optional = {
         "resourceType": rec.resource_type,
@@ -170,12 +167,12 @@ def network_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
     async def logs(args: NetworkLogsArgs, ctx: ToolContext) -> Any:
         metro_port(args.port)
         index = page_index(args.page_index)
-        device = await chromium_device(devices, args.device_id)
+        device = await page_device(devices, args.device_id, "view-network-logs")
         return render_page(device.network.records(), index)
 
     async def details(args: NetworkRequestArgs, ctx: ToolContext) -> Any:
         metro_port(args.port)
-        device = await chromium_device(devices, args.device_id)
+        device = await page_device(devices, args.device_id, "view-network-request-details")
         rec = device.network.get(args.request_id)
         if rec is None:
             return f"Request {args.request_id} not found. Use view-network-logs to list available requests."
@@ -186,8 +183,8 @@ def network_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             "view-network-logs",
             "Retrieve the network (HTTP) requests a device's pages made: a paginated list with method, URL, status, "
             "resource type, size and duration, each with a requestId for view-network-request-details. On "
-            f"Chromium it reads the browser's CDP Network domain (every request type; the last "
-            f"{limits.MAX_NETWORK_RECORDS} requests of the device's tabs).",
+            "Chromium it reads the browser's CDP Network domain, on Firefox the WebDriver BiDi network events "
+            f"(every request type; the last {limits.MAX_NETWORK_RECORDS} requests of the device's tabs).",
             NetworkLogsArgs,
             logs,
         ),

@@ -9,11 +9,11 @@ from typing import Any, Literal
 from attrs import frozen
 
 from argent.devices.base import DeviceError, DeviceProvider
-from argent.devices.chromium.device import ChromiumDevice
+from argent.devices.web.page import DevToolsPage
 from argent.errors import ToolExecutionError
 from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolSpec
-from argent.tools.web.common import CHROMIUM_UDID_DOC, chromium_device, param_error, web_spec
+from argent.tools.web.common import CHROMIUM_UDID_DOC, devtools_device, param_error, web_spec
 
 
 @frozen
@@ -59,8 +59,8 @@ def _present(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-async def cookies_action(device: ChromiumDevice, args: CookiesArgs) -> dict[str, Any]:
-    session = device.session
+async def cookies_action(device: DevToolsPage, args: CookiesArgs) -> dict[str, Any]:
+    session = device.devtools
     if args.action == "get":
         reply = await session.send("Network.getCookies", {"urls": [args.url]} if args.url else {})
         cookies = reply.get("cookies") if isinstance(reply.get("cookies"), list) else []
@@ -95,18 +95,18 @@ async def cookies_action(device: ChromiumDevice, args: CookiesArgs) -> dict[str,
     return {"cleared": True}
 
 
-async def _storage_eval(device: ChromiumDevice, expression: str) -> Any:
+async def _storage_eval(device: DevToolsPage, expression: str) -> Any:
     try:
-        return await device.session.evaluate(expression)
+        return await device.devtools.evaluate(expression)
     except DeviceError as exc:
-        if not device.session.alive:
+        if not device.devtools.alive:
             raise
         raise ToolExecutionError(
             f"Storage evaluation failed: {exc}", error_code="CHROMIUM_STORAGE_EVAL_FAILED"
         ) from None
 
 
-async def storage_action(device: ChromiumDevice, args: StorageArgs) -> dict[str, Any]:
+async def storage_action(device: DevToolsPage, args: StorageArgs) -> dict[str, Any]:
     store = "localStorage" if args.store == "local" else "sessionStorage"
     key = json.dumps(args.key)
     if args.action == "get":
@@ -136,10 +136,10 @@ async def storage_action(device: ChromiumDevice, args: StorageArgs) -> dict[str,
 
 def storage_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
     async def cookies(args: CookiesArgs, ctx: ToolContext) -> Any:
-        return await cookies_action(await chromium_device(devices, args.udid), args)
+        return await cookies_action(await devtools_device(devices, args.udid, "chromium-cookies"), args)
 
     async def storage(args: StorageArgs, ctx: ToolContext) -> Any:
-        return await storage_action(await chromium_device(devices, args.udid), args)
+        return await storage_action(await devtools_device(devices, args.udid, "chromium-storage"), args)
 
     return [
         web_spec(

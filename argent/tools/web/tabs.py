@@ -16,13 +16,12 @@ from attrs import define, field, frozen
 
 from argent import limits
 from argent.devices.base import DeviceError, DeviceProvider
-from argent.devices.chromium.browser import browser_call, page_targets
-from argent.devices.chromium.device import ChromiumDevice
+from argent.devices.web.page import DevToolsPage
 from argent.errors import ToolExecutionError
 from argent.tools.args import arg
 from argent.tools.device_tools.base import launch_url
 from argent.tools.registry import ToolContext, ToolSpec
-from argent.tools.web.common import CHROMIUM_UDID_DOC, chromium_device, param_error, web_spec
+from argent.tools.web.common import CHROMIUM_UDID_DOC, devtools_device, param_error, web_spec
 
 #: How long a tab opened with Target.createTarget gets to appear in /json/list.
 NEW_TAB_TIMEOUT_SECONDS = 5.0
@@ -82,17 +81,17 @@ class TabBook:
         )
 
 
-_BOOKS: weakref.WeakKeyDictionary[ChromiumDevice, TabBook] = weakref.WeakKeyDictionary()
+_BOOKS: weakref.WeakKeyDictionary[DevToolsPage, TabBook] = weakref.WeakKeyDictionary()
 
 
-def book_of(device: ChromiumDevice) -> TabBook:
+def book_of(device: DevToolsPage) -> TabBook:
     book = _BOOKS.get(device)
     if book is None:
         book = _BOOKS[device] = TabBook()
     return book
 
 
-def tab_infos(device: ChromiumDevice, targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def tab_infos(device: DevToolsPage, targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
     book = book_of(device)
     out: list[dict[str, Any]] = []
     for target in targets:
@@ -111,13 +110,13 @@ def tab_infos(device: ChromiumDevice, targets: list[dict[str, Any]]) -> list[dic
     return out
 
 
-async def listed(device: ChromiumDevice) -> list[dict[str, Any]]:
-    targets = await page_targets(device.port)
+async def listed(device: DevToolsPage) -> list[dict[str, Any]]:
+    targets = await device.page_targets()
     book_of(device).prune({str(t["id"]) for t in targets})
     return targets
 
 
-async def activate(device: ChromiumDevice, target: dict[str, Any]) -> None:
+async def activate(device: DevToolsPage, target: dict[str, Any]) -> None:
     if target["id"] != device.target_id:
         await device.switch_target(str(target["id"]), str(target["webSocketDebuggerUrl"]))
 
@@ -128,7 +127,7 @@ TAB_LIMIT = (
 )
 
 
-async def open_tab(device: ChromiumDevice, url: str | None, label: str | None) -> list[dict[str, Any]]:
+async def open_tab(device: DevToolsPage, url: str | None, label: str | None) -> list[dict[str, Any]]:
     """Open ``url`` (checked as open-url checks it) in a new tab, within ``MAX_CHROMIUM_TABS``."""
     page = launch_url(url) if url else "about:blank"
     count = len(await listed(device))
@@ -139,7 +138,7 @@ async def open_tab(device: ChromiumDevice, url: str | None, label: str | None) -
             error_kind="validation",
         )
     try:
-        created = await browser_call(device.port, "Target.createTarget", {"url": page})
+        created = await device.browser_call("Target.createTarget", {"url": page})
     except DeviceError as exc:
         raise ToolExecutionError(
             f"Could not open a tab: {exc}", error_code="CHROMIUM_TAB_OPEN_FAILED", error_kind="unknown"
@@ -169,7 +168,7 @@ async def open_tab(device: ChromiumDevice, url: str | None, label: str | None) -
         await asyncio.sleep(0.05)
 
 
-async def close_tab(device: ChromiumDevice, ref: str | None) -> list[dict[str, Any]]:
+async def close_tab(device: DevToolsPage, ref: str | None) -> list[dict[str, Any]]:
     targets = await listed(device)
     book = book_of(device)
     target = (
@@ -188,14 +187,14 @@ async def close_tab(device: ChromiumDevice, ref: str | None) -> list[dict[str, A
             )
         await activate(device, others[0])
     target_id = str(target["id"])
-    await browser_call(device.port, "Target.closeTarget", {"targetId": target_id}, destroys=target_id)
+    await device.browser_call("Target.closeTarget", {"targetId": target_id}, destroys=target_id)
     book.forget(target_id)
     return tab_infos(device, await listed(device))
 
 
 def tab_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
     async def tabs(args: TabsArgs, ctx: ToolContext) -> Any:
-        device = await chromium_device(devices, args.udid)
+        device = await devtools_device(devices, args.udid, "chromium-tabs")
         if args.action == "list":
             return {"tabs": tab_infos(device, await listed(device))}
         if args.action == "select":
