@@ -60,6 +60,9 @@ class UiNode:
     description: str = ""
     #: The CSS selectors of the read (``Device.ui_tree(css=...)``) this element matches.
     css: frozenset[str] = frozenset()
+    #: Its text as a person reads it, where that is not its label and value followed by its
+    #: children's text (text between highlighted spans: a code editor's line); else "".
+    text: str = ""
     children: tuple[UiNode, ...] = field(default=(), repr=False)
     #: The element's number in a kept read (``RevealSignal.kept_tree``), else -1.
     ref: int = field(default=-1, repr=False, eq=False)

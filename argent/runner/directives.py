@@ -465,7 +465,8 @@ class DeviceDirectives:
 
     async def _type(self, step: TypeStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
         """Focus the field without a click when it can take the focus (the caret and selection the
-        app made stay), else tap it; empty it with `clear`; type; Enter with `submit`."""
+        app made stay), else tap it; empty it with `clear` (by the select-all chord when it was
+        tapped: see ``_select_all``); type; Enter with `submit`."""
         env = self._env if self._env is not None else os.environ
         try:
             text, secrets = fill_secrets(step.text, env)
@@ -474,7 +475,8 @@ class DeviceDirectives:
         leaf = await self._require(step.into, device, ctx)
         x, y = leaf.frame.center
         self._live(ctx)
-        if not await self._focus(device, x, y):
+        tapped = not await self._focus(device, x, y)
+        if tapped:
             self._live(ctx)
             await device.tap(x, y)
             await self._await_focus(device, ctx, x, y)
@@ -482,7 +484,7 @@ class DeviceDirectives:
         try:
             if step.clear:
                 self._live(ctx)
-                await self._select_all(device, step, emptied=not text)
+                await self._select_all(device, step, emptied=not text, chord=tapped)
             if text:
                 self._live(ctx)
                 if signals is not None:
@@ -510,15 +512,20 @@ class DeviceDirectives:
             return False
 
     @staticmethod
-    async def _select_all(device: Device, step: TypeStep, *, emptied: bool) -> None:
+    async def _select_all(device: Device, step: TypeStep, *, emptied: bool, chord: bool) -> None:
         """`clear`: the field's whole text selected, so the typed text replaces it (a person's
-        select-all), deleted when nothing is typed."""
+        select-all), deleted when nothing is typed. A field argent focused itself is selected in
+        the page; after a tap (``chord``: the app's own editor took the focus, a code editor's
+        hidden textarea, whose text is not what the editor shows) the select-all chord goes to
+        the focused element too, as a person presses it: the editor selects what it shows."""
         if isinstance(device, FormControls):
             if not await device.select_all():
                 raise _Refusal(
                     f"clear: the focus is on no text field after focusing {describe_selector(step.into)} — "
                     "there is nothing to clear; name the field itself in `into`"
                 )
+            if chord:
+                await device.press_key(SELECT_ALL_CHORD)
         else:
             await device.press_key(SELECT_ALL_CHORD)
         if emptied:

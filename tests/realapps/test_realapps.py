@@ -29,11 +29,7 @@ MIN_STEPS = 10
 
 #: What main still lacks for an app's flow (issue 21, INTERFACE.md section 14), as a run showed it; the
 #: mark comes off when the feature lands and the flow passes.
-MISSING = {
-    "datasette": "a text: that spans the spans of a highlighted CodeMirror line (Datasette's SQL editor) "
-    "matches nothing, and clear: selects the editor's hidden textarea with the DOM, not the editor's text "
-    "(a select-all chord to the focused element would)",
-}
+MISSING: dict[str, str] = {}
 
 
 def corpus(name: str) -> pytest.ParameterSet:

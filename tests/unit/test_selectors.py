@@ -453,7 +453,9 @@ def test_text_with_the_aria_role_matches_the_name_or_any_text_inside() -> None:
     assert best_match(Selector(role="listitem", text_matches="^Milk Remove$"), s) is not None
     # the tag way keeps upstream's meaning: the element's own label or value only
     assert best_match(Selector(role="li", text="milk"), s) is None
-    assert best_match(Selector(text="Milk Remove"), s) is None
+    # no element's own text holds it: the deepest element whose whole text does (the item)
+    whole = best_match(Selector(text="Milk Remove"), s)
+    assert whole is not None and (whole.role, whole.frame.y) == ("listitem", 0)
 
 
 def test_css_matches_the_elements_the_read_marked() -> None:
@@ -648,3 +650,56 @@ def test_any_passes_by_an_element_kept_for_its_role_alone() -> None:
     first = best_match(Selector(any=True, within=Selector(identifier="menu")), s)
     assert first is not None and first.label == "First"
     assert [leaf.role for leaf in matches_for_condition(Selector(role="list"), s)[1]] == ["list"]
+
+
+# --------------------------------------------------------------------------------------------
+# Whole text: a text drawn across several elements
+
+
+def code_line(y: float, *, text: str, own: str) -> UiNode:
+    """A highlighted code line as the walker reads it: a <pre> whose own text is what lies between its
+    keyword spans (out of order once joined), with the line in reading order (``text``)."""
+    return web(
+        "",
+        "pre",
+        0,
+        y,
+        0.6,
+        0.05,
+        web("", "span", 0, y, 0.1, 0.05, value="select"),
+        web("", "span", 0.3, y, 0.1, 0.05, value="from"),
+        value=own,
+        text=text,
+    )
+
+
+def test_a_text_no_element_holds_matches_the_deepest_element_whose_whole_text_does() -> None:
+    line = code_line(0.2, text="select id, name, year from languages", own="id, name, year languages")
+    s = screen(web("main", "main", 0, 0, 1, 1, web("", "div", 0, 0.2, 0.6, 0.1, line, identifier="editor")))
+    pre = best_match(Selector(text="select id, name, year"), s)
+    assert pre is not None and (pre.kind, pre.value) == ("pre", "id, name, year languages")
+    assert pre.whole == "select id, name, year from languages"
+    # the loose form finds it too, and so does a condition; the editor and <main> hold it as well,
+    # but the deepest element is the one a person points at
+    assert best_match(loose("select id, name, year"), s) == pre
+    assert matches_for_condition(Selector(text="SELECT ID, name"), s)[1] == [pre]
+    assert evaluate(Condition("visible", Selector(text="year from languages")), s).ok
+    # the order of the parts is what a person reads, not own text first
+    assert best_match(Selector(text="id, name, year languages select"), s) is None
+    # within a scope, and its ancestors' whole text reads the line in order too
+    assert best_match(Selector(text="select id", within=Selector(identifier="editor")), s) == pre
+    editor = next(leaf for leaf in s.leaves if leaf.identifier == "editor")
+    assert editor.whole == "select id, name, year from languages"
+    assert evaluate(Condition("text", Selector(identifier="editor"), "contains", "select id, name"), s).ok
+
+
+def test_an_element_whose_own_text_matches_is_chosen_as_before() -> None:
+    # an own match anywhere wins over a whole-text match (what existing flows select stays selected)
+    line = code_line(0.2, text="select id, name from t", own="id, name t")
+    s = screen(line, web("", "p", 0, 0.6, 0.5, 0.05, value="id, name"))
+    found = matches_for_condition(Selector(text="id, name"), s)[1]
+    assert [(leaf.kind, leaf.value) for leaf in found] == [("pre", "id, name t"), ("p", "id, name")]
+    # a role keeps its own rule (an ARIA role matches text inside; a tag, upstream's own text only)
+    assert best_match(Selector(role="pre", text="select id"), s) is None
+    # a pattern is matched with the element's own texts only, as before
+    assert best_match(Selector(text_matches="select id"), s) is None
