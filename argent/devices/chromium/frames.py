@@ -47,9 +47,11 @@ from argent.limits import (
 #: The page's own frame (its document, and the same-origin documents its walk enters).
 TOP: FrameKey = ("top",)
 #: Every out-of-process frame attaches to the session of its parent, flat, and waits until its
-#: session is set up (its requests then all reach the page signals). Dedicated workers attach too,
-#: only to be let run at once: with ``waitForDebuggerOnStart`` Chromium holds a worker the filter
-#: leaves out at its start for good (a page's search, editor or PDF worker never ran).
+#: session is set up (its requests then all reach the page signals). Dedicated workers attach too
+#: and wait the same way: a worker's script request is announced in the page's session but ends in
+#: the worker's own, as do the worker's requests (a page's search index, an editor's language
+#: server), so the page signals follow it. (With ``waitForDebuggerOnStart``, Chromium holds a worker
+#: the filter left out at its start for good: a page's search, editor or PDF worker never ran.)
 AUTO_ATTACH = {
     "autoAttach": True,
     "waitForDebuggerOnStart": True,
@@ -151,17 +153,25 @@ class PageFrames:
         session.on("Target.detachedFromTarget", self._detached)
 
     def _attached(self, parent: CdpSession, params: dict[str, Any]) -> None:
-        """A frame attached, waiting for its session to be set up: follow it (within
-        ``MAX_FRAME_SESSIONS``), and let it run in every case."""
+        """A frame or a worker attached, waiting for its session to be set up: follow a frame
+        (within ``MAX_FRAME_SESSIONS``) and a worker's requests, and let it run in every case."""
         sid = params.get("sessionId")
         if not isinstance(sid, str):
             return
         info = params.get("targetInfo")
         tid = info.get("targetId") if isinstance(info, dict) else None
-        child = parent.attach(sid, f"{parent.label} frame {str(tid)[:8]}")
+        kind = info.get("type") if isinstance(info, dict) else None
+        child = parent.attach(
+            sid, f"{parent.label} {'worker' if kind == 'worker' else 'frame'} {str(tid)[:8]}"
+        )
         setup: list[tuple[str, dict[str, Any]]] = []
         try:
-            if not isinstance(info, dict) or info.get("type") != "iframe" or not isinstance(tid, str):
+            if kind == "worker":
+                if self._follow is not None:
+                    self._follow(child)
+                    setup.append(("Network.enable", {}))
+                return
+            if kind != "iframe" or not isinstance(tid, str):
                 return
             if tid not in self._targets and len(self._targets) >= MAX_FRAME_SESSIONS:
                 return

@@ -69,6 +69,11 @@ class PageQuiet:
         if self._requests.pop(request_id, None) is not None:
             self._request_done.set()
 
+    @property
+    def in_flight(self) -> int:
+        """Requests started and not ended yet (those younger than ``QUIET_REQUEST_MAX_AGE_MS`` count)."""
+        return len(self._requests)
+
     def _busy_until(self) -> float | None:
         """When the youngest request in flight stops counting; None when none counts now."""
         now = self._now()
