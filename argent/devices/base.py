@@ -173,7 +173,9 @@ class PageSignals(Protocol):
 
     async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
         """Wait at most ``timeout`` s until the page is quiet (no DOM change for two frames, no
-        request in flight, no finite animation running; after input, at least two frames more).
+        request in flight, no finite animation running that moves, sizes or shows anything — one of
+        colours or opacity alone is no reason to wait before acting; after input, at least two
+        frames more).
         With ``after`` (a mark), also until the page changed past it. The page's change mark
         once quiet; None when the time ran out."""
         ...
@@ -199,8 +201,9 @@ class PageSignals(Protocol):
         ...
 
     async def quiet_capture(self, region: tuple[int, int, int, int] | None, timeout: float) -> bytes:
-        """``capture(region)`` of the page once it is quiet (as ``wait_quiet``; at ``timeout``, as
-        it is), sooner than a wait and a capture in turn where the device can overlap them."""
+        """``capture(region)`` of the page once it is quiet (as ``wait_quiet``, and still to the
+        pixel: no colour or opacity animation either; at ``timeout``, as it is), sooner than a wait
+        and a capture in turn where the device can overlap them."""
         ...
 
     async def kept_tree(self, *, css: Sequence[str] = ()) -> UiTree:

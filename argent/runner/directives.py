@@ -982,11 +982,10 @@ class DeviceDirectives:
             if rect[2] - rect[0] >= 1 and rect[3] - rect[1] >= 1:
                 region = rect
         try:
-            if signals is not None and crop_sel is None:
-                png = await self._quiet_capture(signals, device, ctx)
+            if signals is not None:
+                png = await self._quiet_capture(signals, device, ctx, region)
             else:
-                capture = signals.capture(region) if signals is not None else device.screenshot()
-                png = await self._race(ctx, capture, None)
+                png = await self._race(ctx, device.screenshot(), None)
         except _Aborted:
             raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
         if region is not None and size is not None:
@@ -1048,14 +1047,21 @@ class DeviceDirectives:
             snapshot_key=key,
         )
 
-    async def _quiet_capture(self, signals: PageSignals, device: Device, ctx: DirectiveContext) -> bytes:
-        """The whole screen once quiet, the wait and the capture overlapped; when the signals fail,
-        the settle and then the capture."""
+    async def _quiet_capture(
+        self,
+        signals: PageSignals,
+        device: Device,
+        ctx: DirectiveContext,
+        region: tuple[int, int, int, int] | None = None,
+    ) -> bytes:
+        """The screen (or ``region`` of it) once quiet to the pixel (a colour still fading is
+        waited for here, unlike before an action), the wait and the capture overlapped; when the
+        signals fail, the settle and then the capture."""
         try:
-            return await self._race(ctx, signals.quiet_capture(None, self.t.settle_max), None)
+            return await self._race(ctx, signals.quiet_capture(region, self.t.settle_max), None)
         except DeviceError:
             await self._waiter(device, ctx).quiet()
-            return await self._race(ctx, signals.capture(None), None)
+            return await self._race(ctx, signals.capture(region), None)
 
     async def _artifacts(self, key: str, **images: bytes) -> tuple[dict[str, str] | None, str | None]:
         """Write a failed snapshot's images (by role) to a fresh scratch directory, in a thread: the

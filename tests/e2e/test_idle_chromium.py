@@ -8,7 +8,7 @@ the module; the pages come from an aiohttp server on loopback (its ``/data`` ans
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
+from argent.devices.base import UiNode
 from argent.devices.chromium import ChromiumDevice, find_chromium
 from argent.flows.parse import parse_flow
 from argent.limits import SETTLE_MAX_MS
@@ -184,6 +185,20 @@ FADE = f"""<!doctype html><html><head><title>Fade</title>{STYLE}</head><body>
 </script>
 </body></html>"""
 
+#: Animations of colour alone (a hover's background fading, a glow): "Slow" starts a CSS transition and a
+#: keyframe animation of colours that run for a minute, "Paint" a transition of 600 ms that ends green.
+PAINT = f"""<!doctype html><html><head><title>Paint</title>{STYLE}<style>
+  #slow, #paint {{ width: 400px; height: 120px; background-color: rgb(0, 0, 255); }}
+  #slow.on {{ background-color: rgb(255, 0, 0); color: white; transition: background-color 60s linear, color 60s; }}
+  #glow.on {{ animation: glow 60s linear; }}
+  @keyframes glow {{ to {{ box-shadow: 0 0 20px red; opacity: 0.5 }} }}
+  #paint.on {{ background-color: rgb(0, 200, 0); transition: background-color 600ms linear; }}
+</style></head><body>
+<button id="start-slow" onclick="slow.classList.add('on'); glow.classList.add('on')">Slow</button>
+<button id="start-paint" onclick="paint.classList.add('on')">Paint</button>
+<div id="slow">slow</div><p id="glow">glow</p><div id="paint"></div>
+</body></html>"""
+
 FIRST = f"""<!doctype html><html><head><title>First</title>{STYLE}</head><body>
 <a id="go" href="/second.html">Go to the second page</a></body></html>"""
 
@@ -199,6 +214,7 @@ PAGES = {
     "/typing.html": TYPING,
     "/frames.html": FRAMES,
     "/fade.html": FADE,
+    "/paint.html": PAINT,
     "/first.html": FIRST,
     "/second.html": SECOND,
 }
@@ -254,6 +270,12 @@ def verdicts(res: FlowRunResult) -> list[tuple[str, str, str | None]]:
     return [(s.kind, s.status, s.reason) for s in res.steps]
 
 
+def walk(node: UiNode) -> Iterator[UiNode]:
+    yield node
+    for child in node.children:
+        yield from walk(child)
+
+
 def passed(res: FlowRunResult) -> bool:
     return all(s.status == "pass" for s in res.steps)
 
@@ -302,6 +324,29 @@ async def test_an_infinite_animation_does_not_hold_a_step(
     assert [s.kind for s in res.steps] == ["launch", "tap", "snapshot"]
     for step in res.steps[1:]:
         assert (step.duration_ms or 0) < SETTLE_MAX_MS * 0.8, verdicts(res)
+
+
+async def test_an_animation_of_colours_alone_holds_no_step_but_a_capture_waits_for_it(
+    tmp_path: Path, device: ChromiumDevice, site: str
+) -> None:
+    """A colour fading (a transition, a keyframe animation of shadows and opacity) moves nothing: the
+    page is quiet for an action while it runs. A capture shows colours, so it waits for the end."""
+    await device.navigate(f"{site}/paint.html")
+    assert await device.wait_quiet(10) is not None
+    slow = next(n for n in walk((await device.ui_tree()).root) if n.identifier == "start-slow")
+    await device.tap(*slow.frame.center)
+    assert await device.wait_quiet(10) is not None  # a minute before the colours end
+    running = "document.getAnimations().filter(a => a.playState === 'running').length"
+    assert await device.session.evaluate(running) == 3
+    text = flow(
+        f"{site}/paint.html", "tap: { id: start-paint }", "snapshot: { name: painted, cropOn: { id: paint } }"
+    )
+    adopted = await run(tmp_path, device, "painted", text, update=True)
+    assert passed(adopted), verdicts(adopted)
+    baseline = next((tmp_path / ".argent" / "flows" / "__baselines__" / "painted").glob("*.png"))
+    img = P.decode_png(baseline.read_bytes())
+    green = ((img[..., 0] < 30) & (abs(img[..., 1].astype(int) - 200) < 30) & (img[..., 2] < 30)).sum()
+    assert green > 0.95 * img.shape[0] * img.shape[1]  # where the transition ended
 
 
 async def test_a_tap_acts_where_the_frames_after_the_last_input_left_the_element(

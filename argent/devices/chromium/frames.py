@@ -34,7 +34,7 @@ from attrs import define
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
 from argent.devices.chromium.world import IsolatedWorld
-from argent.devices.web.quiet import WAIT_SLACK_SECONDS
+from argent.devices.web.quiet import WAIT_SLACK_SECONDS, wait_expression
 from argent.devices.web.stitch import FrameKey, Marker, Stitch, unnamed_frames
 from argent.limits import (
     FRAME_READ_SECONDS,
@@ -397,12 +397,21 @@ class PageFrames:
 
     # -- quiet --
 
-    async def quiet(self, main: Awaitable[Any], remaining: float, min_frames: int, after: int | None) -> Any:
+    async def quiet(
+        self,
+        main: Awaitable[Any],
+        remaining: float,
+        min_frames: int,
+        after: int | None,
+        *,
+        paint: bool = False,
+    ) -> Any:
         """The page's quiet wait (``main``, the monitor's answer) with its frames' (those the last
         read walked, but one whose walk does not answer): with ``after`` (a change wait), the first
         of them that changed past its mark and is quiet answers (a frame's: the page's ``after``
         again); else the page's answer, once its frames are quiet too — a frame holds it at most
-        ``FRAME_READ_SECONDS`` longer (a frame whose own page never rests holds no step for long)."""
+        ``FRAME_READ_SECONDS`` longer (a frame whose own page never rests holds no step for long).
+        ``paint``: the frames' colour and opacity animations count too (a capture's wait)."""
         loop = asyncio.get_running_loop()
         now = loop.time()
         frames = [
@@ -414,7 +423,9 @@ class PageFrames:
         if not frames:
             return await first
         waits = {
-            asyncio.ensure_future(self._wait(world, remaining, min_frames, key, after is not None)): key
+            asyncio.ensure_future(
+                self._wait(world, remaining, min_frames, key, after is not None, paint)
+            ): key
             for key, world in frames
         }
         try:
@@ -439,14 +450,18 @@ class PageFrames:
                 task.add_done_callback(_retrieve)
 
     async def _wait(
-        self, world: IsolatedWorld, remaining: float, min_frames: int, key: FrameKey, changed: bool
+        self,
+        world: IsolatedWorld,
+        remaining: float,
+        min_frames: int,
+        key: FrameKey,
+        changed: bool,
+        paint: bool,
     ) -> bool:
-        """One frame's monitor wait (``changed``: past its mark); True once quiet, its mark noted."""
+        """One frame's monitor wait (``changed``: past its mark; ``paint``: still to the pixel); True
+        once quiet, its mark noted."""
         after = self._marks.get(key) if changed else None
-        expression = (
-            f"globalThis.__argent.wait({round(remaining * 1000)}, {int(min_frames)}, "
-            f"{'null' if after is None else int(after)}, 0)"
-        )
+        expression = wait_expression(remaining, min_frames, after, 0, paint)
         result = await world.evaluate(expression, await_promise=True, timeout=remaining + WAIT_SLACK_SECONDS)
         if not isinstance(result, dict) or result.get("quiet") is not True:
             return False

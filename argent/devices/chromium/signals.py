@@ -112,14 +112,16 @@ class PageSignals:
     async def quiet_capture(self, capture: Callable[[], Awaitable[bytes]], timeout: float) -> bytes:
         return await self._quiet.quiet_capture(capture, timeout)
 
-    async def _wait_page(self, remaining: float, frames: int, after: int | None, slack: int) -> Any:
+    async def _wait_page(
+        self, remaining: float, frames: int, after: int | None, slack: int, paint: bool
+    ) -> Any:
         """The monitor's wait in the page's world and, beside it, in the frames its walk cannot enter."""
         page = self.evaluate(
-            wait_expression(remaining, frames, after, slack),
+            wait_expression(remaining, frames, after, slack, paint),
             await_promise=True,
             timeout=remaining + WAIT_SLACK_SECONDS,
         )
-        return await self.frames.quiet(page, remaining, frames, after)
+        return await self.frames.quiet(page, remaining, frames, after, paint=paint)
 
     async def walk(
         self, max_depth: int, max_nodes: int, *, keep: bool, timeout: float, css: Sequence[str] = ()
