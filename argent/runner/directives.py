@@ -417,9 +417,13 @@ class DeviceDirectives:
             )
         return None
 
-    async def _find(self, sel: Selector, device: Device, ctx: DirectiveContext) -> Leaf | Screen:
-        """The element an action acts on, waiting for a settled screen that shows it; the last
-        screen read when none showed it in time."""
+    async def _find(
+        self, sel: Selector, device: Device, ctx: DirectiveContext, *, focused_as_is: bool = False
+    ) -> Leaf | Screen:
+        """The element an action acts on, waiting for a settled screen that shows it where it holds
+        still (one sliding in is read again where it comes to rest; ``focused_as_is``: not when it
+        has the focus, for an action that then needs no pointer); the last screen read when none
+        showed it in time."""
         t = self.t
         waiter = self._waiter(device, ctx, sel)
         deadline = self._now() + t.action_timeout
@@ -427,14 +431,22 @@ class DeviceDirectives:
             screen = await waiter.settle(deadline - self._now())
             leaf = await run_cpu(best_match, sel, screen)
             if leaf is not None:
+                if (
+                    not (focused_as_is and leaf.focused)
+                    and self._now() < deadline
+                    and await waiter.moved(*leaf.frame.center)
+                ):
+                    continue
                 return leaf
             if self._now() + t.action_poll > deadline:
                 return screen
             await waiter.changed(t.action_poll)
 
-    async def _require(self, sel: Selector, device: Device, ctx: DirectiveContext) -> Leaf:
+    async def _require(
+        self, sel: Selector, device: Device, ctx: DirectiveContext, *, focused_as_is: bool = False
+    ) -> Leaf:
         """The element an action acts on; a refusal that says what came nearest when none showed."""
-        found = await self._find(sel, device, ctx)
+        found = await self._find(sel, device, ctx, focused_as_is=focused_as_is)
         if isinstance(found, Screen):
             raise _Refusal(await run_cpu(miss_reason, sel, found))
         return found
@@ -472,10 +484,11 @@ class DeviceDirectives:
             text, secrets = fill_secrets(step.text, env)
         except UnknownSecretError as exc:
             raise _Refusal(exc.message) from None
-        leaf = await self._require(step.into, device, ctx)
+        leaf = await self._require(step.into, device, ctx, focused_as_is=True)
         x, y = leaf.frame.center
         self._live(ctx)
-        tapped = not await self._focus(device, x, y)
+        # A field that has the focus takes the text as it is (wherever it is moving to).
+        tapped = not leaf.focused and not await self._focus(device, x, y)
         if tapped:
             self._live(ctx)
             await device.tap(x, y)

@@ -185,18 +185,34 @@ FADE = f"""<!doctype html><html><head><title>Fade</title>{STYLE}</head><body>
 </script>
 </body></html>"""
 
-#: Animations of colour alone (a hover's background fading, a glow): "Slow" starts a CSS transition and a
-#: keyframe animation of colours that run for a minute, "Paint" a transition of 600 ms that ends green.
+#: Animations (a hover's background fading, a glow, a box sliding away): "Slow" starts a CSS transition
+#: and a keyframe animation of colours and a slide that run for a minute, "Paint" a transition of
+#: 600 ms that ends green.
 PAINT = f"""<!doctype html><html><head><title>Paint</title>{STYLE}<style>
   #slow, #paint {{ width: 400px; height: 120px; background-color: rgb(0, 0, 255); }}
   #slow.on {{ background-color: rgb(255, 0, 0); color: white; transition: background-color 60s linear, color 60s; }}
   #glow.on {{ animation: glow 60s linear; }}
   @keyframes glow {{ to {{ box-shadow: 0 0 20px red; opacity: 0.5 }} }}
   #paint.on {{ background-color: rgb(0, 200, 0); transition: background-color 600ms linear; }}
+  #slide {{ width: 200px; height: 60px; background: #999; }}
+  #slide.on {{ transform: translateX(600px); transition: transform 60s linear; }}
 </style></head><body>
-<button id="start-slow" onclick="slow.classList.add('on'); glow.classList.add('on')">Slow</button>
+<button id="start-slow" onclick="for (const el of [slow, glow, slide]) el.classList.add('on')">Slow</button>
 <button id="start-paint" onclick="paint.classList.add('on')">Paint</button>
-<div id="slow">slow</div><p id="glow">glow</p><div id="paint"></div>
+<div id="slow">slow</div><p id="glow">glow</p><div id="slide">slide</div><div id="paint"></div>
+</body></html>"""
+
+#: "Go" sends "Catch" sliding to the right for 800 ms (linear, visible all the way); a decoy waits where
+#: it started.
+SLIDE = f"""<!doctype html><html><head><title>Slide</title>{STYLE}<style>
+  #catch {{ position: absolute; left: 0; top: 100px; width: 160px; height: 40px; z-index: 1; }}
+  #catch.away {{ left: 600px; transition: left 800ms linear; }}
+  #decoy {{ position: absolute; left: 0; top: 100px; width: 160px; height: 40px; }}
+</style></head><body>
+<button id="go" onclick="document.getElementById('catch').classList.add('away')">Go</button>
+<button id="decoy" onclick="out.textContent = 'decoy'">Decoy</button>
+<button id="catch" onclick="out.textContent = 'caught'">Catch</button>
+<p id="out" style="margin-top: 200px">none</p>
 </body></html>"""
 
 FIRST = f"""<!doctype html><html><head><title>First</title>{STYLE}</head><body>
@@ -215,6 +231,7 @@ PAGES = {
     "/frames.html": FRAMES,
     "/fade.html": FADE,
     "/paint.html": PAINT,
+    "/slide.html": SLIDE,
     "/first.html": FIRST,
     "/second.html": SECOND,
 }
@@ -299,6 +316,25 @@ async def test_a_tap_waits_for_a_transition_to_end(tmp_path: Path, device: Chrom
     assert passed(res), verdicts(res)
 
 
+async def test_a_tap_on_an_element_that_slides_lands_where_it_comes_to_rest(
+    tmp_path: Path, device: ChromiumDevice, site: str
+) -> None:
+    # No animation holds the page's quiet: the tap waits for its own target to hold still, then
+    # reads it again there (read where it was, it would land on the decoy left behind).
+    res = await run(
+        tmp_path,
+        device,
+        "slide",
+        flow(
+            f"{site}/slide.html",
+            "tap: Go",
+            "tap: Catch",
+            'assert: { text: { in: { id: out }, equals: "caught" } }',
+        ),
+    )
+    assert passed(res), verdicts(res)
+
+
 async def test_a_snapshot_after_a_transition_shows_where_it_ended(
     tmp_path: Path, device: ChromiumDevice, site: str
 ) -> None:
@@ -326,18 +362,22 @@ async def test_an_infinite_animation_does_not_hold_a_step(
         assert (step.duration_ms or 0) < SETTLE_MAX_MS * 0.8, verdicts(res)
 
 
-async def test_an_animation_of_colours_alone_holds_no_step_but_a_capture_waits_for_it(
+async def test_an_animation_holds_no_step_but_its_own_target_and_a_capture_wait_for_it(
     tmp_path: Path, device: ChromiumDevice, site: str
 ) -> None:
-    """A colour fading (a transition, a keyframe animation of shadows and opacity) moves nothing: the
-    page is quiet for an action while it runs. A capture shows colours, so it waits for the end."""
+    """A colour fading (a transition, a keyframe animation of shadows and opacity) or a box sliding
+    elsewhere on the page holds no step: the page is quiet while they run, and an element that does
+    not move holds still at once. The element that slides is awaited until it rests (here it never
+    does, so the wait ends moved). A capture shows colours, so it waits for the end."""
     await device.navigate(f"{site}/paint.html")
     assert await device.wait_quiet(10) is not None
-    slow = next(n for n in walk((await device.ui_tree()).root) if n.identifier == "start-slow")
-    await device.tap(*slow.frame.center)
-    assert await device.wait_quiet(10) is not None  # a minute before the colours end
+    nodes = {n.identifier: n for n in walk((await device.ui_tree()).root) if n.identifier}
+    await device.tap(*nodes["start-slow"].frame.center)
+    assert await device.wait_quiet(10) is not None  # a minute before the animations end
     running = "document.getAnimations().filter(a => a.playState === 'running').length"
-    assert await device.session.evaluate(running) == 3
+    assert await device.session.evaluate(running) == 4
+    assert await device.hold_still(*nodes["start-paint"].frame.center, 10) is False
+    assert await device.hold_still(*nodes["slide"].frame.center, 0.5) is True
     text = flow(
         f"{site}/paint.html", "tap: { id: start-paint }", "snapshot: { name: painted, cropOn: { id: paint } }"
     )

@@ -69,6 +69,9 @@ class SignalDevice(FakeDevice):
         mark = self.mark
         return attrs.evolve(await super().ui_tree(), mark=mark)
 
+    async def hold_still(self, x: float, y: float, timeout: float) -> bool:
+        return False  # nothing on this page moves
+
     async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
         self.signal_calls.append(("wait_focus", round(x, 4), round(y, 4), timeout, grace))
         return self.focus

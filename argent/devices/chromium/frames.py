@@ -411,7 +411,7 @@ class PageFrames:
         of them that changed past its mark and is quiet answers (a frame's: the page's ``after``
         again); else the page's answer, once its frames are quiet too — a frame holds it at most
         ``FRAME_READ_SECONDS`` longer (a frame whose own page never rests holds no step for long).
-        ``paint``: the frames' colour and opacity animations count too (a capture's wait)."""
+        ``paint``: the frames' finite animations count too (a capture's wait)."""
         loop = asyncio.get_running_loop()
         now = loop.time()
         frames = [

@@ -123,6 +123,17 @@ class PageSignals:
         )
         return await self.frames.quiet(page, remaining, frames, after, paint=paint)
 
+    async def hold_still(self, x: float, y: float, timeout: float) -> bool:
+        """The monitor's ``still`` at (x, y) CSS px: True when the element there moved before it
+        held its place."""
+        ms = round(max(0.0, timeout) * 1000)
+        value = await self.evaluate(
+            f"globalThis.__argent.still({x!r}, {y!r}, {ms})",
+            await_promise=True,
+            timeout=max(0.0, timeout) + WAIT_SLACK_SECONDS,
+        )
+        return value is True
+
     async def walk(
         self, max_depth: int, max_nodes: int, *, keep: bool, timeout: float, css: Sequence[str] = ()
     ) -> Any:

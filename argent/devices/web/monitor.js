@@ -7,11 +7,11 @@
 //   wait(timeoutMs, minFrames, after, slack, paint) -> Promise<{quiet, mark, tick}>
 //     resolves once the page is quiet: no DOM mutation (document, open shadow roots, same-origin
 //     iframes) for two animation frames (two frames ran without one; a change made before a
-//     frame began is shown by that frame), no running finite animation or transition that moves,
-//     sizes or shows anything (an infinite one never ends, waiting cannot help; one of colours,
-//     shadows, filters or opacity alone changes only how things are painted, and a person does
-//     not wait for a hover colour to fade before acting — with `paint` 1, for a capture of the
-//     pixels, those count too), the parser done; with `minFrames` (input
+//     frame began is shown by that frame), the parser done; with `paint` 1 (a capture of the
+//     pixels) no running finite CSS animation or transition either (an infinite one never ends,
+//     waiting cannot help). Without it an animation holds nothing: a person does not wait for a
+//     tab's indicator to slide or a hover colour to fade before acting elsewhere — an action
+//     waits for its own target to hold still (`still`). With `minFrames` (input
 //     was sent since the last quiet), also at least that many frames after the input — counted
 //     from the last input event the page saw since then (pointer, key, wheel, scroll, input),
 //     else from the call — so its effects (timers, frame callbacks, scroll handlers) get their
@@ -21,6 +21,12 @@
 //     very next frame, `tick` + 1). At `timeoutMs` it resolves with quiet=false. `mark` counts
 //     mutations, `tick` frames.
 //   mark() -> the current mutation count.
+//   still(x, y, timeoutMs) -> Promise<boolean>
+//     resolves once the element at (x, y) CSS px holds its place: the same element with the same
+//     box in two frames in a row — at once when no finite animation runs that moves or sizes
+//     anything (one of colours, shadows, filters or opacity alone only repaints); true when it
+//     moved (or another element came there) since the call, so a read made before is stale. At
+//     `timeoutMs`, as it is.
 //   waitFocus(timeoutMs, x, y, graceMs) -> Promise<{ok, editable, frame?}>
 //     resolves ok once focus sits on an element that takes text; or, `graceMs` after the call,
 //     on the element at (x, y) CSS px (or one containing it / inside it) — a tapped button or
@@ -46,8 +52,8 @@
   };
 
   let count = 0; // mutations seen
-  let quietFrames = 0; // frames in a row without a mutation or a running animation but paint-only ones
-  let stillFrames = 0; // frames in a row without a mutation or any running animation (`paint`)
+  let quietFrames = 0; // frames in a row without a mutation
+  let stillFrames = 0; // frames in a row without a mutation or a running finite animation (`paint`)
   let ticks = 0; // frames seen
   let inputTick = -1; // `ticks` at the last input event
   let quietTick = -1; // `ticks` when a wait last resolved quiet
@@ -181,9 +187,8 @@
       dirty = false;
       quietFrames = stillFrames = lastMutation < frameStart ? 1 : 0;
     } else {
-      const running = animating();
-      quietFrames = running === 2 ? 0 : quietFrames + 1;
-      stillFrames = running ? 0 : stillFrames + 1;
+      quietFrames++;
+      stillFrames = animating() ? 0 : stillFrames + 1;
     }
     settle();
     if (stillFrames < 2 || waiters.size || ticks - inputTick < 2) schedule();
@@ -213,9 +218,7 @@
     // Shadow roots attached after their host was inserted (a late custom-element upgrade) have
     // no mutation of their own that would announce them: look again before every wait.
     if (document.documentElement) scanRoot(document.documentElement, true);
-    const running = animating();
-    if (running === 2) quietFrames = 0;
-    if (running) stillFrames = 0;
+    if (paint === 1 && animating()) stillFrames = 0;
     return new Promise(function (resolve) {
       const w = {
         from: inputTick >= 0 && inputTick >= quietTick ? inputTick : ticks,
@@ -310,6 +313,48 @@
     });
   };
 
+  // Where the element at (x, y) is: [element, left, top, width, height], or null.
+  const boxAt = function (x, y) {
+    const el = hitAt(x, y);
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    return [el, r.left, r.top, r.width, r.height];
+  };
+  const sameBox = function (a, b) {
+    if (!a || !b) return a === b;
+    for (let i = 0; i < 5; i++) if (a[i] !== b[i]) return false;
+    return true;
+  };
+  const still = function (x, y, timeoutMs) {
+    return new Promise(function (resolve) {
+      if (animating() < 2) {
+        resolve(false);
+        return;
+      }
+      const deadline = performance.now() + timeoutMs;
+      let last = boxAt(x, y);
+      let moved = false;
+      let token = 0;
+      const look = function () {
+        token++;
+        const now = boxAt(x, y);
+        if (sameBox(now, last) || performance.now() >= deadline) {
+          resolve(moved || !sameBox(now, last));
+          return;
+        }
+        moved = true;
+        last = now;
+        next();
+      };
+      const next = function () {
+        const mine = ++token;
+        requestAnimationFrame(function () { setTimeout(function () { if (token === mine) look(); }, 0); });
+        setTimeout(function () { if (token === mine) look(); }, FALLBACK_TICK_MS);
+      };
+      next();
+    });
+  };
+
   const reveal = function (ref) {
     const kept = globalThis.__argentRefs;
     const el = kept ? kept[ref] : null;
@@ -337,6 +382,7 @@
   globalThis.__argent = {
     wait: wait,
     mark: function () { return count; },
+    still: still,
     waitFocus: waitFocus,
     reveal: reveal,
     editable: function () { const el = deepActive(); return !!el && editable(el); },

@@ -1,9 +1,9 @@
 """When a browser page is quiet, whatever its engine: its requests in flight (counted from the
 engine's network events) and its monitor's frames (``monitor.js``'s ``wait``, in argent's world).
 
-A quiet page is one whose requests are done and whose monitor saw two frames without a DOM change
-or a running finite animation that moves, sizes or shows anything (one of colours or opacity alone
-holds only a capture: ``quiet_capture``, still to the pixel); after input (``touched``) at least two more frames must pass, so the
+A quiet page is one whose requests are done and whose monitor saw two frames without a DOM change;
+no animation holds it but for a capture (``quiet_capture``, still to the pixel: no finite animation
+running either) — an action waits for its own target to hold still instead; after input (``touched``) at least two more frames must pass, so the
 effects of the input get their frame before anyone looks. A request still running after
 ``QUIET_REQUEST_MAX_AGE_MS`` stops counting: long polls, streams and slow beacons would otherwise
 hold every step at the ceiling.
@@ -119,7 +119,7 @@ class PageQuiet:
         turn: the capture is asked for one frame before the page is quiet (its own frame is then
         the last one), and kept only when the very next frame made the page quiet with no change
         in between; else the quiet page is captured again. At ``timeout``, captured as it is. Quiet
-        here is still to the pixel: colour and opacity animations are waited for too."""
+        here is still to the pixel: running finite animations are waited for too."""
         deadline = self._now() + max(0.0, timeout)
         early = await self._quiet(deadline, None, slack=1, paint=True)
         if early is None:
@@ -140,7 +140,7 @@ class PageQuiet:
         self, deadline: float, after: int | None, *, slack: int, paint: bool
     ) -> tuple[int, int] | None:
         """The page's (mark, frame) once quiet (``slack`` 1: one frame before; ``paint``: no
-        animation of colours or opacity either); None at ``deadline``."""
+        finite animation running either); None at ``deadline``."""
         frames = FRAMES_AFTER_INPUT if self._touched else 0
         while True:
             if await self._network_quiet(deadline):
