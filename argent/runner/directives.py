@@ -656,15 +656,43 @@ class DeviceDirectives:
         cx, cy = clip.center
         before: str | None = None
         waiter = self._waiter(device, ctx, step.target, step.within)
-        for attempt in range(SCROLL_TO_MAX_ATTEMPTS + 1):
+        #: Once at the end of the scroll: until when the step waits there for the element to arrive.
+        end_by: float | None = None
+        attempt = 0
+        while True:
             screen = await waiter.settle()
             leaf = await run_cpu(best_match, step.target, screen)
             if leaf is not None and _centre_inside(leaf.frame, clip):
                 return DirectiveOutcome("pass")
             if before is not None and screen.fingerprint == before:
-                return DirectiveOutcome("fail", f"reached the end of the scroll without finding {target}")
+                elsewhere = await run_cpu(_lies_elsewhere, step, screen, clip)
+                if elsewhere is not None:
+                    way, side = elsewhere
+                    hint = (
+                        f"give scroll-to direction: {way}"
+                        if way != step.direction
+                        else "beyond this scroll's reach: name the area it scrolls in with within:"
+                    )
+                    return DirectiveOutcome(
+                        "fail",
+                        f"reached the end of the scroll without finding {target} — one lies {side} the "
+                        f"scroll area, {hint}",
+                    )
+                # Nothing matches yet: what is sought may still be on its way (an app's answer over a
+                # socket, a list that loads more at its end), so wait there as a person would.
+                now = self._now()
+                end_by = now + self.t.action_timeout if end_by is None else end_by
+                if now >= end_by:
+                    return DirectiveOutcome(
+                        "fail",
+                        f"reached the end of the scroll without finding {target}, and none came there "
+                        f"within {self.t.ms(self.t.action_timeout)}ms",
+                    )
+                await waiter.changed(min(self.t.action_poll, end_by - now))
+                continue
             if attempt == SCROLL_TO_MAX_ATTEMPTS:
                 break
+            attempt += 1
             before = screen.fingerprint
             self._live(ctx)
             await device.scroll(cx, cy, dx, dy)
@@ -1296,6 +1324,25 @@ def _beyond_match(step: ScrollToStep, screen: Screen, clip: Frame) -> Leaf | Non
             return min(
                 found, key=lambda leaf: (-exact_hits(leaf, alt), leaf.order if forward else -leaf.order)
             )
+    return None
+
+
+#: Where an element lies beyond a scroll area, by the edge its (empty) frame sits on.
+_SIDES = (("down", "below"), ("up", "above"), ("right", "to the right of"), ("left", "to the left of"))
+
+
+@bounded
+def _lies_elsewhere(step: ScrollToStep, screen: Screen, clip: Frame) -> tuple[str, str] | None:
+    """Where an element that matches the step's target lies beyond the scroll area (the direction
+    that would bring it, and "above", "below", ...), when one does; None when none does (nothing
+    matches yet, or only an element with no size in the area: one still on its way)."""
+    for alt in alternatives(step.target):
+        for leaf in resolve_strict(alt, screen.leaves):
+            if leaf.visible:
+                continue
+            for direction, side in _SIDES:
+                if _beyond(leaf.frame, clip, direction):
+                    return direction, side
     return None
 
 

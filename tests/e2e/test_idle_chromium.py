@@ -133,6 +133,33 @@ VIRTUAL = f"""<!doctype html><html><head><title>Virtual</title>{STYLE}</head><bo
 </script>
 </body></html>"""
 
+#: A feed that loads more at its end: once scrolled to the bottom, a timer (standing in for an answer
+#: over a socket, which no request in flight announces) appends rows 30 to 59 after 800 ms.
+FEED = f"""<!doctype html><html><head><title>Feed</title>{STYLE}</head><body>
+<p id="picked">none</p>
+<div id="feed" style="height: 300px; width: 400px; overflow-y: auto"></div>
+<script>
+  const feed = document.getElementById('feed');
+  function add(from, to) {{
+    for (let i = from; i < to; i++) {{
+      const row = document.createElement('div');
+      row.className = 'row';
+      row.textContent = 'Row ' + i;
+      row.onclick = () => {{ document.getElementById('picked').textContent = 'picked Row ' + i; }};
+      feed.appendChild(row);
+    }}
+  }}
+  add(0, 30);
+  let more = false;
+  feed.addEventListener('scroll', () => {{
+    if (!more && feed.scrollTop + feed.clientHeight >= feed.scrollHeight - 1) {{
+      more = true;
+      setTimeout(() => add(30, 60), 800);
+    }}
+  }});
+</script>
+</body></html>"""
+
 TYPING = f"""<!doctype html><html><head><title>Typing</title>{STYLE}</head><body>
 <input id="plain" placeholder="Plain" oninput="document.getElementById('inputs').textContent = ++window.inputs">
 <p id="inputs">0</p>
@@ -226,6 +253,7 @@ PAGES = {
     "/fetch.html": FETCH,
     "/list.html": LIST,
     "/long.html": LONG,
+    "/feed.html": FEED,
     "/virtual.html": VIRTUAL,
     "/typing.html": TYPING,
     "/frames.html": FRAMES,
@@ -521,7 +549,12 @@ async def test_scroll_to_keeps_its_direction(tmp_path: Path, device: ChromiumDev
     )
     assert verdicts(res)[1:] == [
         ("scroll-to", "pass", None),
-        ("scroll-to", "fail", 'reached the end of the scroll without finding text="Row 3"'),
+        (
+            "scroll-to",
+            "fail",
+            'reached the end of the scroll without finding text="Row 3" — one lies above the scroll area, '
+            "give scroll-to direction: up",
+        ),
     ]
 
 
@@ -541,6 +574,25 @@ async def test_scroll_to_scrolls_step_by_step_to_rows_not_rendered_yet(
     )
     assert passed(res), verdicts(res)
     assert await device.session.evaluate("window.wheels") > 0
+
+
+async def test_scroll_to_waits_at_the_end_for_rows_that_arrive_there(
+    tmp_path: Path, device: ChromiumDevice, site: str
+) -> None:
+    # The end of the feed is reached before Row 45 exists: the step waits there for the rows the
+    # feed loads, then scrolls on to it.
+    res = await run(
+        tmp_path,
+        device,
+        "feed",
+        flow(
+            f"{site}/feed.html",
+            "scroll-to: { target: Row 45, within: { id: feed } }",
+            "tap: Row 45",
+            'assert: { text: { in: { id: picked }, equals: "picked Row 45" } }',
+        ),
+    )
+    assert passed(res), verdicts(res)
 
 
 # --------------------------------------------------------------------------------------------

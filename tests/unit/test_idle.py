@@ -263,8 +263,12 @@ async def test_scroll_to_reveals_only_in_its_direction(tmp_path: Path) -> None:
     out = await DeviceDirectives(timings=FAST).execute(
         ScrollToStep(Selector(text="Row 3")), dev, make_ctx(tmp_path, dev)
     )
-    # Row 3 lies above; scrolling down never shows it: the end of the scroll, as before.
-    assert (out.status, out.reason) == ("fail", 'reached the end of the scroll without finding text="Row 3"')
+    # Row 3 lies above; scrolling down never shows it: the end of the scroll, saying where it lies.
+    assert (out.status, out.reason) == (
+        "fail",
+        'reached the end of the scroll without finding text="Row 3" — one lies above the scroll area, '
+        "give scroll-to direction: up",
+    )
     assert called(dev, "reveal") == []
 
 
