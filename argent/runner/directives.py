@@ -106,16 +106,17 @@ from argent.runner.run import (
     sleep_or_abort,
 )
 from argent.runner.selectors import (
-    SCOPE_TOLERANCE,
     Leaf,
     Screen,
     alternatives,
     best_match,
+    beyond,
     bounded,
     css_selectors,
     evaluate,
     exact_hits,
     flatten,
+    lies_beyond,
     miss_reason,
     resolve_strict,
 )
@@ -1297,18 +1298,6 @@ def _in_view(step: ScrollToStep, screen: Screen, clip: Frame) -> bool:
     return leaf is not None and _centre_inside(leaf.frame, clip)
 
 
-def _beyond(frame: Frame, clip: Frame, direction: str) -> bool:
-    """An off-screen element's (empty) frame sits on the scroll area's edge it lies beyond."""
-    tol = SCOPE_TOLERANCE
-    if direction == "down":
-        return frame.y >= clip.y + clip.height - tol
-    if direction == "up":
-        return frame.y + frame.height <= clip.y + tol
-    if direction == "right":
-        return frame.x >= clip.x + clip.width - tol
-    return frame.x + frame.width <= clip.x + tol
-
-
 @bounded
 def _beyond_match(step: ScrollToStep, screen: Screen, clip: Frame) -> Leaf | None:
     """The element a scroll in the step's direction would bring into view first: from the first
@@ -1318,17 +1307,13 @@ def _beyond_match(step: ScrollToStep, screen: Screen, clip: Frame) -> Leaf | Non
         found = [
             leaf
             for leaf in resolve_strict(alt, screen.leaves)
-            if leaf.ref >= 0 and not leaf.visible and _beyond(leaf.frame, clip, step.direction)
+            if leaf.ref >= 0 and not leaf.visible and beyond(leaf.frame, clip, step.direction)
         ]
         if found:
             return min(
                 found, key=lambda leaf: (-exact_hits(leaf, alt), leaf.order if forward else -leaf.order)
             )
     return None
-
-
-#: Where an element lies beyond a scroll area, by the edge its (empty) frame sits on.
-_SIDES = (("down", "below"), ("up", "above"), ("right", "to the right of"), ("left", "to the left of"))
 
 
 @bounded
@@ -1338,11 +1323,9 @@ def _lies_elsewhere(step: ScrollToStep, screen: Screen, clip: Frame) -> tuple[st
     matches yet, or only an element with no size in the area: one still on its way)."""
     for alt in alternatives(step.target):
         for leaf in resolve_strict(alt, screen.leaves):
-            if leaf.visible:
-                continue
-            for direction, side in _SIDES:
-                if _beyond(leaf.frame, clip, direction):
-                    return direction, side
+            where = lies_beyond(leaf.frame, clip)
+            if where is not None:
+                return where
     return None
 
 

@@ -416,6 +416,35 @@ def follows(node: Frame, anchor: Frame, tol: float = SCOPE_TOLERANCE) -> bool:
     return same_band(node, anchor, tol) and node.x >= anchor.x + anchor.width - tol
 
 
+def beyond(frame: Frame, clip: Frame, direction: str) -> bool:
+    """An off-screen element's (empty) frame sits on the edge of the area (``clip``) it lies beyond
+    in ``direction`` (the way a scroll brings it)."""
+    tol = SCOPE_TOLERANCE
+    if direction == "down":
+        return frame.y >= clip.y + clip.height - tol
+    if direction == "up":
+        return frame.y + frame.height <= clip.y + tol
+    if direction == "right":
+        return frame.x >= clip.x + clip.width - tol
+    return frame.x + frame.width <= clip.x + tol
+
+
+#: The ways a scroll goes, with the side of the area an element beyond it lies on.
+SIDES = (("down", "below"), ("up", "above"), ("right", "to the right of"), ("left", "to the left of"))
+
+
+def lies_beyond(frame: Frame, clip: Frame) -> tuple[str, str] | None:
+    """(the direction that brings it, the side it lies on) for an element's frame beyond ``clip``
+    (a clipped-away element's frame is the point where its box meets the area's edge); None for one
+    in view or whose empty frame lies inside (hidden, or of no size)."""
+    if frame.visible:
+        return None
+    for direction, side in SIDES:
+        if beyond(frame, clip, direction):
+            return direction, side
+    return None
+
+
 def reading_key(leaf: Leaf) -> tuple[float, float, int]:
     return (leaf.frame.y, leaf.frame.x, leaf.order)
 
@@ -564,12 +593,50 @@ def off_screen_reason(sel: Selector) -> str:
     )
 
 
+#: The whole screen, as frames measure it.
+_SCREEN = Frame(0.0, 0.0, 1.0, 1.0)
+
+
+def where_off_screen(found: Sequence[Leaf], screen: Screen) -> str | None:
+    """Where the first of ``found`` that lies off-screen lies, and what brings it: `` — one lies
+    below the screen: add a scroll-to step before this one`` (beyond a scroll area's view that holds
+    it: a scroll-to ``within:`` it); None when none does (hidden, or of no size)."""
+    for leaf in found:
+        if leaf.visible:
+            continue
+        for area in screen.leaves:
+            if area.scrollable and area.visible and area.order < leaf.order <= area.end:
+                where = lies_beyond(leaf.frame, area.frame)
+                if where is not None:
+                    return (
+                        f" — one lies {where[1]} the view of its scroll area ({_area(area)}): add a scroll-to "
+                        "step with within: that area before this one"
+                    )
+        where = lies_beyond(leaf.frame, _SCREEN)
+        if where is not None:
+            way = "" if where[0] == "down" else f" (direction: {where[0]})"
+            return f" — one lies {where[1]} the screen: add a scroll-to step{way} before this one"
+    return None
+
+
+def _area(leaf: Leaf) -> str:
+    """A scroll area as a person would name it in a ``within:``: its id, else its role and label."""
+    if leaf.identifier:
+        return f"id {quoted(leaf.identifier)}"
+    return f"{_what(leaf)} {quoted(leaf.label)}" if leaf.label else _what(leaf)
+
+
 @bounded
 def miss_reason(sel: Selector, screen: Screen) -> str:
-    """Why an action found no visible element for ``sel``: the off-screen hint when an element matches
-    it but none is visible, else what on the screen comes nearest (``no_match_reason``)."""
+    """Why an action found no visible element for ``sel``: where one that matches lies off-screen,
+    the off-screen hint when one matches but none is visible, else what on the screen comes nearest
+    (``no_match_reason``)."""
     try:
-        if any(resolve_strict(alt, screen.leaves) for alt in alternatives(sel)):
+        found = [leaf for alt in alternatives(sel) for leaf in resolve_strict(alt, screen.leaves)]
+        if found:
+            where = where_off_screen(found, screen)
+            if where is not None:
+                return f"no visible element matched selector {describe_selector(sel)}{where}"
             return off_screen_reason(sel)
         return f"no visible element matched selector {describe_selector(sel)}{_nearby(sel, screen)}"
     except SelectorTooCostlyError:
@@ -682,7 +749,8 @@ def evaluate(cond: Condition, screen: Screen) -> Verdict:
         if visible:
             return Verdict(True)
         if found:
-            return Verdict(False, f"element(s) matched {described} but none was visible (zero-area frame)")
+            where = where_off_screen(found, screen) or " (zero-area frame)"
+            return Verdict(False, f"element(s) matched {described} but none was visible{where}")
         return Verdict(False, no_match_reason(sel, screen))
     if cond.kind == "hidden":
         if visible:

@@ -200,7 +200,7 @@ async def test_tap_waits_for_the_element_to_appear(dd: DeviceDirectives, tmp_pat
 
 
 async def test_tap_not_found_reason(dd: DeviceDirectives, tmp_path: Path) -> None:
-    dev = FakeDevice(view=lambda: page(node("p", 0, 0, 0, 0, label="Save")))
+    dev = FakeDevice(view=lambda: page(node("p", 0.5, 0.5, 0, 0, label="Save")))
     out = await dd.execute(TapStep(Selector(text="Save", loose=True)), dev, make_ctx(tmp_path, dev))
     assert out.status == "fail"
     assert out.reason == (
@@ -350,7 +350,7 @@ async def test_assert_reasons(dd: DeviceDirectives, tmp_path: Path) -> None:
     dev = FakeDevice(
         view=lambda: page(
             SAVE,
-            node("p", 0, 0, 0, 0, value="ghost"),
+            node("p", 0.5, 0.5, 0, 0, value="ghost"),
             node("div", 0, 0.5, 1, 0.2, node("span", 0, 0.5, 0.5, 0.1, value="Total 42"), identifier="total"),
         )
     )

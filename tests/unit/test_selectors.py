@@ -19,6 +19,7 @@ from argent.runner.selectors import (
     matches_for_condition,
     miss_reason,
     no_match_reason,
+    off_screen_reason,
 )
 from argent.runner.teach import plural
 
@@ -315,7 +316,7 @@ def cond(kind: Any, sel: Selector, mode: Any = None, expected: str | None = None
 
 
 def test_exists_visible_hidden() -> None:
-    s = screen(n("p", 0, 0, 0, 0, value="ghost"), n("p", 0, 0.1, 0.5, 0.1, value="Hello"))
+    s = screen(n("p", 0.5, 0.5, 0, 0, value="ghost"), n("p", 0, 0.1, 0.5, 0.1, value="Hello"))
     assert evaluate(cond("exists", Selector(text="ghost")), s).ok
     v = evaluate(cond("visible", Selector(text="ghost")), s)
     assert v.reason == 'element(s) matched text="ghost" but none was visible (zero-area frame)'
@@ -574,8 +575,8 @@ def test_the_off_screen_hint_only_when_an_element_matches() -> None:
         web("button", "button", 0, 0, 0.1, 0.1, label="Pay later"),
     )
     assert miss_reason(Selector(text="Pay now"), s) == (
-        'no visible element matched selector text="Pay now" — if it is off-screen, add a scroll-to step before '
-        "this one"
+        'no visible element matched selector text="Pay now" — one lies below the screen: add a scroll-to step '
+        "before this one"
     )
     assert miss_reason(Selector(text="Checkout"), s) == (
         'no visible element matched selector text="Checkout" — no text on the screen comes close to it'
@@ -583,6 +584,50 @@ def test_the_off_screen_hint_only_when_an_element_matches() -> None:
     assert miss_reason(Selector(text="Pay soon"), s) == (
         'no visible element matched selector text="Pay soon" — the nearest texts on the screen: button '
         '"Pay later"'
+    )
+
+
+def test_an_off_screen_match_is_said_where_it_lies() -> None:
+    """An element beyond the screen's edge (its empty frame a point on that edge) is named where it
+    lies and what brings it; one beyond its scroll area's view, with the area; one whose empty frame
+    lies inside the screen (hidden, of no size) lies nowhere: the hint stays an if."""
+    s = screen(
+        web("button", "button", 1, 0.2, 0, 0, label="Right"),
+        web("button", "button", 0.2, 0, 0, 0, label="Up"),
+        web(
+            "list",
+            "ul",
+            0,
+            0.3,
+            0.5,
+            0.2,
+            web("listitem", "li", 0, 0.3, 0.5, 0.1, value="Seen"),
+            web("listitem", "li", 0, 0.5, 0, 0, value="Deep"),
+            identifier="feed",
+            scrollable=True,
+        ),
+        web("p", "p", 0.5, 0.5, 0, 0, value="Nothing"),
+        web("p", "p", 0.6, 1, 0, 0, value="Below"),
+    )
+    assert miss_reason(Selector(text="Right"), s) == (
+        'no visible element matched selector text="Right" — one lies to the right of the screen: add a '
+        "scroll-to step (direction: right) before this one"
+    )
+    assert miss_reason(Selector(text="Up"), s) == (
+        'no visible element matched selector text="Up" — one lies above the screen: add a scroll-to step '
+        "(direction: up) before this one"
+    )
+    assert miss_reason(Selector(text="Deep"), s) == (
+        'no visible element matched selector text="Deep" — one lies below the view of its scroll area (id '
+        '"feed"): add a scroll-to step with within: that area before this one'
+    )
+    assert miss_reason(Selector(text="Nothing"), s) == off_screen_reason(Selector(text="Nothing"))
+    assert evaluate(cond("visible", Selector(text="Below")), s).reason == (
+        'element(s) matched text="Below" but none was visible — one lies below the screen: add a scroll-to '
+        "step before this one"
+    )
+    assert evaluate(cond("visible", Selector(text="Nothing")), s).reason == (
+        'element(s) matched text="Nothing" but none was visible (zero-area frame)'
     )
 
 
