@@ -493,6 +493,23 @@ async def test_a_tap_that_navigates_then_a_tap_on_the_new_page(
     assert passed(res), verdicts(res)
 
 
+async def test_a_change_wait_carried_over_a_page_load_ends_with_the_new_page(
+    device: ChromiumDevice, site: str
+) -> None:
+    """A mark taken on a page with many changes, then a new page: the new document is a change past
+    that mark, so the wait ends once the new page is quiet (it used to wait for the new page to make
+    as many changes as the old one had, and so ran out its time after every page load)."""
+    await device.navigate(f"{site}/first.html")
+    assert await device.wait_quiet(10) is not None
+    await device.session.evaluate(
+        "for (let i = 0; i < 300; i++) document.body.appendChild(document.createElement('p'))"
+    )
+    mark = await device.wait_quiet(10)
+    assert mark is not None
+    await device.navigate(f"{site}/second.html")
+    assert await device.wait_quiet(5, after=mark) is not None
+
+
 # --------------------------------------------------------------------------------------------
 # Re-rendered lists
 

@@ -19,7 +19,7 @@
 //     `slack` 1 it resolves one frame early (for a capture whose own frame is the last one: the
 //     caller then waits for the full quiet and keeps the capture only when that came at the
 //     very next frame, `tick` + 1). At `timeoutMs` it resolves with quiet=false. `mark` counts
-//     mutations, `tick` frames.
+//     mutations (on from the document's start: see `count`), `tick` frames.
 //   mark() -> the current mutation count.
 //   still(x, y, timeoutMs) -> Promise<boolean>
 //     resolves once the element at (x, y) CSS px holds its place: the same element with the same
@@ -51,7 +51,12 @@
     button: 1, checkbox: 1, color: 1, file: 1, hidden: 1, image: 1, radio: 1, range: 1, reset: 1, submit: 1,
   };
 
-  let count = 0; // mutations seen
+  // Mutations seen, counted on from when this document's navigation began (in µs since the epoch,
+  // a safe integer until the 2250s): a mark taken in the document before lies below this one's
+  // count (unless it saw a million changes a second), so a change wait carried over a navigation
+  // (argent's world made again, the same wait sent to the new document) ends once the new page is
+  // quiet — a new document is a change — where from 0 it waited out its timeout after page loads.
+  let count = Math.floor(performance.timeOrigin * 1000) || 0;
   let quietFrames = 0; // frames in a row without a mutation
   let stillFrames = 0; // frames in a row without a mutation or a running finite animation (`paint`)
   let ticks = 0; // frames seen
