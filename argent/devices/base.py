@@ -60,6 +60,9 @@ class UiNode:
     description: str = ""
     #: The CSS selectors of the read (``Device.ui_tree(css=...)``) this element matches.
     css: frozenset[str] = frozenset()
+    #: Its text as a person reads it, where that is not its label and value followed by its
+    #: children's text (text between highlighted spans: a code editor's line); else "".
+    text: str = ""
     children: tuple[UiNode, ...] = field(default=(), repr=False)
     #: The element's number in a kept read (``RevealSignal.kept_tree``), else -1.
     ref: int = field(default=-1, repr=False, eq=False)
@@ -170,9 +173,17 @@ class PageSignals(Protocol):
 
     async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
         """Wait at most ``timeout`` s until the page is quiet (no DOM change for two frames, no
-        request in flight, no finite animation running; after input, at least two frames more).
+        request in flight; after input, at least two frames more). No animation holds it: a person
+        does not wait for a tab's indicator to slide before acting elsewhere; an action waits for
+        its own target to hold still (``hold_still``).
         With ``after`` (a mark), also until the page changed past it. The page's change mark
         once quiet; None when the time ran out."""
+        ...
+
+    async def hold_still(self, x: float, y: float, timeout: float) -> bool:
+        """Wait at most ``timeout`` s until the element at (x, y) holds its place (the same box two
+        frames in a row; at once when nothing on the page moves); True when it moved meanwhile (or
+        another element came there): a read made before is stale."""
         ...
 
     async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
@@ -196,8 +207,9 @@ class PageSignals(Protocol):
         ...
 
     async def quiet_capture(self, region: tuple[int, int, int, int] | None, timeout: float) -> bytes:
-        """``capture(region)`` of the page once it is quiet (as ``wait_quiet``; at ``timeout``, as
-        it is), sooner than a wait and a capture in turn where the device can overlap them."""
+        """``capture(region)`` of the page once it is quiet (as ``wait_quiet``, and still to the
+        pixel: no finite animation running either; at ``timeout``, as it is), sooner than a wait
+        and a capture in turn where the device can overlap them."""
         ...
 
     async def kept_tree(self, *, css: Sequence[str] = ()) -> UiTree:

@@ -106,16 +106,17 @@ from argent.runner.run import (
     sleep_or_abort,
 )
 from argent.runner.selectors import (
-    SCOPE_TOLERANCE,
     Leaf,
     Screen,
     alternatives,
     best_match,
+    beyond,
     bounded,
     css_selectors,
     evaluate,
     exact_hits,
     flatten,
+    lies_beyond,
     miss_reason,
     resolve_strict,
 )
@@ -417,9 +418,13 @@ class DeviceDirectives:
             )
         return None
 
-    async def _find(self, sel: Selector, device: Device, ctx: DirectiveContext) -> Leaf | Screen:
-        """The element an action acts on, waiting for a settled screen that shows it; the last
-        screen read when none showed it in time."""
+    async def _find(
+        self, sel: Selector, device: Device, ctx: DirectiveContext, *, focused_as_is: bool = False
+    ) -> Leaf | Screen:
+        """The element an action acts on, waiting for a settled screen that shows it where it holds
+        still (one sliding in is read again where it comes to rest; ``focused_as_is``: not when it
+        has the focus, for an action that then needs no pointer); the last screen read when none
+        showed it in time."""
         t = self.t
         waiter = self._waiter(device, ctx, sel)
         deadline = self._now() + t.action_timeout
@@ -427,14 +432,22 @@ class DeviceDirectives:
             screen = await waiter.settle(deadline - self._now())
             leaf = await run_cpu(best_match, sel, screen)
             if leaf is not None:
+                if (
+                    not (focused_as_is and leaf.focused)
+                    and self._now() < deadline
+                    and await waiter.moved(*leaf.frame.center)
+                ):
+                    continue
                 return leaf
             if self._now() + t.action_poll > deadline:
                 return screen
             await waiter.changed(t.action_poll)
 
-    async def _require(self, sel: Selector, device: Device, ctx: DirectiveContext) -> Leaf:
+    async def _require(
+        self, sel: Selector, device: Device, ctx: DirectiveContext, *, focused_as_is: bool = False
+    ) -> Leaf:
         """The element an action acts on; a refusal that says what came nearest when none showed."""
-        found = await self._find(sel, device, ctx)
+        found = await self._find(sel, device, ctx, focused_as_is=focused_as_is)
         if isinstance(found, Screen):
             raise _Refusal(await run_cpu(miss_reason, sel, found))
         return found
@@ -465,16 +478,19 @@ class DeviceDirectives:
 
     async def _type(self, step: TypeStep, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
         """Focus the field without a click when it can take the focus (the caret and selection the
-        app made stay), else tap it; empty it with `clear`; type; Enter with `submit`."""
+        app made stay), else tap it; empty it with `clear` (by the select-all chord when it was
+        tapped: see ``_select_all``); type; Enter with `submit`."""
         env = self._env if self._env is not None else os.environ
         try:
             text, secrets = fill_secrets(step.text, env)
         except UnknownSecretError as exc:
             raise _Refusal(exc.message) from None
-        leaf = await self._require(step.into, device, ctx)
+        leaf = await self._require(step.into, device, ctx, focused_as_is=True)
         x, y = leaf.frame.center
         self._live(ctx)
-        if not await self._focus(device, x, y):
+        # A field that has the focus takes the text as it is (wherever it is moving to).
+        tapped = not leaf.focused and not await self._focus(device, x, y)
+        if tapped:
             self._live(ctx)
             await device.tap(x, y)
             await self._await_focus(device, ctx, x, y)
@@ -482,7 +498,7 @@ class DeviceDirectives:
         try:
             if step.clear:
                 self._live(ctx)
-                await self._select_all(device, step, emptied=not text)
+                await self._select_all(device, step, emptied=not text, chord=tapped)
             if text:
                 self._live(ctx)
                 if signals is not None:
@@ -510,15 +526,20 @@ class DeviceDirectives:
             return False
 
     @staticmethod
-    async def _select_all(device: Device, step: TypeStep, *, emptied: bool) -> None:
+    async def _select_all(device: Device, step: TypeStep, *, emptied: bool, chord: bool) -> None:
         """`clear`: the field's whole text selected, so the typed text replaces it (a person's
-        select-all), deleted when nothing is typed."""
+        select-all), deleted when nothing is typed. A field argent focused itself is selected in
+        the page; after a tap (``chord``: the app's own editor took the focus, a code editor's
+        hidden textarea, whose text is not what the editor shows) the select-all chord goes to
+        the focused element too, as a person presses it: the editor selects what it shows."""
         if isinstance(device, FormControls):
             if not await device.select_all():
                 raise _Refusal(
                     f"clear: the focus is on no text field after focusing {describe_selector(step.into)} — "
                     "there is nothing to clear; name the field itself in `into`"
                 )
+            if chord:
+                await device.press_key(SELECT_ALL_CHORD)
         else:
             await device.press_key(SELECT_ALL_CHORD)
         if emptied:
@@ -636,15 +657,43 @@ class DeviceDirectives:
         cx, cy = clip.center
         before: str | None = None
         waiter = self._waiter(device, ctx, step.target, step.within)
-        for attempt in range(SCROLL_TO_MAX_ATTEMPTS + 1):
+        #: Once at the end of the scroll: until when the step waits there for the element to arrive.
+        end_by: float | None = None
+        attempt = 0
+        while True:
             screen = await waiter.settle()
             leaf = await run_cpu(best_match, step.target, screen)
             if leaf is not None and _centre_inside(leaf.frame, clip):
                 return DirectiveOutcome("pass")
             if before is not None and screen.fingerprint == before:
-                return DirectiveOutcome("fail", f"reached the end of the scroll without finding {target}")
+                elsewhere = await run_cpu(_lies_elsewhere, step, screen, clip)
+                if elsewhere is not None:
+                    way, side = elsewhere
+                    hint = (
+                        f"give scroll-to direction: {way}"
+                        if way != step.direction
+                        else "beyond this scroll's reach: name the area it scrolls in with within:"
+                    )
+                    return DirectiveOutcome(
+                        "fail",
+                        f"reached the end of the scroll without finding {target} — one lies {side} the "
+                        f"scroll area, {hint}",
+                    )
+                # Nothing matches yet: what is sought may still be on its way (an app's answer over a
+                # socket, a list that loads more at its end), so wait there as a person would.
+                now = self._now()
+                end_by = now + self.t.action_timeout if end_by is None else end_by
+                if now >= end_by:
+                    return DirectiveOutcome(
+                        "fail",
+                        f"reached the end of the scroll without finding {target}, and none came there "
+                        f"within {self.t.ms(self.t.action_timeout)}ms",
+                    )
+                await waiter.changed(min(self.t.action_poll, end_by - now))
+                continue
             if attempt == SCROLL_TO_MAX_ATTEMPTS:
                 break
+            attempt += 1
             before = screen.fingerprint
             self._live(ctx)
             await device.scroll(cx, cy, dx, dy)
@@ -975,11 +1024,10 @@ class DeviceDirectives:
             if rect[2] - rect[0] >= 1 and rect[3] - rect[1] >= 1:
                 region = rect
         try:
-            if signals is not None and crop_sel is None:
-                png = await self._quiet_capture(signals, device, ctx)
+            if signals is not None:
+                png = await self._quiet_capture(signals, device, ctx, region)
             else:
-                capture = signals.capture(region) if signals is not None else device.screenshot()
-                png = await self._race(ctx, capture, None)
+                png = await self._race(ctx, device.screenshot(), None)
         except _Aborted:
             raise _Aborted(RUN_ABORTED_DURING_SNAPSHOT_SETTLE) from None
         if region is not None and size is not None:
@@ -1041,14 +1089,21 @@ class DeviceDirectives:
             snapshot_key=key,
         )
 
-    async def _quiet_capture(self, signals: PageSignals, device: Device, ctx: DirectiveContext) -> bytes:
-        """The whole screen once quiet, the wait and the capture overlapped; when the signals fail,
-        the settle and then the capture."""
+    async def _quiet_capture(
+        self,
+        signals: PageSignals,
+        device: Device,
+        ctx: DirectiveContext,
+        region: tuple[int, int, int, int] | None = None,
+    ) -> bytes:
+        """The screen (or ``region`` of it) once quiet to the pixel (a colour still fading is
+        waited for here, unlike before an action), the wait and the capture overlapped; when the
+        signals fail, the settle and then the capture."""
         try:
-            return await self._race(ctx, signals.quiet_capture(None, self.t.settle_max), None)
+            return await self._race(ctx, signals.quiet_capture(region, self.t.settle_max), None)
         except DeviceError:
             await self._waiter(device, ctx).quiet()
-            return await self._race(ctx, signals.capture(None), None)
+            return await self._race(ctx, signals.capture(region), None)
 
     async def _artifacts(self, key: str, **images: bytes) -> tuple[dict[str, str] | None, str | None]:
         """Write a failed snapshot's images (by role) to a fresh scratch directory, in a thread: the
@@ -1243,18 +1298,6 @@ def _in_view(step: ScrollToStep, screen: Screen, clip: Frame) -> bool:
     return leaf is not None and _centre_inside(leaf.frame, clip)
 
 
-def _beyond(frame: Frame, clip: Frame, direction: str) -> bool:
-    """An off-screen element's (empty) frame sits on the scroll area's edge it lies beyond."""
-    tol = SCOPE_TOLERANCE
-    if direction == "down":
-        return frame.y >= clip.y + clip.height - tol
-    if direction == "up":
-        return frame.y + frame.height <= clip.y + tol
-    if direction == "right":
-        return frame.x >= clip.x + clip.width - tol
-    return frame.x + frame.width <= clip.x + tol
-
-
 @bounded
 def _beyond_match(step: ScrollToStep, screen: Screen, clip: Frame) -> Leaf | None:
     """The element a scroll in the step's direction would bring into view first: from the first
@@ -1264,12 +1307,25 @@ def _beyond_match(step: ScrollToStep, screen: Screen, clip: Frame) -> Leaf | Non
         found = [
             leaf
             for leaf in resolve_strict(alt, screen.leaves)
-            if leaf.ref >= 0 and not leaf.visible and _beyond(leaf.frame, clip, step.direction)
+            if leaf.ref >= 0 and not leaf.visible and beyond(leaf.frame, clip, step.direction)
         ]
         if found:
             return min(
                 found, key=lambda leaf: (-exact_hits(leaf, alt), leaf.order if forward else -leaf.order)
             )
+    return None
+
+
+@bounded
+def _lies_elsewhere(step: ScrollToStep, screen: Screen, clip: Frame) -> tuple[str, str] | None:
+    """Where an element that matches the step's target lies beyond the scroll area (the direction
+    that would bring it, and "above", "below", ...), when one does; None when none does (nothing
+    matches yet, or only an element with no size in the area: one still on its way)."""
+    for alt in alternatives(step.target):
+        for leaf in resolve_strict(alt, screen.leaves):
+            where = lies_beyond(leaf.frame, clip)
+            if where is not None:
+                return where
     return None
 
 

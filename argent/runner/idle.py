@@ -192,6 +192,21 @@ class Waiter:
             raise Outage(f"could not read the UI tree: {error_message(err) if err else 'no read'}")
         return prev
 
+    # -- the target --
+
+    async def moved(self, x: float, y: float) -> bool:
+        """Wait (at most ``settle_max``) until the element at (x, y) holds its place; True when it
+        moved meanwhile (read it again). False without signals: the settle by reading already saw
+        two reads agree."""
+        signals = self.signals
+        if signals is None:
+            return False
+        limit = self.t.settle_max
+        try:
+            return await self.race(signals.hold_still(x, y, limit), limit + self.t.read_floor)
+        except (DeviceError, ReadTimeout):
+            return False
+
     # -- between polls --
 
     async def changed(self, timeout: float) -> None:

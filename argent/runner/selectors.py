@@ -8,7 +8,9 @@ their frames and the text hoisted from their subtrees. ``matches_for_condition``
 
 Matching rules (all given fields must hold):
 
-* ``text`` — case-insensitive substring of the element's label or of its value;
+* ``text`` — case-insensitive substring of the element's label or of its value; when no element's
+  own text holds it (and no ``role`` is given), of an element's whole text (all the text inside it,
+  as a person reads it: a highlighted code line's spans), the deepest such element;
 * ``text: {matches}`` — the regular expression found (unanchored, case-sensitive) in
   the non-empty label or value (by the ``regex`` engine: it can stop a pattern that backtracks
   catastrophically, which ``re`` cannot, and releases the GIL while it matches);
@@ -85,6 +87,11 @@ class Leaf:
     #: Kept for its ARIA role alone (a list, a row, a nameless dialog): ``any: true`` passes it by, as
     #: upstream's flows knew no such element.
     role_only: bool = False
+    #: All its text as a person reads it (the device's reading order where it gave one, else as
+    #: ``subtree_text``); "" when it is ``subtree_text``.
+    whole_text: str = ""
+    #: The order of the last element inside it (its subtree spans ``order``..``end``).
+    end: int = field(default=-1, eq=False)
     #: The element's number in a kept read (``PageSignals.kept_tree``), else -1.
     ref: int = field(default=-1, eq=False)
 
@@ -102,6 +109,11 @@ class Leaf:
     @property
     def area(self) -> float:
         return self.frame.width * self.frame.height
+
+    @property
+    def whole(self) -> str:
+        """All the text inside it, in reading order where the device knows it."""
+        return self.whole_text or self.subtree_text
 
 
 @frozen
@@ -133,14 +145,17 @@ def flatten(tree: UiTree) -> Screen:
     An element is kept when it can be named or acted on: it has an identifier, a label,
     a value, an ARIA role (a read that tells the role from the ``kind`` of element), a CSS
     selector of the read it matches, or is clickable, focused or scrollable, or it holds a frame (an
-    ``iframe``). The tree's own root is never kept.
-    Each element carries the text of its whole subtree (its own first), whitespace-collapsed.
+    ``iframe``). The tree's own root is never kept. Each element carries the text of its whole subtree
+    (its own first), whitespace-collapsed, and that text in reading order where the device gave it
+    (``whole_text``: its own text and its children's interleave).
     """
     slots: list[Leaf | None] = []  # document order: a kept element's slot is taken before its children's
 
-    def walk(node: UiNode) -> str:
+    def walk(node: UiNode) -> tuple[str, str]:
+        """The subtree's text (own first, then the children's) and its whole text as read."""
         label = PASSWORD_LABEL if node.password and not node.label else _collapse(node.label)
         value = "" if node.password else _collapse(node.value)
+        reading = "" if node.password else _collapse(node.text)
         slot = len(slots)
         named = bool(
             node.identifier or label or value or node.clickable or node.focused or node.scrollable or node.css
@@ -151,10 +166,14 @@ def flatten(tree: UiTree) -> Screen:
         own = [label] if label else []
         if value and value != label:
             own.append(value)
-        parts = [*own, *(t for t in (walk(child) for child in node.children) if t)]
-        text = " ".join(parts)
-        if len(text) > MAX_SUBTREE_TEXT:
-            text = text[:MAX_SUBTREE_TEXT]
+        kids = [walk(child) for child in node.children]
+        text = _bounded(" ".join([*own, *(t for t, _ in kids if t)]))
+        if reading:
+            whole = _bounded(f"{label} {reading}" if label and label not in reading else reading)
+        elif any(w is not t for t, w in kids):
+            whole = _bounded(" ".join([*own, *(w for _, w in kids if w)]))
+        else:
+            whole = text
         if keep:
             slots[slot] = Leaf(
                 order=slot,
@@ -171,9 +190,11 @@ def flatten(tree: UiTree) -> Screen:
                 description=_collapse(node.description),
                 css=node.css,
                 role_only=not named,
+                whole_text="" if whole == text else whole,
+                end=len(slots) - 1,
                 ref=node.ref,
             )
-        return text
+        return text, whole
 
     for child in tree.root.children:
         walk(child)
@@ -184,6 +205,10 @@ def flatten(tree: UiTree) -> Screen:
         fingerprint=fingerprint(leaves, tree.scroll),
         blank=tree.blank,
     )
+
+
+def _bounded(text: str) -> str:
+    return text[:MAX_SUBTREE_TEXT] if len(text) > MAX_SUBTREE_TEXT else text
 
 
 def fingerprint(leaves: Iterable[Leaf], scroll: str = "") -> str:
@@ -315,19 +340,24 @@ def role_matches(leaf: Leaf, role: str) -> bool:
     return wanted == leaf.role.lower() or wanted in (leaf.kind or leaf.role).lower()
 
 
-def _texts(leaf: Leaf, sel: Selector) -> tuple[str, ...]:
+def _texts(leaf: Leaf, sel: Selector, *, whole: bool = False) -> tuple[str, ...]:
     """The texts ``text`` is matched with: the name (label), the value and the description (a
     placeholder or title: upstream's label, kept matching); with a ``role`` that is the element's
-    ARIA role, also all the text inside it."""
+    ARIA role, or ``whole`` (no element's own text matched), also all the text inside it."""
+    if whole:
+        return (leaf.label, leaf.value, leaf.description, leaf.whole)
     if sel.role is not None and leaf.kind and sel.role.lower() == leaf.role.lower():
+        if leaf.whole_text:
+            return (leaf.label, leaf.value, leaf.description, leaf.subtree_text, leaf.whole_text)
         return (leaf.label, leaf.value, leaf.description, leaf.subtree_text)
     if leaf.description:
         return (leaf.label, leaf.value, leaf.description)
     return (leaf.label, leaf.value)
 
 
-def own_match(leaf: Leaf, sel: Selector) -> bool:
-    """Whether the element satisfies the selector's own fields (scopes aside)."""
+def own_match(leaf: Leaf, sel: Selector, *, whole: bool = False) -> bool:
+    """Whether the element satisfies the selector's own fields (scopes aside); ``whole``: its
+    ``text`` by the whole text inside it too."""
     if sel.css is not None and sel.css not in leaf.css:
         return False
     if sel.role is not None and not role_matches(leaf, sel.role):
@@ -336,9 +366,11 @@ def own_match(leaf: Leaf, sel: Selector) -> bool:
         return False
     if sel.text is not None:
         needle = sel.text.lower()
-        if not any(needle in t.lower() for t in _texts(leaf, sel)):
+        if not any(needle in t.lower() for t in _texts(leaf, sel, whole=whole)):
             return False
-    return sel.text_matches is None or any(t and regex_search(sel.text_matches, t) for t in _texts(leaf, sel))
+    return sel.text_matches is None or any(
+        t and regex_search(sel.text_matches, t) for t in _texts(leaf, sel, whole=whole)
+    )
 
 
 def exact_hits(leaf: Leaf, sel: Selector) -> int:
@@ -384,6 +416,35 @@ def follows(node: Frame, anchor: Frame, tol: float = SCOPE_TOLERANCE) -> bool:
     return same_band(node, anchor, tol) and node.x >= anchor.x + anchor.width - tol
 
 
+def beyond(frame: Frame, clip: Frame, direction: str) -> bool:
+    """An off-screen element's (empty) frame sits on the edge of the area (``clip``) it lies beyond
+    in ``direction`` (the way a scroll brings it)."""
+    tol = SCOPE_TOLERANCE
+    if direction == "down":
+        return frame.y >= clip.y + clip.height - tol
+    if direction == "up":
+        return frame.y + frame.height <= clip.y + tol
+    if direction == "right":
+        return frame.x >= clip.x + clip.width - tol
+    return frame.x + frame.width <= clip.x + tol
+
+
+#: The ways a scroll goes, with the side of the area an element beyond it lies on.
+SIDES = (("down", "below"), ("up", "above"), ("right", "to the right of"), ("left", "to the left of"))
+
+
+def lies_beyond(frame: Frame, clip: Frame) -> tuple[str, str] | None:
+    """(the direction that brings it, the side it lies on) for an element's frame beyond ``clip``
+    (a clipped-away element's frame is the point where its box meets the area's edge); None for one
+    in view or whose empty frame lies inside (hidden, or of no size)."""
+    if frame.visible:
+        return None
+    for direction, side in SIDES:
+        if beyond(frame, clip, direction):
+            return direction, side
+    return None
+
+
 def reading_key(leaf: Leaf) -> tuple[float, float, int]:
     return (leaf.frame.y, leaf.frame.x, leaf.order)
 
@@ -404,9 +465,29 @@ def _nearest_follower(anchor: Leaf, candidates: Sequence[Leaf]) -> Leaf | None:
 
 @bounded
 def resolve_strict(sel: Selector, leaves: Sequence[Leaf]) -> list[Leaf]:
-    """Every element a strict selector (no loose expansion) names, in document order."""
+    """Every element a strict selector (no loose expansion) names, in document order. When none does
+    and it names a ``text`` (no ``role``: with an ARIA role, text inside matches already; with a tag,
+    upstream's own text only), the deepest elements whose whole text holds it (``_deepest``), as a
+    person reads a text drawn across several elements (Playwright's ``get_by_text`` alike)."""
+    found = _resolve(sel, leaves, whole=False)
+    if not found and sel.text is not None and sel.role is None and not sel.any:
+        found = _resolve(sel, leaves, whole=True)
+    return found
+
+
+def _deepest(found: list[Leaf]) -> list[Leaf]:
+    """The elements of ``found`` (in document order) that hold none of the others."""
+    return [leaf for i, leaf in enumerate(found) if i + 1 == len(found) or found[i + 1].order > leaf.end]
+
+
+def _resolve(sel: Selector, leaves: Sequence[Leaf], *, whole: bool) -> list[Leaf]:
     _spend(len(leaves), sel)
-    found = [leaf for leaf in leaves if (not leaf.role_only if sel.any else own_match(leaf, sel))]
+    if sel.any:
+        found = [leaf for leaf in leaves if not leaf.role_only]
+    else:
+        found = [leaf for leaf in leaves if own_match(leaf, sel, whole=whole)]
+        if whole:
+            found = _deepest(found)
     if sel.within is not None and found:
         containers = [a for a in resolve_strict(sel.within, leaves) if a.visible]
         _spend(len(found) * len(containers), sel)
@@ -512,12 +593,50 @@ def off_screen_reason(sel: Selector) -> str:
     )
 
 
+#: The whole screen, as frames measure it.
+_SCREEN = Frame(0.0, 0.0, 1.0, 1.0)
+
+
+def where_off_screen(found: Sequence[Leaf], screen: Screen) -> str | None:
+    """Where the first of ``found`` that lies off-screen lies, and what brings it: `` — one lies
+    below the screen: add a scroll-to step before this one`` (beyond a scroll area's view that holds
+    it: a scroll-to ``within:`` it); None when none does (hidden, or of no size)."""
+    for leaf in found:
+        if leaf.visible:
+            continue
+        for area in screen.leaves:
+            if area.scrollable and area.visible and area.order < leaf.order <= area.end:
+                where = lies_beyond(leaf.frame, area.frame)
+                if where is not None:
+                    return (
+                        f" — one lies {where[1]} the view of its scroll area ({_area(area)}): add a scroll-to "
+                        "step with within: that area before this one"
+                    )
+        where = lies_beyond(leaf.frame, _SCREEN)
+        if where is not None:
+            way = "" if where[0] == "down" else f" (direction: {where[0]})"
+            return f" — one lies {where[1]} the screen: add a scroll-to step{way} before this one"
+    return None
+
+
+def _area(leaf: Leaf) -> str:
+    """A scroll area as a person would name it in a ``within:``: its id, else its role and label."""
+    if leaf.identifier:
+        return f"id {quoted(leaf.identifier)}"
+    return f"{_what(leaf)} {quoted(leaf.label)}" if leaf.label else _what(leaf)
+
+
 @bounded
 def miss_reason(sel: Selector, screen: Screen) -> str:
-    """Why an action found no visible element for ``sel``: the off-screen hint when an element matches
-    it but none is visible, else what on the screen comes nearest (``no_match_reason``)."""
+    """Why an action found no visible element for ``sel``: where one that matches lies off-screen,
+    the off-screen hint when one matches but none is visible, else what on the screen comes nearest
+    (``no_match_reason``)."""
     try:
-        if any(resolve_strict(alt, screen.leaves) for alt in alternatives(sel)):
+        found = [leaf for alt in alternatives(sel) for leaf in resolve_strict(alt, screen.leaves)]
+        if found:
+            where = where_off_screen(found, screen)
+            if where is not None:
+                return f"no visible element matched selector {describe_selector(sel)}{where}"
             return off_screen_reason(sel)
         return f"no visible element matched selector {describe_selector(sel)}{_nearby(sel, screen)}"
     except SelectorTooCostlyError:
@@ -630,7 +749,8 @@ def evaluate(cond: Condition, screen: Screen) -> Verdict:
         if visible:
             return Verdict(True)
         if found:
-            return Verdict(False, f"element(s) matched {described} but none was visible (zero-area frame)")
+            where = where_off_screen(found, screen) or " (zero-area frame)"
+            return Verdict(False, f"element(s) matched {described} but none was visible{where}")
         return Verdict(False, no_match_reason(sel, screen))
     if cond.kind == "hidden":
         if visible:
@@ -644,7 +764,7 @@ def evaluate(cond: Condition, screen: Screen) -> Verdict:
     expected = cond.expected or ""
     shown = leaf.subtree_text
     own = leaf.own_text
-    candidates = [t for t in dict.fromkeys((shown, own, leaf.label, leaf.value))]
+    candidates = [t for t in dict.fromkeys((shown, own, leaf.label, leaf.value, leaf.whole))]
     if any(text_satisfies(mode, expected, t) for t in candidates):
         return Verdict(True)
     own_part = f' (own text "{own}")' if own and own != shown else ""

@@ -8,7 +8,7 @@ the module; the pages come from an aiohttp server on loopback (its ``/data`` ans
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
+from argent.devices.base import UiNode
 from argent.devices.chromium import ChromiumDevice, find_chromium
 from argent.flows.parse import parse_flow
 from argent.limits import SETTLE_MAX_MS
@@ -132,6 +133,33 @@ VIRTUAL = f"""<!doctype html><html><head><title>Virtual</title>{STYLE}</head><bo
 </script>
 </body></html>"""
 
+#: A feed that loads more at its end: once scrolled to the bottom, a timer (standing in for an answer
+#: over a socket, which no request in flight announces) appends rows 30 to 59 after 800 ms.
+FEED = f"""<!doctype html><html><head><title>Feed</title>{STYLE}</head><body>
+<p id="picked">none</p>
+<div id="feed" style="height: 300px; width: 400px; overflow-y: auto"></div>
+<script>
+  const feed = document.getElementById('feed');
+  function add(from, to) {{
+    for (let i = from; i < to; i++) {{
+      const row = document.createElement('div');
+      row.className = 'row';
+      row.textContent = 'Row ' + i;
+      row.onclick = () => {{ document.getElementById('picked').textContent = 'picked Row ' + i; }};
+      feed.appendChild(row);
+    }}
+  }}
+  add(0, 30);
+  let more = false;
+  feed.addEventListener('scroll', () => {{
+    if (!more && feed.scrollTop + feed.clientHeight >= feed.scrollHeight - 1) {{
+      more = true;
+      setTimeout(() => add(30, 60), 800);
+    }}
+  }});
+</script>
+</body></html>"""
+
 TYPING = f"""<!doctype html><html><head><title>Typing</title>{STYLE}</head><body>
 <input id="plain" placeholder="Plain" oninput="document.getElementById('inputs').textContent = ++window.inputs">
 <p id="inputs">0</p>
@@ -184,6 +212,36 @@ FADE = f"""<!doctype html><html><head><title>Fade</title>{STYLE}</head><body>
 </script>
 </body></html>"""
 
+#: Animations (a hover's background fading, a glow, a box sliding away): "Slow" starts a CSS transition
+#: and a keyframe animation of colours and a slide that run for a minute, "Paint" a transition of
+#: 600 ms that ends green.
+PAINT = f"""<!doctype html><html><head><title>Paint</title>{STYLE}<style>
+  #slow, #paint {{ width: 400px; height: 120px; background-color: rgb(0, 0, 255); }}
+  #slow.on {{ background-color: rgb(255, 0, 0); color: white; transition: background-color 60s linear, color 60s; }}
+  #glow.on {{ animation: glow 60s linear; }}
+  @keyframes glow {{ to {{ box-shadow: 0 0 20px red; opacity: 0.5 }} }}
+  #paint.on {{ background-color: rgb(0, 200, 0); transition: background-color 600ms linear; }}
+  #slide {{ width: 200px; height: 60px; background: #999; }}
+  #slide.on {{ transform: translateX(600px); transition: transform 60s linear; }}
+</style></head><body>
+<button id="start-slow" onclick="for (const el of [slow, glow, slide]) el.classList.add('on')">Slow</button>
+<button id="start-paint" onclick="paint.classList.add('on')">Paint</button>
+<div id="slow">slow</div><p id="glow">glow</p><div id="slide">slide</div><div id="paint"></div>
+</body></html>"""
+
+#: "Go" sends "Catch" sliding to the right for 800 ms (linear, visible all the way); a decoy waits where
+#: it started.
+SLIDE = f"""<!doctype html><html><head><title>Slide</title>{STYLE}<style>
+  #catch {{ position: absolute; left: 0; top: 100px; width: 160px; height: 40px; z-index: 1; }}
+  #catch.away {{ left: 600px; transition: left 800ms linear; }}
+  #decoy {{ position: absolute; left: 0; top: 100px; width: 160px; height: 40px; }}
+</style></head><body>
+<button id="go" onclick="document.getElementById('catch').classList.add('away')">Go</button>
+<button id="decoy" onclick="out.textContent = 'decoy'">Decoy</button>
+<button id="catch" onclick="out.textContent = 'caught'">Catch</button>
+<p id="out" style="margin-top: 200px">none</p>
+</body></html>"""
+
 FIRST = f"""<!doctype html><html><head><title>First</title>{STYLE}</head><body>
 <a id="go" href="/second.html">Go to the second page</a></body></html>"""
 
@@ -195,10 +253,13 @@ PAGES = {
     "/fetch.html": FETCH,
     "/list.html": LIST,
     "/long.html": LONG,
+    "/feed.html": FEED,
     "/virtual.html": VIRTUAL,
     "/typing.html": TYPING,
     "/frames.html": FRAMES,
     "/fade.html": FADE,
+    "/paint.html": PAINT,
+    "/slide.html": SLIDE,
     "/first.html": FIRST,
     "/second.html": SECOND,
 }
@@ -254,6 +315,12 @@ def verdicts(res: FlowRunResult) -> list[tuple[str, str, str | None]]:
     return [(s.kind, s.status, s.reason) for s in res.steps]
 
 
+def walk(node: UiNode) -> Iterator[UiNode]:
+    yield node
+    for child in node.children:
+        yield from walk(child)
+
+
 def passed(res: FlowRunResult) -> bool:
     return all(s.status == "pass" for s in res.steps)
 
@@ -272,6 +339,25 @@ async def test_a_tap_waits_for_a_transition_to_end(tmp_path: Path, device: Chrom
             "tap: Open",
             "tap: Inside",
             'assert: { text: { in: { id: out }, equals: "inside clicked" } }',
+        ),
+    )
+    assert passed(res), verdicts(res)
+
+
+async def test_a_tap_on_an_element_that_slides_lands_where_it_comes_to_rest(
+    tmp_path: Path, device: ChromiumDevice, site: str
+) -> None:
+    # No animation holds the page's quiet: the tap waits for its own target to hold still, then
+    # reads it again there (read where it was, it would land on the decoy left behind).
+    res = await run(
+        tmp_path,
+        device,
+        "slide",
+        flow(
+            f"{site}/slide.html",
+            "tap: Go",
+            "tap: Catch",
+            'assert: { text: { in: { id: out }, equals: "caught" } }',
         ),
     )
     assert passed(res), verdicts(res)
@@ -302,6 +388,33 @@ async def test_an_infinite_animation_does_not_hold_a_step(
     assert [s.kind for s in res.steps] == ["launch", "tap", "snapshot"]
     for step in res.steps[1:]:
         assert (step.duration_ms or 0) < SETTLE_MAX_MS * 0.8, verdicts(res)
+
+
+async def test_an_animation_holds_no_step_but_its_own_target_and_a_capture_wait_for_it(
+    tmp_path: Path, device: ChromiumDevice, site: str
+) -> None:
+    """A colour fading (a transition, a keyframe animation of shadows and opacity) or a box sliding
+    elsewhere on the page holds no step: the page is quiet while they run, and an element that does
+    not move holds still at once. The element that slides is awaited until it rests (here it never
+    does, so the wait ends moved). A capture shows colours, so it waits for the end."""
+    await device.navigate(f"{site}/paint.html")
+    assert await device.wait_quiet(10) is not None
+    nodes = {n.identifier: n for n in walk((await device.ui_tree()).root) if n.identifier}
+    await device.tap(*nodes["start-slow"].frame.center)
+    assert await device.wait_quiet(10) is not None  # a minute before the animations end
+    running = "document.getAnimations().filter(a => a.playState === 'running').length"
+    assert await device.session.evaluate(running) == 4
+    assert await device.hold_still(*nodes["start-paint"].frame.center, 10) is False
+    assert await device.hold_still(*nodes["slide"].frame.center, 0.5) is True
+    text = flow(
+        f"{site}/paint.html", "tap: { id: start-paint }", "snapshot: { name: painted, cropOn: { id: paint } }"
+    )
+    adopted = await run(tmp_path, device, "painted", text, update=True)
+    assert passed(adopted), verdicts(adopted)
+    baseline = next((tmp_path / ".argent" / "flows" / "__baselines__" / "painted").glob("*.png"))
+    img = P.decode_png(baseline.read_bytes())
+    green = ((img[..., 0] < 30) & (abs(img[..., 1].astype(int) - 200) < 30) & (img[..., 2] < 30)).sum()
+    assert green > 0.95 * img.shape[0] * img.shape[1]  # where the transition ended
 
 
 async def test_a_tap_acts_where_the_frames_after_the_last_input_left_the_element(
@@ -380,6 +493,23 @@ async def test_a_tap_that_navigates_then_a_tap_on_the_new_page(
     assert passed(res), verdicts(res)
 
 
+async def test_a_change_wait_carried_over_a_page_load_ends_with_the_new_page(
+    device: ChromiumDevice, site: str
+) -> None:
+    """A mark taken on a page with many changes, then a new page: the new document is a change past
+    that mark, so the wait ends once the new page is quiet (it used to wait for the new page to make
+    as many changes as the old one had, and so ran out its time after every page load)."""
+    await device.navigate(f"{site}/first.html")
+    assert await device.wait_quiet(10) is not None
+    await device.session.evaluate(
+        "for (let i = 0; i < 300; i++) document.body.appendChild(document.createElement('p'))"
+    )
+    mark = await device.wait_quiet(10)
+    assert mark is not None
+    await device.navigate(f"{site}/second.html")
+    assert await device.wait_quiet(5, after=mark) is not None
+
+
 # --------------------------------------------------------------------------------------------
 # Re-rendered lists
 
@@ -436,7 +566,12 @@ async def test_scroll_to_keeps_its_direction(tmp_path: Path, device: ChromiumDev
     )
     assert verdicts(res)[1:] == [
         ("scroll-to", "pass", None),
-        ("scroll-to", "fail", 'reached the end of the scroll without finding text="Row 3"'),
+        (
+            "scroll-to",
+            "fail",
+            'reached the end of the scroll without finding text="Row 3" — one lies above the scroll area, '
+            "give scroll-to direction: up",
+        ),
     ]
 
 
@@ -456,6 +591,25 @@ async def test_scroll_to_scrolls_step_by_step_to_rows_not_rendered_yet(
     )
     assert passed(res), verdicts(res)
     assert await device.session.evaluate("window.wheels") > 0
+
+
+async def test_scroll_to_waits_at_the_end_for_rows_that_arrive_there(
+    tmp_path: Path, device: ChromiumDevice, site: str
+) -> None:
+    # The end of the feed is reached before Row 45 exists: the step waits there for the rows the
+    # feed loads, then scrolls on to it.
+    res = await run(
+        tmp_path,
+        device,
+        "feed",
+        flow(
+            f"{site}/feed.html",
+            "scroll-to: { target: Row 45, within: { id: feed } }",
+            "tap: Row 45",
+            'assert: { text: { in: { id: picked }, equals: "picked Row 45" } }',
+        ),
+    )
+    assert passed(res), verdicts(res)
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
+from argent.devices.base import UiNode
 from argent.devices.chromium import ChromiumDevice, find_chromium
 from argent.flows.parse import parse_flow
 from argent.runner.directives import DeviceDirectives
@@ -98,6 +99,42 @@ lines</textarea>
   document.addEventListener('input', e => {{ inputs[e.target.id] = (inputs[e.target.id] || 0) + 1; }});
   // A key listener: this field is typed key by key, the others take one insert.
   document.getElementById('keyed').addEventListener('keydown', () => {{}});
+</script>
+</body></html>"""
+
+#: A code editor in the manner of CodeMirror 5 (Datasette's SQL editor): what it shows is its own model,
+#: drawn as a line of highlighted spans with the text between them; the focus sits in a hidden textarea
+#: (in a wrapper of no size) whose text is not the editor's; a click focuses it, Control+A selects the
+#: model, each input is moved from the textarea into the model. Beside it, a plain field that logs keys.
+EDITOR = f"""<!doctype html><html><head><title>Editor</title>{STYLE}</head><body>
+<div id="editor" style="position: relative; width: 520px; border: 1px solid #999; font: 14px monospace">
+  <div style="overflow: hidden; position: relative; width: 3px; height: 0">
+    <textarea id="hidden" style="position: absolute; padding: 0; width: 1000px; height: 1em"></textarea>
+  </div>
+  <pre id="line" role="presentation" style="margin: 4px"></pre>
+</div>
+<input id="plain" value="old plain">
+<script>
+  window.model = 'select id, name, year from languages';
+  window.keys = [];
+  let all = false;
+  const hidden = document.getElementById('hidden');
+  const draw = () => {{
+    line.innerHTML = model.replace(/\\b(select|from|where)\\b/g, '<span class="kw">$1</span>')
+      .replace(/,/g, '<span class="punct">,</span>');
+  }};
+  draw();
+  editor.addEventListener('mousedown', e => {{ e.preventDefault(); hidden.focus(); all = false; }});
+  hidden.addEventListener('keydown', e => {{
+    if (e.ctrlKey && e.key.toLowerCase() === 'a') {{ e.preventDefault(); all = true; }}
+  }});
+  hidden.addEventListener('input', () => {{
+    model = all ? hidden.value : model + hidden.value;
+    hidden.value = '';
+    all = false;
+    draw();
+  }});
+  document.getElementById('plain').addEventListener('keydown', e => keys.push(e.key));
 </script>
 </body></html>"""
 
@@ -187,6 +224,7 @@ PAGES = {
     "/bye.html": BYE,
     "/hostile.html": HOSTILE,
     "/deep.html": DEEP,
+    "/editor.html": EDITOR,
 }
 
 
@@ -265,6 +303,12 @@ def flow(url: str, *lines: str) -> str:
 
 def verdicts(res: FlowRunResult) -> list[tuple[str, str, str | None]]:
     return [(s.kind, s.status, s.reason) for s in res.steps]
+
+
+def walk(node: UiNode) -> Iterator[UiNode]:
+    yield node
+    for child in node.children:
+        yield from walk(child)
 
 
 def passed(res: FlowRunResult) -> bool:
@@ -519,6 +563,35 @@ async def test_clear_on_no_field_fails_naming_the_step_target(
         'clear: the focus is on no text field after focusing id="fake" — there is nothing to clear; name the '
         "field itself in `into`",
     )
+
+
+async def test_type_finds_a_code_editor_by_the_text_it_shows_and_clears_it_with_select_all(
+    tmp_path: Path, device: ChromiumDevice, site: str
+) -> None:
+    """No element's own text holds the line the editor shows (its words lie in highlighted spans and
+    the text between them): the read gives the line in reading order, and `text:` takes the deepest
+    element that shows it. Nothing there takes the focus without a click, so it is tapped and the
+    editor's hidden textarea gets the focus: `clear` then presses the select-all chord, which the editor
+    listens to (the textarea's own text is not the editor's). A field argent focuses itself is
+    selected in the page, no chord."""
+    await device.navigate(f"{site}/editor.html")
+    pre = next(n for n in walk((await device.ui_tree()).root) if n.kind == "presentation" and n.value)
+    assert (pre.value, pre.text) == ("id name year languages", "select id, name, year from languages")
+    res = await run(
+        tmp_path,
+        device,
+        "editor",
+        flow(
+            f"{site}/editor.html",
+            'type: { into: { text: "select id, name, year" }, text: "select name from languages where year > 1970", '
+            "clear: true, submit: false }",
+            'assert: { visible: { text: "name from languages where year > 1970" } }',
+            'type: { into: { id: plain }, text: "new plain", clear: true, submit: false }',
+        ),
+    )
+    assert passed(res), verdicts(res)
+    assert await page(device, "model") == "select name from languages where year > 1970"
+    assert await page(device, "[plain.value, keys.includes('Control')]") == ["new plain", False]
 
 
 # --------------------------------------------------------------------------------------------
@@ -846,9 +919,3 @@ class StaticDevices:
 
     async def stop(self, device_id: str) -> None:
         pass
-
-
-def walk(node: Any) -> Any:
-    yield node
-    for child in node.children:
-        yield from walk(child)

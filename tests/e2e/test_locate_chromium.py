@@ -326,7 +326,8 @@ async def test_off_screen_is_kept_and_the_hint_comes_only_when_it_exists(
     res = await run(device, tmp_path, launch + "  - tap: Far\n", timings=QUICK)
     assert outcomes(res)[1] == (
         "fail",
-        'no visible element matched selector text="Far" — if it is off-screen, add a scroll-to step before this one',
+        'no visible element matched selector text="Far" — one lies below the screen: add a scroll-to step before '
+        "this one",
     )
     res = await run(device, tmp_path, launch + "  - tap: Tpo\n", timings=QUICK)
     assert outcomes(res)[1] == (

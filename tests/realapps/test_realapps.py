@@ -29,11 +29,7 @@ MIN_STEPS = 10
 
 #: What main still lacks for an app's flow (issue 21, INTERFACE.md section 14), as a run showed it; the
 #: mark comes off when the feature lands and the flow passes.
-MISSING = {
-    "datasette": "a text: that spans the spans of a highlighted CodeMirror line (Datasette's SQL editor) "
-    "matches nothing, and clear: selects the editor's hidden textarea with the DOM, not the editor's text "
-    "(a select-all chord to the focused element would)",
-}
+MISSING: dict[str, str] = {}
 
 
 def corpus(name: str) -> pytest.ParameterSet:
@@ -68,7 +64,15 @@ def test_the_flow_a_user_writes_passes_on_the_real_app(
         )
         assert done.returncode == 0, said
     steps = [s for s in report["steps"] if s["kind"] != "echo"]
-    assert len(steps) >= MIN_STEPS and all(s["status"] == "pass" for s in steps), said
+    # A `when:` whose condition was not met skips itself and its block, as written (JupyterLab's news
+    # prompt comes a moment after its start, or not at all, as the machine's load has it).
+    unmet = [
+        s
+        for s in steps
+        if s["status"] == "skip" and (s["kind"] == "when" or s.get("reason") == "when block skipped")
+    ]
+    passed = [s for s in steps if s["status"] == "pass"]
+    assert report["ok"] and len(passed) + len(unmet) == len(steps) and len(passed) >= MIN_STEPS, said
     assert processes_naming(str(private_tmp)) == []  # the flow's Chromium is gone
     assert apps.leftovers(tmp_path / name) == []  # and so is every process of the app
 

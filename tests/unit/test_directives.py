@@ -200,7 +200,7 @@ async def test_tap_waits_for_the_element_to_appear(dd: DeviceDirectives, tmp_pat
 
 
 async def test_tap_not_found_reason(dd: DeviceDirectives, tmp_path: Path) -> None:
-    dev = FakeDevice(view=lambda: page(node("p", 0, 0, 0, 0, label="Save")))
+    dev = FakeDevice(view=lambda: page(node("p", 0.5, 0.5, 0, 0, label="Save")))
     out = await dd.execute(TapStep(Selector(text="Save", loose=True)), dev, make_ctx(tmp_path, dev))
     assert out.status == "fail"
     assert out.reason == (
@@ -350,7 +350,7 @@ async def test_assert_reasons(dd: DeviceDirectives, tmp_path: Path) -> None:
     dev = FakeDevice(
         view=lambda: page(
             SAVE,
-            node("p", 0, 0, 0, 0, value="ghost"),
+            node("p", 0.5, 0.5, 0, 0, value="ghost"),
             node("div", 0, 0.5, 1, 0.2, node("span", 0, 0.5, 0.5, 0.1, value="Total 42"), identifier="total"),
         )
     )
@@ -625,8 +625,29 @@ async def test_scroll_to_reaches_the_end(dd: DeviceDirectives, tmp_path: Path) -
     out = await dd.execute(ScrollToStep(Selector(text="Item 99")), dev, make_ctx(tmp_path, dev))
     assert (out.status, out.reason) == (
         "fail",
-        'reached the end of the scroll without finding text="Item 99"',
+        'reached the end of the scroll without finding text="Item 99", and none came there within 7500ms',
     )
+
+
+async def test_scroll_to_waits_at_the_end_for_what_arrives_there(
+    dd: DeviceDirectives, tmp_path: Path
+) -> None:
+    """At the end of the scroll, nothing matches yet: the step waits there (as a person waits for a
+    list that loads more at its end) and scrolls on once more rows came."""
+    dev = FakeDevice()
+    state = scrolling(dev, items=15)
+    view, reads = dev.view, {"at_end": 0}
+
+    def growing() -> UiTree:
+        if state["offset"] >= 15 * 0.1 - 1.0:
+            reads["at_end"] += 1
+        if reads["at_end"] > 3:
+            return page(*view().root.children, node("li", 0, 0.95, 1, 0.05, value="Item 99"))
+        return view()
+
+    dev.view = growing
+    out = await dd.execute(ScrollToStep(Selector(text="Item 99")), dev, make_ctx(tmp_path, dev))
+    assert out.status == "pass", out.reason
 
 
 async def test_scroll_to_gives_up_after_25_attempts(dd: DeviceDirectives, tmp_path: Path) -> None:

@@ -69,6 +69,9 @@ class SignalDevice(FakeDevice):
         mark = self.mark
         return attrs.evolve(await super().ui_tree(), mark=mark)
 
+    async def hold_still(self, x: float, y: float, timeout: float) -> bool:
+        return False  # nothing on this page moves
+
     async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
         self.signal_calls.append(("wait_focus", round(x, 4), round(y, 4), timeout, grace))
         return self.focus
@@ -260,8 +263,12 @@ async def test_scroll_to_reveals_only_in_its_direction(tmp_path: Path) -> None:
     out = await DeviceDirectives(timings=FAST).execute(
         ScrollToStep(Selector(text="Row 3")), dev, make_ctx(tmp_path, dev)
     )
-    # Row 3 lies above; scrolling down never shows it: the end of the scroll, as before.
-    assert (out.status, out.reason) == ("fail", 'reached the end of the scroll without finding text="Row 3"')
+    # Row 3 lies above; scrolling down never shows it: the end of the scroll, saying where it lies.
+    assert (out.status, out.reason) == (
+        "fail",
+        'reached the end of the scroll without finding text="Row 3" — one lies above the scroll area, '
+        "give scroll-to direction: up",
+    )
     assert called(dev, "reveal") == []
 
 

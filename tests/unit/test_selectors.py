@@ -19,6 +19,7 @@ from argent.runner.selectors import (
     matches_for_condition,
     miss_reason,
     no_match_reason,
+    off_screen_reason,
 )
 from argent.runner.teach import plural
 
@@ -315,7 +316,7 @@ def cond(kind: Any, sel: Selector, mode: Any = None, expected: str | None = None
 
 
 def test_exists_visible_hidden() -> None:
-    s = screen(n("p", 0, 0, 0, 0, value="ghost"), n("p", 0, 0.1, 0.5, 0.1, value="Hello"))
+    s = screen(n("p", 0.5, 0.5, 0, 0, value="ghost"), n("p", 0, 0.1, 0.5, 0.1, value="Hello"))
     assert evaluate(cond("exists", Selector(text="ghost")), s).ok
     v = evaluate(cond("visible", Selector(text="ghost")), s)
     assert v.reason == 'element(s) matched text="ghost" but none was visible (zero-area frame)'
@@ -453,7 +454,9 @@ def test_text_with_the_aria_role_matches_the_name_or_any_text_inside() -> None:
     assert best_match(Selector(role="listitem", text_matches="^Milk Remove$"), s) is not None
     # the tag way keeps upstream's meaning: the element's own label or value only
     assert best_match(Selector(role="li", text="milk"), s) is None
-    assert best_match(Selector(text="Milk Remove"), s) is None
+    # no element's own text holds it: the deepest element whose whole text does (the item)
+    whole = best_match(Selector(text="Milk Remove"), s)
+    assert whole is not None and (whole.role, whole.frame.y) == ("listitem", 0)
 
 
 def test_css_matches_the_elements_the_read_marked() -> None:
@@ -572,8 +575,8 @@ def test_the_off_screen_hint_only_when_an_element_matches() -> None:
         web("button", "button", 0, 0, 0.1, 0.1, label="Pay later"),
     )
     assert miss_reason(Selector(text="Pay now"), s) == (
-        'no visible element matched selector text="Pay now" — if it is off-screen, add a scroll-to step before '
-        "this one"
+        'no visible element matched selector text="Pay now" — one lies below the screen: add a scroll-to step '
+        "before this one"
     )
     assert miss_reason(Selector(text="Checkout"), s) == (
         'no visible element matched selector text="Checkout" — no text on the screen comes close to it'
@@ -581,6 +584,50 @@ def test_the_off_screen_hint_only_when_an_element_matches() -> None:
     assert miss_reason(Selector(text="Pay soon"), s) == (
         'no visible element matched selector text="Pay soon" — the nearest texts on the screen: button '
         '"Pay later"'
+    )
+
+
+def test_an_off_screen_match_is_said_where_it_lies() -> None:
+    """An element beyond the screen's edge (its empty frame a point on that edge) is named where it
+    lies and what brings it; one beyond its scroll area's view, with the area; one whose empty frame
+    lies inside the screen (hidden, of no size) lies nowhere: the hint stays an if."""
+    s = screen(
+        web("button", "button", 1, 0.2, 0, 0, label="Right"),
+        web("button", "button", 0.2, 0, 0, 0, label="Up"),
+        web(
+            "list",
+            "ul",
+            0,
+            0.3,
+            0.5,
+            0.2,
+            web("listitem", "li", 0, 0.3, 0.5, 0.1, value="Seen"),
+            web("listitem", "li", 0, 0.5, 0, 0, value="Deep"),
+            identifier="feed",
+            scrollable=True,
+        ),
+        web("p", "p", 0.5, 0.5, 0, 0, value="Nothing"),
+        web("p", "p", 0.6, 1, 0, 0, value="Below"),
+    )
+    assert miss_reason(Selector(text="Right"), s) == (
+        'no visible element matched selector text="Right" — one lies to the right of the screen: add a '
+        "scroll-to step (direction: right) before this one"
+    )
+    assert miss_reason(Selector(text="Up"), s) == (
+        'no visible element matched selector text="Up" — one lies above the screen: add a scroll-to step '
+        "(direction: up) before this one"
+    )
+    assert miss_reason(Selector(text="Deep"), s) == (
+        'no visible element matched selector text="Deep" — one lies below the view of its scroll area (id '
+        '"feed"): add a scroll-to step with within: that area before this one'
+    )
+    assert miss_reason(Selector(text="Nothing"), s) == off_screen_reason(Selector(text="Nothing"))
+    assert evaluate(cond("visible", Selector(text="Below")), s).reason == (
+        'element(s) matched text="Below" but none was visible — one lies below the screen: add a scroll-to '
+        "step before this one"
+    )
+    assert evaluate(cond("visible", Selector(text="Nothing")), s).reason == (
+        'element(s) matched text="Nothing" but none was visible (zero-area frame)'
     )
 
 
@@ -648,3 +695,56 @@ def test_any_passes_by_an_element_kept_for_its_role_alone() -> None:
     first = best_match(Selector(any=True, within=Selector(identifier="menu")), s)
     assert first is not None and first.label == "First"
     assert [leaf.role for leaf in matches_for_condition(Selector(role="list"), s)[1]] == ["list"]
+
+
+# --------------------------------------------------------------------------------------------
+# Whole text: a text drawn across several elements
+
+
+def code_line(y: float, *, text: str, own: str) -> UiNode:
+    """A highlighted code line as the walker reads it: a <pre> whose own text is what lies between its
+    keyword spans (out of order once joined), with the line in reading order (``text``)."""
+    return web(
+        "",
+        "pre",
+        0,
+        y,
+        0.6,
+        0.05,
+        web("", "span", 0, y, 0.1, 0.05, value="select"),
+        web("", "span", 0.3, y, 0.1, 0.05, value="from"),
+        value=own,
+        text=text,
+    )
+
+
+def test_a_text_no_element_holds_matches_the_deepest_element_whose_whole_text_does() -> None:
+    line = code_line(0.2, text="select id, name, year from languages", own="id, name, year languages")
+    s = screen(web("main", "main", 0, 0, 1, 1, web("", "div", 0, 0.2, 0.6, 0.1, line, identifier="editor")))
+    pre = best_match(Selector(text="select id, name, year"), s)
+    assert pre is not None and (pre.kind, pre.value) == ("pre", "id, name, year languages")
+    assert pre.whole == "select id, name, year from languages"
+    # the loose form finds it too, and so does a condition; the editor and <main> hold it as well,
+    # but the deepest element is the one a person points at
+    assert best_match(loose("select id, name, year"), s) == pre
+    assert matches_for_condition(Selector(text="SELECT ID, name"), s)[1] == [pre]
+    assert evaluate(Condition("visible", Selector(text="year from languages")), s).ok
+    # the order of the parts is what a person reads, not own text first
+    assert best_match(Selector(text="id, name, year languages select"), s) is None
+    # within a scope, and its ancestors' whole text reads the line in order too
+    assert best_match(Selector(text="select id", within=Selector(identifier="editor")), s) == pre
+    editor = next(leaf for leaf in s.leaves if leaf.identifier == "editor")
+    assert editor.whole == "select id, name, year from languages"
+    assert evaluate(Condition("text", Selector(identifier="editor"), "contains", "select id, name"), s).ok
+
+
+def test_an_element_whose_own_text_matches_is_chosen_as_before() -> None:
+    # an own match anywhere wins over a whole-text match (what existing flows select stays selected)
+    line = code_line(0.2, text="select id, name from t", own="id, name t")
+    s = screen(line, web("", "p", 0, 0.6, 0.5, 0.05, value="id, name"))
+    found = matches_for_condition(Selector(text="id, name"), s)[1]
+    assert [(leaf.kind, leaf.value) for leaf in found] == [("pre", "id, name t"), ("p", "id, name")]
+    # a role keeps its own rule (an ARIA role matches text inside; a tag, upstream's own text only)
+    assert best_match(Selector(role="pre", text="select id"), s) is None
+    # a pattern is matched with the element's own texts only, as before
+    assert best_match(Selector(text_matches="select id"), s) is None

@@ -19,6 +19,10 @@ def test_each_line_shows_the_aria_role_else_the_tag_and_the_name() -> None:
     ) == ('textbox "Email" value="a@b.c" id="email" [clickable]  (0.000, 0.000, 0.500, 0.250)')
     assert node_line(web("", "div", value="Plain")) == 'div value="Plain"  (0.000, 0.000, 0.500, 0.250)'
     assert node_line(web("", "")) == "node  (0.000, 0.000, 0.500, 0.250)"
+    # the text a person reads in it, where its own text and its children's interleave
+    assert node_line(web("", "pre", value="id name", text="select id, name")) == (
+        'pre value="id name" text="select id, name"  (0.000, 0.000, 0.500, 0.250)'
+    )
     tree = UiTree(root=web("", "html", web("dialog", "div", web("separator", "hr")), web("", "div")))
     lines = describe_text(tree).splitlines()[HEAD:]
     assert lines == [

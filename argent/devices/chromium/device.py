@@ -641,6 +641,10 @@ class ChromiumDevice:
     async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
         return await self.signals.wait_quiet(timeout, after=after)
 
+    async def hold_still(self, x: float, y: float, timeout: float) -> bool:
+        px, py = self._px(x, y)
+        return await self.signals.hold_still(px, py, timeout)
+
     async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
         px, py = self._px(x, y)
         return await self.signals.wait_focus(px, py, timeout, grace)

@@ -34,7 +34,7 @@ from attrs import define
 from argent.devices.base import DeviceError
 from argent.devices.chromium.cdp import CdpSession
 from argent.devices.chromium.world import IsolatedWorld
-from argent.devices.web.quiet import WAIT_SLACK_SECONDS
+from argent.devices.web.quiet import WAIT_SLACK_SECONDS, wait_expression
 from argent.devices.web.stitch import FrameKey, Marker, Stitch, unnamed_frames
 from argent.limits import (
     FRAME_READ_SECONDS,
@@ -47,9 +47,11 @@ from argent.limits import (
 #: The page's own frame (its document, and the same-origin documents its walk enters).
 TOP: FrameKey = ("top",)
 #: Every out-of-process frame attaches to the session of its parent, flat, and waits until its
-#: session is set up (its requests then all reach the page signals). Dedicated workers attach too,
-#: only to be let run at once: with ``waitForDebuggerOnStart`` Chromium holds a worker the filter
-#: leaves out at its start for good (a page's search, editor or PDF worker never ran).
+#: session is set up (its requests then all reach the page signals). Dedicated workers attach too
+#: and wait the same way: a worker's script request is announced in the page's session but ends in
+#: the worker's own, as do the worker's requests (a page's search index, an editor's language
+#: server), so the page signals follow it. (With ``waitForDebuggerOnStart``, Chromium holds a worker
+#: the filter left out at its start for good: a page's search, editor or PDF worker never ran.)
 AUTO_ATTACH = {
     "autoAttach": True,
     "waitForDebuggerOnStart": True,
@@ -151,17 +153,25 @@ class PageFrames:
         session.on("Target.detachedFromTarget", self._detached)
 
     def _attached(self, parent: CdpSession, params: dict[str, Any]) -> None:
-        """A frame attached, waiting for its session to be set up: follow it (within
-        ``MAX_FRAME_SESSIONS``), and let it run in every case."""
+        """A frame or a worker attached, waiting for its session to be set up: follow a frame
+        (within ``MAX_FRAME_SESSIONS``) and a worker's requests, and let it run in every case."""
         sid = params.get("sessionId")
         if not isinstance(sid, str):
             return
         info = params.get("targetInfo")
         tid = info.get("targetId") if isinstance(info, dict) else None
-        child = parent.attach(sid, f"{parent.label} frame {str(tid)[:8]}")
+        kind = info.get("type") if isinstance(info, dict) else None
+        child = parent.attach(
+            sid, f"{parent.label} {'worker' if kind == 'worker' else 'frame'} {str(tid)[:8]}"
+        )
         setup: list[tuple[str, dict[str, Any]]] = []
         try:
-            if not isinstance(info, dict) or info.get("type") != "iframe" or not isinstance(tid, str):
+            if kind == "worker":
+                if self._follow is not None:
+                    self._follow(child)
+                    setup.append(("Network.enable", {}))
+                return
+            if kind != "iframe" or not isinstance(tid, str):
                 return
             if tid not in self._targets and len(self._targets) >= MAX_FRAME_SESSIONS:
                 return
@@ -387,12 +397,21 @@ class PageFrames:
 
     # -- quiet --
 
-    async def quiet(self, main: Awaitable[Any], remaining: float, min_frames: int, after: int | None) -> Any:
+    async def quiet(
+        self,
+        main: Awaitable[Any],
+        remaining: float,
+        min_frames: int,
+        after: int | None,
+        *,
+        paint: bool = False,
+    ) -> Any:
         """The page's quiet wait (``main``, the monitor's answer) with its frames' (those the last
         read walked, but one whose walk does not answer): with ``after`` (a change wait), the first
         of them that changed past its mark and is quiet answers (a frame's: the page's ``after``
         again); else the page's answer, once its frames are quiet too — a frame holds it at most
-        ``FRAME_READ_SECONDS`` longer (a frame whose own page never rests holds no step for long)."""
+        ``FRAME_READ_SECONDS`` longer (a frame whose own page never rests holds no step for long).
+        ``paint``: the frames' finite animations count too (a capture's wait)."""
         loop = asyncio.get_running_loop()
         now = loop.time()
         frames = [
@@ -404,7 +423,9 @@ class PageFrames:
         if not frames:
             return await first
         waits = {
-            asyncio.ensure_future(self._wait(world, remaining, min_frames, key, after is not None)): key
+            asyncio.ensure_future(
+                self._wait(world, remaining, min_frames, key, after is not None, paint)
+            ): key
             for key, world in frames
         }
         try:
@@ -429,14 +450,18 @@ class PageFrames:
                 task.add_done_callback(_retrieve)
 
     async def _wait(
-        self, world: IsolatedWorld, remaining: float, min_frames: int, key: FrameKey, changed: bool
+        self,
+        world: IsolatedWorld,
+        remaining: float,
+        min_frames: int,
+        key: FrameKey,
+        changed: bool,
+        paint: bool,
     ) -> bool:
-        """One frame's monitor wait (``changed``: past its mark); True once quiet, its mark noted."""
+        """One frame's monitor wait (``changed``: past its mark; ``paint``: still to the pixel); True
+        once quiet, its mark noted."""
         after = self._marks.get(key) if changed else None
-        expression = (
-            f"globalThis.__argent.wait({round(remaining * 1000)}, {int(min_frames)}, "
-            f"{'null' if after is None else int(after)}, 0)"
-        )
+        expression = wait_expression(remaining, min_frames, after, 0, paint)
         result = await world.evaluate(expression, await_promise=True, timeout=remaining + WAIT_SLACK_SECONDS)
         if not isinstance(result, dict) or result.get("quiet") is not True:
             return False

@@ -6,7 +6,7 @@ page's network requests in flight from CDP ``Network`` events; what makes a page
 ``argent.devices.web.quiet``.
 
 The frames the page's walk cannot enter (``argent.devices.chromium.frames``) count too: their
-requests, and their monitors' quiet — a frame holds the page's quiet at most ``FRAME_READ_SECONDS``
+requests (and those of the page's dedicated workers), and their monitors' quiet — a frame holds the page's quiet at most ``FRAME_READ_SECONDS``
 longer than the page's own document, and a change in a frame ends a change wait as one in the page.
 """
 
@@ -56,12 +56,19 @@ class PageSignals:
         await self.frames.start()
 
     def _follow(self, child: CdpSession) -> None:
-        """An out-of-process frame attached: its requests count too (``PageFrames`` enables its
-        ``Network`` before the frame runs). One request id across the sessions: a frame's document
-        request starts in its parent's session and may end in its own."""
+        """An out-of-process frame or a dedicated worker attached: its requests count too
+        (``PageFrames`` enables its ``Network`` before it runs). One request id across the sessions:
+        a frame's document request starts in its parent's session and may end in its own, a worker's
+        script request starts in the page's and ends in the worker's."""
         child.on("Network.requestWillBeSent", self._on_request)
         child.on("Network.loadingFinished", self._on_request_end)
         child.on("Network.loadingFailed", self._on_request_end)
+
+    @property
+    def in_flight(self) -> int:
+        """Requests started and not ended yet, in the page and in its followed frames and workers
+        (the quiet counts those younger than ``QUIET_REQUEST_MAX_AGE_MS``)."""
+        return self._quiet.in_flight
 
     def touched(self) -> None:
         """Input went to the page: the next quiet needs frames of its own."""
@@ -105,14 +112,27 @@ class PageSignals:
     async def quiet_capture(self, capture: Callable[[], Awaitable[bytes]], timeout: float) -> bytes:
         return await self._quiet.quiet_capture(capture, timeout)
 
-    async def _wait_page(self, remaining: float, frames: int, after: int | None, slack: int) -> Any:
+    async def _wait_page(
+        self, remaining: float, frames: int, after: int | None, slack: int, paint: bool
+    ) -> Any:
         """The monitor's wait in the page's world and, beside it, in the frames its walk cannot enter."""
         page = self.evaluate(
-            wait_expression(remaining, frames, after, slack),
+            wait_expression(remaining, frames, after, slack, paint),
             await_promise=True,
             timeout=remaining + WAIT_SLACK_SECONDS,
         )
-        return await self.frames.quiet(page, remaining, frames, after)
+        return await self.frames.quiet(page, remaining, frames, after, paint=paint)
+
+    async def hold_still(self, x: float, y: float, timeout: float) -> bool:
+        """The monitor's ``still`` at (x, y) CSS px: True when the element there moved before it
+        held its place."""
+        ms = round(max(0.0, timeout) * 1000)
+        value = await self.evaluate(
+            f"globalThis.__argent.still({x!r}, {y!r}, {ms})",
+            await_promise=True,
+            timeout=max(0.0, timeout) + WAIT_SLACK_SECONDS,
+        )
+        return value is True
 
     async def walk(
         self, max_depth: int, max_nodes: int, *, keep: bool, timeout: float, css: Sequence[str] = ()

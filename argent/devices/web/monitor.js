@@ -4,11 +4,14 @@
 // neither sees it nor can tamper with it (its globals, prototypes, requestAnimationFrame and
 // MutationObserver are the world's own). It installs `globalThis.__argent` with:
 //
-//   wait(timeoutMs, minFrames, after, slack) -> Promise<{quiet, mark, tick}>
+//   wait(timeoutMs, minFrames, after, slack, paint) -> Promise<{quiet, mark, tick}>
 //     resolves once the page is quiet: no DOM mutation (document, open shadow roots, same-origin
 //     iframes) for two animation frames (two frames ran without one; a change made before a
-//     frame began is shown by that frame), no running finite CSS animation or transition (an
-//     infinite one never ends, waiting cannot help), the parser done; with `minFrames` (input
+//     frame began is shown by that frame), the parser done; with `paint` 1 (a capture of the
+//     pixels) no running finite CSS animation or transition either (an infinite one never ends,
+//     waiting cannot help). Without it an animation holds nothing: a person does not wait for a
+//     tab's indicator to slide or a hover colour to fade before acting elsewhere — an action
+//     waits for its own target to hold still (`still`). With `minFrames` (input
 //     was sent since the last quiet), also at least that many frames after the input — counted
 //     from the last input event the page saw since then (pointer, key, wheel, scroll, input),
 //     else from the call — so its effects (timers, frame callbacks, scroll handlers) get their
@@ -16,8 +19,14 @@
 //     `slack` 1 it resolves one frame early (for a capture whose own frame is the last one: the
 //     caller then waits for the full quiet and keeps the capture only when that came at the
 //     very next frame, `tick` + 1). At `timeoutMs` it resolves with quiet=false. `mark` counts
-//     mutations, `tick` frames.
+//     mutations (on from the document's start: see `count`), `tick` frames.
 //   mark() -> the current mutation count.
+//   still(x, y, timeoutMs) -> Promise<boolean>
+//     resolves once the element at (x, y) CSS px holds its place: the same element with the same
+//     box in two frames in a row — at once when no finite animation runs that moves or sizes
+//     anything (one of colours, shadows, filters or opacity alone only repaints); true when it
+//     moved (or another element came there) since the call, so a read made before is stale. At
+//     `timeoutMs`, as it is.
 //   waitFocus(timeoutMs, x, y, graceMs) -> Promise<{ok, editable, frame?}>
 //     resolves ok once focus sits on an element that takes text; or, `graceMs` after the call,
 //     on the element at (x, y) CSS px (or one containing it / inside it) — a tapped button or
@@ -42,8 +51,14 @@
     button: 1, checkbox: 1, color: 1, file: 1, hidden: 1, image: 1, radio: 1, range: 1, reset: 1, submit: 1,
   };
 
-  let count = 0; // mutations seen
-  let quietFrames = 0; // frames in a row without a mutation or a running animation
+  // Mutations seen, counted on from when this document's navigation began (in µs since the epoch,
+  // a safe integer until the 2250s): a mark taken in the document before lies below this one's
+  // count (unless it saw a million changes a second), so a change wait carried over a navigation
+  // (argent's world made again, the same wait sent to the new document) ends once the new page is
+  // quiet — a new document is a change — where from 0 it waited out its timeout after page loads.
+  let count = Math.floor(performance.timeOrigin * 1000) || 0;
+  let quietFrames = 0; // frames in a row without a mutation
+  let stillFrames = 0; // frames in a row without a mutation or a running finite animation (`paint`)
   let ticks = 0; // frames seen
   let inputTick = -1; // `ticks` at the last input event
   let quietTick = -1; // `ticks` when a wait last resolved quiet
@@ -95,24 +110,67 @@
     for (let i = 0; i < all.length; i++) visit(all[i]);
   };
 
+  // Properties whose animation changes only how things are painted: never where anything is, how
+  // big, or whether it is shown (opacity keeps an element in place and hit by the pointer).
+  const PAINT_ONLY = {
+    color: 1, "background-color": 1, "border-top-color": 1, "border-right-color": 1,
+    "border-bottom-color": 1, "border-left-color": 1, "border-color": 1, "outline-color": 1,
+    "box-shadow": 1, "text-shadow": 1, "text-decoration-color": 1, "caret-color": 1,
+    "column-rule-color": 1, "accent-color": 1, fill: 1, stroke: 1, "stop-color": 1,
+    "flood-color": 1, "lighting-color": 1, opacity: 1, filter: 1, "backdrop-filter": 1,
+  };
+  const KEYFRAME_KEYS = { offset: 1, easing: 1, composite: 1, computedOffset: 1 };
+  const paintOnlyOf = new WeakMap();
+  const kebab = function (name) {
+    return name.replace(/[A-Z]/g, function (c) { return "-" + c.toLowerCase(); });
+  };
+  // Whether the animation animates paint-only properties alone (looked up once per animation).
+  const paintOnly = function (a) {
+    let known = paintOnlyOf.get(a);
+    if (known !== undefined) return known;
+    known = false;
+    try {
+      if (typeof a.transitionProperty === "string") {
+        known = PAINT_ONLY[a.transitionProperty] === 1;
+      } else if (a.effect && typeof a.effect.getKeyframes === "function") {
+        const frames = a.effect.getKeyframes();
+        let any = false;
+        known = true;
+        for (let i = 0; i < frames.length && known; i++) {
+          for (const key in frames[i]) {
+            if (KEYFRAME_KEYS[key] === 1) continue;
+            any = true;
+            if (PAINT_ONLY[kebab(key)] !== 1) { known = false; break; }
+          }
+        }
+        known = known && any;
+      }
+    } catch (e) { known = false; }
+    paintOnlyOf.set(a, known);
+    return known;
+  };
+  // What runs now: 0 nothing finite, 1 paint-only animations alone, 2 one that moves or shows things.
   const animating = function () {
     let list;
-    try { list = document.getAnimations(); } catch (e) { return false; }
+    try { list = document.getAnimations(); } catch (e) { return 0; }
+    let found = 0;
     for (let i = 0; i < list.length; i++) {
       const a = list[i];
       if (a.playState !== "running") continue;
       let end = Infinity;
       try { end = a.effect ? a.effect.getComputedTiming().endTime : Infinity; } catch (e) { end = Infinity; }
-      if (end !== Infinity) return true;
+      if (end === Infinity) continue;
+      if (!paintOnly(a)) return 2;
+      found = 1;
     }
-    return false;
+    return found;
   };
 
   const settle = function () {
     const now = performance.now();
     waiters.forEach(function (w) {
       const met =
-        quietFrames >= 2 - w.slack &&
+        (w.paint ? stillFrames : quietFrames) >= 2 - w.slack &&
         document.readyState !== "loading" &&
         ticks - w.from >= w.minFrames - w.slack &&
         (w.after < 0 || count > w.after);
@@ -132,14 +190,13 @@
       // A change made before this frame began is one this frame already shows: the frame counts
       // as a quiet one; a change made during it (its frame callbacks) does not.
       dirty = false;
-      quietFrames = lastMutation < frameStart ? 1 : 0;
-    } else if (animating()) {
-      quietFrames = 0;
+      quietFrames = stillFrames = lastMutation < frameStart ? 1 : 0;
     } else {
       quietFrames++;
+      stillFrames = animating() ? 0 : stillFrames + 1;
     }
     settle();
-    if (quietFrames < 2 || waiters.size || ticks - inputTick < 2) schedule();
+    if (stillFrames < 2 || waiters.size || ticks - inputTick < 2) schedule();
   };
 
   const schedule = function () {
@@ -162,17 +219,18 @@
     }, FALLBACK_TICK_MS);
   };
 
-  const wait = function (timeoutMs, minFrames, after, slack) {
+  const wait = function (timeoutMs, minFrames, after, slack, paint) {
     // Shadow roots attached after their host was inserted (a late custom-element upgrade) have
     // no mutation of their own that would announce them: look again before every wait.
     if (document.documentElement) scanRoot(document.documentElement, true);
-    if (animating()) quietFrames = 0;
+    if (paint === 1 && animating()) stillFrames = 0;
     return new Promise(function (resolve) {
       const w = {
         from: inputTick >= 0 && inputTick >= quietTick ? inputTick : ticks,
         minFrames: minFrames > 0 ? minFrames : 0,
         after: typeof after === "number" ? after : -1,
         slack: slack === 1 ? 1 : 0,
+        paint: paint === 1,
         deadline: performance.now() + timeoutMs,
         resolve: resolve,
         timer: 0,
@@ -260,6 +318,48 @@
     });
   };
 
+  // Where the element at (x, y) is: [element, left, top, width, height], or null.
+  const boxAt = function (x, y) {
+    const el = hitAt(x, y);
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    return [el, r.left, r.top, r.width, r.height];
+  };
+  const sameBox = function (a, b) {
+    if (!a || !b) return a === b;
+    for (let i = 0; i < 5; i++) if (a[i] !== b[i]) return false;
+    return true;
+  };
+  const still = function (x, y, timeoutMs) {
+    return new Promise(function (resolve) {
+      if (animating() < 2) {
+        resolve(false);
+        return;
+      }
+      const deadline = performance.now() + timeoutMs;
+      let last = boxAt(x, y);
+      let moved = false;
+      let token = 0;
+      const look = function () {
+        token++;
+        const now = boxAt(x, y);
+        if (sameBox(now, last) || performance.now() >= deadline) {
+          resolve(moved || !sameBox(now, last));
+          return;
+        }
+        moved = true;
+        last = now;
+        next();
+      };
+      const next = function () {
+        const mine = ++token;
+        requestAnimationFrame(function () { setTimeout(function () { if (token === mine) look(); }, 0); });
+        setTimeout(function () { if (token === mine) look(); }, FALLBACK_TICK_MS);
+      };
+      next();
+    });
+  };
+
   const reveal = function (ref) {
     const kept = globalThis.__argentRefs;
     const el = kept ? kept[ref] : null;
@@ -287,6 +387,7 @@
   globalThis.__argent = {
     wait: wait,
     mark: function () { return count; },
+    still: still,
     waitFocus: waitFocus,
     reveal: reveal,
     editable: function () { const el = deepActive(); return !!el && editable(el); },

@@ -1,8 +1,9 @@
 """When a browser page is quiet, whatever its engine: its requests in flight (counted from the
 engine's network events) and its monitor's frames (``monitor.js``'s ``wait``, in argent's world).
 
-A quiet page is one whose requests are done and whose monitor saw two frames without a DOM change
-or a running finite animation; after input (``touched``) at least two more frames must pass, so the
+A quiet page is one whose requests are done and whose monitor saw two frames without a DOM change;
+no animation holds it but for a capture (``quiet_capture``, still to the pixel: no finite animation
+running either) — an action waits for its own target to hold still instead; after input (``touched``) at least two more frames must pass, so the
 effects of the input get their frame before anyone looks. A request still running after
 ``QUIET_REQUEST_MAX_AGE_MS`` stops counting: long polls, streams and slow beacons would otherwise
 hold every step at the ceiling.
@@ -23,15 +24,17 @@ FRAMES_AFTER_INPUT = 2
 #: Slack on a page-side wait's own deadline before the protocol request gives up.
 WAIT_SLACK_SECONDS = 2.0
 
-#: The page's wait: (seconds left, frames it needs, the change mark to pass or None, slack) -> the
-#: monitor's answer (``{quiet, mark, tick}``), across the frames the engine reads with the page.
-PageWait = Callable[[float, int, int | None, int], Awaitable[Any]]
+#: The page's wait: (seconds left, frames it needs, the change mark to pass or None, slack, paint:
+#: still to the pixel) -> the monitor's answer (``{quiet, mark, tick}``), across the frames the
+#: engine reads with the page.
+PageWait = Callable[[float, int, int | None, int, bool], Awaitable[Any]]
 
 
-def wait_expression(remaining: float, frames: int, after: int | None, slack: int) -> str:
-    """The monitor's wait, as an expression in argent's world."""
+def wait_expression(remaining: float, frames: int, after: int | None, slack: int, paint: bool = False) -> str:
+    """The monitor's wait, as an expression in argent's world (``paint``: a capture's, still to the
+    pixel)."""
     mark = "null" if after is None else str(int(after))
-    return f"globalThis.__argent.wait({round(remaining * 1000)}, {int(frames)}, {mark}, {int(slack)})"
+    return f"globalThis.__argent.wait({round(remaining * 1000)}, {int(frames)}, {mark}, {int(slack)}, {int(paint)})"
 
 
 def _int(value: Any) -> int:
@@ -69,6 +72,11 @@ class PageQuiet:
         if self._requests.pop(request_id, None) is not None:
             self._request_done.set()
 
+    @property
+    def in_flight(self) -> int:
+        """Requests started and not ended yet (those younger than ``QUIET_REQUEST_MAX_AGE_MS`` count)."""
+        return len(self._requests)
+
     def _busy_until(self) -> float | None:
         """When the youngest request in flight stops counting; None when none counts now."""
         now = self._now()
@@ -103,21 +111,22 @@ class PageQuiet:
 
     async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
         deadline = self._now() + max(0.0, timeout)
-        quiet = await self._quiet(deadline, after, slack=0)
+        quiet = await self._quiet(deadline, after, slack=0, paint=False)
         return None if quiet is None else quiet[0]
 
     async def quiet_capture(self, capture: Callable[[], Awaitable[bytes]], timeout: float) -> bytes:
         """``capture()`` of the quiet page, one frame sooner than a quiet wait and a capture in
         turn: the capture is asked for one frame before the page is quiet (its own frame is then
         the last one), and kept only when the very next frame made the page quiet with no change
-        in between; else the quiet page is captured again. At ``timeout``, captured as it is."""
+        in between; else the quiet page is captured again. At ``timeout``, captured as it is. Quiet
+        here is still to the pixel: running finite animations are waited for too."""
         deadline = self._now() + max(0.0, timeout)
-        early = await self._quiet(deadline, None, slack=1)
+        early = await self._quiet(deadline, None, slack=1, paint=True)
         if early is None:
             return await capture()
         shot = asyncio.ensure_future(capture())
         try:
-            full = await self._quiet(deadline, None, slack=0)
+            full = await self._quiet(deadline, None, slack=0, paint=True)
         except BaseException:
             shot.cancel()
             shot.add_done_callback(_retrieve)
@@ -127,8 +136,11 @@ class PageQuiet:
             return taken
         return await capture()
 
-    async def _quiet(self, deadline: float, after: int | None, *, slack: int) -> tuple[int, int] | None:
-        """The page's (mark, frame) once quiet (``slack`` 1: one frame before); None at ``deadline``."""
+    async def _quiet(
+        self, deadline: float, after: int | None, *, slack: int, paint: bool
+    ) -> tuple[int, int] | None:
+        """The page's (mark, frame) once quiet (``slack`` 1: one frame before; ``paint``: no
+        finite animation running either); None at ``deadline``."""
         frames = FRAMES_AFTER_INPUT if self._touched else 0
         while True:
             if await self._network_quiet(deadline):
@@ -136,7 +148,7 @@ class PageQuiet:
             remaining = deadline - self._now()
             if remaining <= 0:
                 return None
-            result = await self._wait_page(remaining, frames, after, slack)
+            result = await self._wait_page(remaining, frames, after, slack, paint)
             if not isinstance(result, dict) or result.get("quiet") is not True:
                 return None
             if self._busy_until() is not None:

@@ -18,6 +18,10 @@
 //          the contents for roles named from content, title, placeholder).
 //   value: a field's value, else the element's own text.
 //   desc: the element's placeholder or title where that is not its name.
+//   text: the element's text as a person reads it (its text nodes and its children's text in
+//         document order, inline runs joined as shown), only where that is not its own text followed
+//         by its children's: it has a text node after a child that gave text (a highlighted code line:
+//         `<span>select</span> id, <span>year</span>`); left out where it is the label.
 // With `keep` (only in argent's isolated world, where the page cannot see it), each node also
 // carries `ref`, its element's index in `globalThis.__argentRefs`, so a later call can act on the
 // very element (scroll it into view).
@@ -176,11 +180,13 @@
   const pathRoot = [];
   const pathTag = [];
 
-  const collapse = function (s) {
+  const collapse = function (s, max) {
     if (!s) return "";
     s = String(s).replace(/\s+/g, " ").trim();
-    return s.length > MAX_TEXT ? s.slice(0, MAX_TEXT) : s;
+    const cap = max || MAX_TEXT;
+    return s.length > cap ? s.slice(0, cap) : s;
   };
+  const NON_SPACE = /\S/;
   const attr = function (el, name) {
     const v = apply(getAttribute, el, [name]);
     return v === null ? "" : v;
@@ -574,6 +580,8 @@
     const kids = [];
     let own = "";
     let content = "";
+    let gave = false; // a child element gave text to `content`
+    let interleaved = false; // `content` is not the own text followed by the children's (`text`)
     if (tag === "iframe" && box) {
       let doc = null;
       try { doc = read(iframeDocument, el); } catch (e) { doc = null; }
@@ -614,6 +622,7 @@
               if (!hidden && (content.length < TEXT_CAP || own.length < TEXT_CAP)) {
                 let d = read(dataOf, child);
                 if (d.length > TEXT_CAP) d = d.slice(0, TEXT_CAP);
+                if (gave && !interleaved && NON_SPACE.test(d)) interleaved = true;
                 if (content.length < TEXT_CAP) content += d;
                 if (own.length < TEXT_CAP) own += " " + d;
               }
@@ -626,7 +635,10 @@
             }
             const n = walk(child, depth + 1, ox, oy, childClip, hard, pointer);
             if (n) kids.push(n);
-            if (lastText && content.length < TEXT_CAP) content += lastBlock ? " " + lastText + " " : lastText;
+            if (lastText && content.length < TEXT_CAP) {
+              content += lastBlock ? " " + lastText + " " : lastText;
+              gave = true;
+            }
           }
         }
       }
@@ -703,6 +715,10 @@
       }
       if (label) node.label = label;
       if (shownValue) node.value = shownValue;
+      if (interleaved) {
+        const reading = collapse(content, TEXT_CAP);
+        if (reading && reading !== label) node.text = reading;
+      }
       if (desc) node.desc = desc;
       if (identifier) node.identifier = collapse(identifier);
       if (clickable) node.clickable = true;

@@ -151,6 +151,7 @@ def _node(data: dict[str, Any], css: tuple[str, ...]) -> UiNode:
         label=_text(data.get("label")),
         value=_text(data.get("value")),
         description=_text(data.get("desc")),
+        text=_text(data.get("text")),
         identifier=_text(data.get("identifier")),
         clickable=data.get("clickable") is True,
         disabled=data.get("disabled") is True,

@@ -36,13 +36,16 @@ def _flags(node: UiNode) -> list[str]:
 
 
 def node_line(node: UiNode) -> str:
-    """``<role> "<name>" value="…" id="…" [flags]  (frame)``: the ARIA role (else the tag) and the
-    accessible name, as a ``role:`` / ``text:`` selector names them."""
+    """``<role> "<name>" value="…" text="…" id="…" [flags]  (frame)``: the ARIA role (else the tag)
+    and the accessible name, as a ``role:`` / ``text:`` selector names them; ``text`` the text a person
+    reads in it where its own text and its children's interleave (``UiNode.text``)."""
     parts = [node.role or node.kind or "node"]
     if node.label:
         parts.append(f'"{_escape(node.label)}"')
     if node.value and node.value != node.label:
         parts.append(f'value="{_escape(node.value)}"')
+    if node.text:
+        parts.append(f'text="{_escape(node.text)}"')
     if node.description:
         parts.append(f'description="{_escape(node.description)}"')
     if node.identifier:
