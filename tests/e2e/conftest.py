@@ -183,3 +183,32 @@ async def serve(app: web.Application) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{runner.addresses[0][1]}"
     finally:
         await runner.cleanup()
+
+
+# --------------------------------------------------------------------------------------------
+# Every engine
+
+
+def engine_marks(platform: str) -> list[pytest.MarkDecorator]:
+    """The marks of a test (or a parameter) that runs the real browser of ``platform``: e2e, and
+    skipped, saying why, where its binary is missing."""
+    from argent.devices.registry import engine_named
+
+    engine = engine_named(platform)
+    assert engine is not None, platform
+    reason = engine.unavailable_reason()
+    return [pytest.mark.e2e, pytest.mark.skipif(reason is not None, reason=str(reason))]
+
+
+def firefox_marks() -> list[pytest.MarkDecorator]:
+    """The ``pytestmark`` of a module that runs the real Firefox."""
+    return engine_marks("firefox")
+
+
+def on_engines(*platforms: str) -> list[Any]:
+    """``pytest.param`` per engine platform (each with its marks), for ``parametrize``."""
+    return [pytest.param(platform, marks=engine_marks(platform), id=platform) for platform in platforms]
+
+
+#: The engines the flow e2e tests run on.
+ENGINES = ("chromium", "firefox")
