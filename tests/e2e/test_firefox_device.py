@@ -196,6 +196,38 @@ async def test_typing_chords_and_enter_submit(page: FirefoxDevice) -> None:
         await page.press_key("Bogus")
 
 
+QUIET_FIELD = """<!doctype html><input id="f" aria-label="Field"><script>
+  window.seen = [];
+  document.getElementById('f').oninput = e => seen.push(e.inputType);
+</script>"""
+
+
+async def test_text_goes_in_one_edit_only_where_no_key_listener_would_see_the_keys(
+    fox: FirefoxDevice,
+) -> None:
+    async def typed(page: str, text: str) -> tuple[Any, Any]:
+        await fox.navigate("data:text/html," + page)
+        await js(fox, "document.getElementById('f').focus()")
+        await fox.enter_text(text)
+        return await js(fox, "document.getElementById('f').value"), await js(fox, "window.seen")
+
+    value, seen = await typed(QUIET_FIELD, "ada@example.com")
+    assert value == "ada@example.com" and seen == ["insertText"]  # one trusted edit, no keys
+    assert "[native code]" in await js(fox, "EventTarget.prototype.addEventListener.toString()")
+    late = QUIET_FIELD.replace(
+        "</script>", "setTimeout(() => addEventListener('keyup', () => 0), 0);</script>"
+    )
+    for page in (
+        QUIET_FIELD.replace("</script>", "document.addEventListener('keydown', () => 0);</script>"),
+        QUIET_FIELD.replace('id="f"', 'id="f" onkeypress="0"'),
+        late,
+    ):
+        value, seen = await typed(page, "ab")
+        assert value == "ab" and seen == ["insertText", "insertText"], page  # key by key
+    value, seen = await typed(QUIET_FIELD, "x\ty")
+    assert value == "x" and seen == ["insertText"]  # Tab is a key: the focus moved on
+
+
 async def test_scroll_moves_the_content(page: FirefoxDevice) -> None:
     assert await js(page, "scrollY") == 0
     await page.scroll(0.5, 0.5, 0, 0.5)

@@ -24,6 +24,7 @@ from typing import Any
 import aiohttp
 
 from argent.devices.base import Choice, DeviceError, DialogAnswer, DialogSeen, Focused, UiTree
+from argent.devices.firefox import listening
 from argent.devices.firefox.bidi import BidiError, BidiSession, connect_bidi
 from argent.devices.firefox.frames import ContextFrames, focus_wait
 from argent.devices.firefox.keys import chord_actions, key_source, text_actions
@@ -68,6 +69,8 @@ EVENTS = (
     "browsingContext.userPromptOpened",
     "browsingContext.navigationStarted",
 )
+#: Characters typed as keys even into a plain text field (Enter submits, Tab moves the focus).
+_KEYED = "\r\n\t"
 _MOUSE = {"type": "pointer", "id": "argent-mouse", "parameters": {"pointerType": "mouse"}}
 _WHEEL = {"type": "wheel", "id": "argent-wheel"}
 _NEXT_FRAME = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
@@ -163,6 +166,7 @@ class FirefoxDevice:
         await session.send(
             "script.addPreloadScript", {"functionDeclaration": preload_function(), "sandbox": SANDBOX}
         )
+        await session.send("script.addPreloadScript", {"functionDeclaration": listening.preload_function()})
         if viewport is not None:
             width, height = viewport
             await session.send(
@@ -515,8 +519,59 @@ class FirefoxDevice:
             await self._perform(key_source(text_actions(text)))
 
     async def enter_text(self, text: str) -> None:
-        """Text into the focused element, key by key (WebDriver BiDi has no text insert)."""
-        await self.type_text(text)
+        """Text into the focused element: one edit per run (``insertText``, which fires the trusted
+        ``beforeinput`` and ``input`` a typed text fires) when the focus takes text and no key listener
+        would see the keys (``argent.devices.firefox.listening``); newline and tab stay keys (Enter
+        submits, Tab moves on). Otherwise key by key, as ``type_text``."""
+        if not text:
+            return
+        if not await self._insertable():
+            await self.type_text(text)
+            return
+        async with self._input:
+            pending = ""
+            for ch in text:
+                if ch not in _KEYED:
+                    pending += ch
+                    continue
+                await self._insert(pending)
+                pending = ""
+                await self._perform(key_source(text_actions(ch)))
+            await self._insert(pending)
+
+    async def _insert(self, text: str) -> None:
+        """``text`` in one edit where the editor takes it, else key by key."""
+        if not text:
+            return
+        self._touch()
+        inserted = await self.world.evaluate(f"document.execCommand('insertText', false, {json.dumps(text)})")
+        if inserted is not True:
+            await self._perform(key_source(text_actions(text)))
+
+    async def _insertable(self) -> bool:
+        """The focus takes text and the page surely hears no key (any doubt: no)."""
+        try:
+            known = self._focus_editable
+            if known is not None and known[0] == self._inputs:
+                editable = known[1]
+            else:
+                editable = await self.world.evaluate("globalThis.__argent.editable()") is True
+            if not editable:
+                return False
+            reply = await self.session.send(
+                "script.evaluate",
+                {
+                    "expression": listening.QUERY,
+                    "target": {"context": self._context},
+                    "awaitPromise": False,
+                    "resultOwnership": "none",
+                },
+            )
+        except DeviceError:
+            if not self.alive:
+                raise
+            return False
+        return reply.get("result") == {"type": "boolean", "value": False}
 
     async def press_key(self, key: str) -> None:
         """A key or a chord (``Shift+Enter``): the modifiers down, the key down and up, the modifiers up."""
