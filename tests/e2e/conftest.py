@@ -189,6 +189,21 @@ async def serve(app: web.Application) -> AsyncIterator[str]:
 # Every engine
 
 
+def group_alive(pgid: int) -> list[int]:
+    """The live (non-zombie) processes of process group ``pgid``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            found.append(int(entry))
+    return found
+
+
 def engine_marks(platform: str) -> list[pytest.MarkDecorator]:
     """The marks of a test (or a parameter) that runs the real browser of ``platform``: e2e, and
     skipped, saying why, where its binary is missing."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import SHOP_PAGE, Cli, engine_marks
+from tests.e2e.conftest import SHOP_PAGE, Cli, engine_marks, group_alive, start_server_process
 from tests.e2e.test_cli_suite import junit, write
 
 pytestmark = [*engine_marks("chromium"), *engine_marks("firefox")]
@@ -166,3 +166,20 @@ def test_the_pytest_plugin_runs_each_flow_item_once_per_platform(
     assert shots == ["cart__chromium-1000x800.png", "cart__firefox-1000x800.png"]
     only = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v", *both, "-k", "firefox")
     only.assert_outcomes(passed=1, deselected=1)
+
+
+def test_the_firefox_a_tool_server_booted_goes_when_the_server_exits(cli: Cli) -> None:
+    server = start_server_process(cli)
+    try:
+        env = {"ARGENT_TOOLS_URL": server.url, "ARGENT_AUTH_TOKEN": server.token}
+        booted = cli.run("run", "boot-device", "--platform", "firefox", "--json", timeout=120, **env)
+        assert booted.returncode == 0, booted.stderr
+        device = json.loads(booted.stdout)
+        assert device["id"].startswith("firefox-bidi-")
+        group = os.getpgid(device["pid"])
+        listed = json.loads(cli.run("run", "list-devices", "--json", **env).stdout)["devices"]
+        assert [(d["id"], d["platform"]) for d in listed] == [(device["id"], "firefox")]
+        assert group_alive(group)
+    finally:
+        assert server.stop() == 0
+    assert group_alive(group) == []

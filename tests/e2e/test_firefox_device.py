@@ -25,7 +25,7 @@ from argent.devices.hub import DeviceHub
 from argent.errors import DeviceResolutionError, ToolExecutionError
 from argent.tools.builtin import build_registry
 from argent.tools.registry import ToolRegistry
-from tests.e2e.conftest import firefox_marks, pages_app, serve
+from tests.e2e.conftest import firefox_marks, group_alive, pages_app, serve
 
 pytestmark = [*firefox_marks(), pytest.mark.asyncio(loop_scope="module")]
 
@@ -119,21 +119,6 @@ async def center(device: FirefoxDevice, identifier: str) -> tuple[float, float]:
     node = find((await device.ui_tree()).root, identifier)
     assert node is not None, identifier
     return node.frame.center
-
-
-def group_alive(pgid: int) -> list[int]:
-    """The live (non-zombie) processes of process group ``pgid``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != b"Z":
-            found.append(int(entry))
-    return found
 
 
 def png_size(png: bytes) -> tuple[int, int]:
