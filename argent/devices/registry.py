@@ -43,6 +43,8 @@ class Engine:
     provider: str
     #: What the engine cannot do (declared, not probed).
     lacks: frozenset[Capability] = frozenset()
+    #: The ``source`` a ``describe`` of its screen names (upstream's ``cdp-dom`` on Chromium).
+    describe_source: str = "dom"
 
     def device_id(self, port: int) -> str:
         return f"{self.id_prefix}{port}"
@@ -115,6 +117,7 @@ CHROMIUM = Engine(
     endpoint_env="ARGENT_CDP_URL",
     provider="argent.devices.chromium.provider:ChromiumDeviceProvider",
     lacks=frozenset({Capability.TWO_FINGER}),
+    describe_source="cdp-dom",
 )
 
 FIREFOX = Engine(
@@ -130,6 +133,7 @@ FIREFOX = Engine(
     provider="argent.devices.firefox.provider:FirefoxDeviceProvider",
     # No touch input over BiDi (no emulation.setTouchOverride); no DevTools protocol.
     lacks=frozenset({Capability.TWO_FINGER, Capability.DEVTOOLS}),
+    describe_source="bidi-dom",
 )
 
 #: The engines, in the order messages and listings name them; the first is the default web engine.

@@ -262,10 +262,26 @@ async def test_run_script_values_errors_and_timeouts(page: FirefoxDevice) -> Non
 # The tools
 
 
-async def test_device_tools_and_web_tools_work(tools: ToolRegistry, page: FirefoxDevice) -> None:
+async def test_device_tools_and_web_tools_work(tools: ToolRegistry, page: FirefoxDevice, site: str) -> None:
     ids = {"udid": page.id}
     described = await tools.invoke("describe", ids)
-    assert 'button "Press me" id="btn"' in described["description"]
+    assert 'button "Press me" id="btn"' in described["description"] and described["source"] == "bidi-dom"
+    shot = await tools.invoke("screenshot", {**ids, "scale": 0.5})
+    assert (shot["width"], shot["height"]) == (500, 400)
+    await tools.invoke("open-url", {**ids, "url": f"{site}/page.html"})
+    x, y = await center(page, "name")
+    await tools.invoke("gesture-tap", {**ids, "x": x, "y": y})
+    await tools.invoke("keyboard", {**ids, "text": "Typed"})
+    await tools.invoke("keyboard", {**ids, "key": "Enter"})
+    assert await js(page, "document.getElementById('sent').textContent") == "sent:Typed"
+    await js(page, "void (window.scrolled = new Promise(r => addEventListener('scroll', () => r(scrollY))))")
+    await tools.invoke("gesture-scroll", {**ids, "deltaY": 0.5})
+    assert await js(page, "window.scrolled") == 400
+    waited = await tools.invoke(
+        "await-ui-element",
+        {**ids, "selector": {"text": "Far below"}, "condition": "exists", "timeoutMs": 3000},
+    )
+    assert waited["success"] is True
     listed = await tools.invoke("list-devices", {})
     assert any(d["id"] == page.id and d["platform"] == "firefox" for d in listed["devices"])
     evaluated = await tools.invoke("debugger-evaluate", {"device_id": page.id, "expression": "40 + 2"})
