@@ -115,7 +115,10 @@ async def measure(repeat: int, boots: int) -> dict[str, dict[str, Any]]:
         }
     }
     for label in steps["chromium"]:
-        c, f = statistics.median(steps["chromium"][label]), statistics.median(steps["firefox"].get(label, [0.0]))
+        c, f = (
+            statistics.median(steps["chromium"][label]),
+            statistics.median(steps["firefox"].get(label, [0.0])),
+        )
         results[f"shop {label}"] = {
             "chromium_ms": c,
             "firefox_ms": f,
@@ -126,7 +129,9 @@ async def measure(repeat: int, boots: int) -> dict[str, dict[str, Any]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--boots", type=int, default=5)
     args = parser.parse_args()
