@@ -294,6 +294,8 @@ class FlowDriver:
             args["name"] = target.name
         else:
             args["flow_path"] = target.path
+        if target.platform is not None:
+            args["platform"] = target.platform
         return args
 
     async def run(

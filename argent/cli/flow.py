@@ -9,7 +9,7 @@ import click
 
 from argent.cli.flow_run import FlowRunCommand
 from argent.cli.local import chosen_route, local_option
-from argent.cli.suite import SuiteOptions, run_flows, suite_options
+from argent.cli.suite import SuiteOptions, across_platforms, run_flows, suite_options
 from argent.cli.targets import (
     UsageProblem,
     find_project_root,
@@ -45,7 +45,14 @@ def _project_root(option: str | None) -> Path:
     help="Project directory (default: nearest ancestor with .argent, .git or pyproject.toml).",
 )
 @click.option("--device", help=f"Device id to run on, e.g. {ID_EXAMPLES}.")
-@click.option("--platform", type=click.Choice(PLATFORMS), help="Platform of the run.")
+@click.option(
+    "--platform",
+    "platforms",
+    type=click.Choice(PLATFORMS),
+    multiple=True,
+    help="Platform of the run; repeat it to run every flow once per platform (e.g. --platform chromium "
+    "--platform firefox).",
+)
 @click.option("--update-baselines", is_flag=True, help="Adopt the current screen as the snapshot baselines.")
 @click.option("--output", type=click.Path(file_okay=False), help="Copy the images of failed snapshots here.")
 @click.option("-r", "--recursive", is_flag=True, help="With a directory: include its subdirectories.")
@@ -56,7 +63,7 @@ def run_command(
     ref: str,
     project_root: str | None,
     device: str | None,
-    platform: str | None,
+    platforms: tuple[str, ...],
     update_baselines: bool,
     output: str | None,
     recursive: bool,
@@ -69,7 +76,11 @@ def run_command(
     """
     root = _project_root(project_root)
     targets = resolve_flow_ref(ref, root, recursive=recursive)
-    options = run_options(device=device, platform=platform, update_baselines=update_baselines)
+    chosen = tuple(dict.fromkeys(platforms))  # each once, in the order given
+    if len(chosen) > 1:
+        targets = across_platforms(targets, chosen)
+    one = chosen[0] if len(chosen) == 1 else None
+    options = run_options(device=device, platform=one, update_baselines=update_baselines)
     runner = FlowRunCommand(root, options, as_json=as_json, output=output, route=chosen_route())
     click.get_current_context().exit(run_flows(runner, targets, suite, ref=ref))
 

@@ -88,6 +88,9 @@ class FlowRunCommand:
         if not isinstance(path, str):
             return None
         stem = name if isinstance(name, str) else Path(path).stem
+        platform = args.get("platform")
+        if isinstance(platform, str) and "platform" not in self.driver.options:
+            stem = f"{stem}-{platform}"  # a suite across platforms: each run's images apart
         sub = ""
         if self.directory is not None:
             rel = os.path.relpath(os.path.dirname(path), self.directory)
@@ -240,7 +243,9 @@ class FlowRunCommand:
         current = [-1]
 
         def start(position: int, target: FlowTarget) -> None:
-            say(f"[{position + 1}/{total}] {os.path.relpath(target.path, directory)}")
+            shown_path = os.path.relpath(target.path, directory)
+            on = f" [{target.platform}]" if target.platform else ""
+            say(f"[{position + 1}/{total}] {shown_path}{on}")
             current[0] = position
             live.plan = None  # numbers alone until this flow's plan is read
             live.start(1)
@@ -330,6 +335,8 @@ _JSON_STATUS = {"passed": "pass", "failed": "fail", "error": "error", "skipped":
 
 def _flow_json(outcome: FlowOutcome) -> dict[str, Any]:
     entry: dict[str, Any] = {"path": outcome.path, "status": _JSON_STATUS[outcome.status]}
+    if outcome.platform is not None:
+        entry["platform"] = outcome.platform
     if outcome.result is not None:
         entry["report"] = outcome.result
     elif outcome.status == "error" and outcome.message is not None:

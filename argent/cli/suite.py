@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from attrs import define, field, frozen
+from attrs import define, evolve, field, frozen
 
 from argent.cli.flow_run import closing_lines
 from argent.cli.targets import FlowTarget, UsageProblem
@@ -108,9 +108,16 @@ class ShardType(click.ParamType):  # type: ignore[type-arg]
 
 
 def select_shard(targets: Sequence[FlowTarget], root: str, shard: Shard) -> list[FlowTarget]:
-    """The targets of ``shard``: sorted by path relative to ``root``, every N-th from I - 1."""
+    """The targets of ``shard``: sorted by path relative to ``root`` (the runs of one flow across
+    platforms in the order the platforms were given: the sort is stable), every N-th from I - 1."""
     ordered = sorted(targets, key=lambda t: relative_name(t.path, root))
     return [t for p, t in enumerate(ordered) if p % shard.total == shard.index - 1]
+
+
+def across_platforms(targets: FlowTarget | list[FlowTarget], platforms: Sequence[str]) -> list[FlowTarget]:
+    """A suite across engines (INTERFACE.md §11): every flow once per platform, in that order."""
+    flows = [targets] if isinstance(targets, FlowTarget) else targets
+    return [evolve(flow, platform=platform) for flow in flows for platform in platforms]
 
 
 @frozen
@@ -186,15 +193,22 @@ def run_flows(
             code = asyncio.run(runner.single(targets, prefix=prefix))
         elif suite.workers > 1:
             workers = _bounded_workers(runner, suite.workers)
-            code = asyncio.run(ParallelBatch(runner, selected, os.path.abspath(ref), workers).run())
+            code = asyncio.run(ParallelBatch(runner, selected, _directory(ref, root), workers).run())
         else:
-            code = asyncio.run(runner.batch(selected, os.path.abspath(ref)))
+            code = asyncio.run(runner.batch(selected, _directory(ref, root)))
     finally:
         if recorder is not None:
             for problem in recorder.write():
                 echo(f"Error: {problem}", err=True)
                 code = code or EXIT_FAILED
     return code
+
+
+def _directory(ref: str, root: str) -> str:
+    """The directory a run's flow paths are shown relative to: the one ``ref`` names, else (one flow
+    run across platforms) the project root."""
+    path = os.path.abspath(ref)
+    return path if os.path.isdir(path) else root
 
 
 def _bounded_workers(runner: FlowRunCommand, workers: int) -> int:
@@ -282,7 +296,7 @@ class ParallelBatch:
         )
 
     def _prefix(self, target: FlowTarget) -> str:
-        return line_prefix(relative_name(target.path, str(self.runner.root)))
+        return line_prefix(relative_name(target.path, str(self.runner.root)), target.platform)
 
     def _say(self, prefix: str, lines: Sequence[str], *, err: bool = False) -> None:
         """Print ``lines`` of one flow, every physical line prefixed (a reason holding a newline

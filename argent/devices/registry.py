@@ -43,6 +43,8 @@ class Engine:
     provider: str
     #: What the engine cannot do (declared, not probed).
     lacks: frozenset[Capability] = frozenset()
+    #: The ``source`` a ``describe`` of its screen names (upstream's ``cdp-dom`` on Chromium).
+    describe_source: str = "dom"
 
     def device_id(self, port: int) -> str:
         return f"{self.id_prefix}{port}"
@@ -115,10 +117,27 @@ CHROMIUM = Engine(
     endpoint_env="ARGENT_CDP_URL",
     provider="argent.devices.chromium.provider:ChromiumDeviceProvider",
     lacks=frozenset({Capability.TWO_FINGER}),
+    describe_source="cdp-dom",
+)
+
+FIREFOX = Engine(
+    platform="firefox",
+    label="Firefox",
+    id_prefix="firefox-bidi-",
+    protocol="WebDriver BiDi",
+    binary_env="ARGENT_FIREFOX",
+    binaries=("firefox-esr", "firefox"),
+    binary_what="a Firefox binary",
+    package="firefox-esr",
+    endpoint_env="ARGENT_BIDI_URL",
+    provider="argent.devices.firefox.provider:FirefoxDeviceProvider",
+    # No touch input over BiDi (no emulation.setTouchOverride); no DevTools protocol.
+    lacks=frozenset({Capability.TWO_FINGER, Capability.DEVTOOLS}),
+    describe_source="bidi-dom",
 )
 
 #: The engines, in the order messages and listings name them; the first is the default web engine.
-ENGINES: tuple[Engine, ...] = (CHROMIUM,)
+ENGINES: tuple[Engine, ...] = (CHROMIUM, FIREFOX)
 #: The engine a web target runs on when a run names no platform and no device is booted.
 DEFAULT_ENGINE = CHROMIUM
 #: The `launch:` key whose target every browser engine falls back to (the web target recorded flows carry).

@@ -200,12 +200,11 @@ class Exporter:
     def claim(
         self, out: Path | Callable[[], Path | None], stem: str, flow_path: str, warn: Callable[[str], None]
     ) -> Path | None:
-        if flow_path not in self.claims:
+        key = f"{flow_path}\0{stem}"  # one flow's runs on several platforms: one directory each
+        if key not in self.claims:
             base = out() if callable(out) else out
-            self.claims[flow_path] = (
-                _claim_export_dir(base, stem, flow_path, warn) if base is not None else None
-            )
-        return self.claims[flow_path]
+            self.claims[key] = _claim_export_dir(base, stem, flow_path, warn) if base is not None else None
+        return self.claims[key]
 
 
 #: Where one flow-execute call's images go: its flow file, its stem and the directory (or a function

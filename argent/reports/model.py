@@ -26,10 +26,12 @@ NO_REPORT = '"{stem}" did not produce a run report.'
 
 @frozen
 class FlowTarget:
-    """One flow to run: by saved ``name`` or by absolute ``path``."""
+    """One flow to run: by saved ``name`` or by absolute ``path``; with ``platform``, one run of it on
+    that platform (a suite across engines runs each flow once per platform)."""
 
     path: str
     name: str | None = None
+    platform: str | None = None
 
     @property
     def stem(self) -> str:
@@ -54,6 +56,8 @@ class FlowOutcome:
     problem: str | None = None
     #: Every line the CLI prints for this flow's steps, then its summary line.
     lines: tuple[str, ...] = ()
+    #: The platform of this run when the suite runs every flow once per platform.
+    platform: str | None = None
 
     @property
     def steps(self) -> list[dict[str, Any]]:

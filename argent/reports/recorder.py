@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Sequence
 from datetime import datetime
 from typing import Any
 
+from attrs import evolve
+
 from argent.client.base import ProgressCallback, RefusalCallback, ToolCallError, ToolClient
 from argent.client.client_files import RefusedClientFile
 from argent.link.models import ToolEntry
@@ -35,17 +37,27 @@ def relative_name(path: str, root: str) -> str:
     return os.path.relpath(path, root).replace(os.sep, "/")
 
 
-def call_key(args: dict[str, Any]) -> str | None:
-    """Which flow a flow-execute call runs: its saved ``name``, else its ``flow_path``."""
+def run_name(target: FlowTarget, root: str) -> str:
+    """How the reports and the lines name one run: the flow's path relative to the project root, and
+    ``[<platform>]`` after it when the run is one of a suite across platforms."""
+    rel = relative_name(target.path, root)
+    return f"{rel} [{target.platform}]" if target.platform else rel
+
+
+def call_key(args: dict[str, Any], *, platform: bool = False) -> str | None:
+    """Which flow a flow-execute call runs: its saved ``name``, else its ``flow_path`` (with
+    ``platform``, and the platform the call names)."""
     for key in ("name", "flow_path"):
         value = args.get(key)
         if isinstance(value, str):
-            return f"{key}:{value}"
+            on = args.get("platform")
+            return f"{key}:{value} [{on}]" if platform and isinstance(on, str) else f"{key}:{value}"
     return None
 
 
 def target_key(target: FlowTarget) -> str:
-    return f"name:{target.name}" if target.name is not None else f"flow_path:{target.path}"
+    key = f"name:{target.name}" if target.name is not None else f"flow_path:{target.path}"
+    return f"{key} [{target.platform}]" if target.platform else key
 
 
 class SuiteRecorder:
@@ -67,14 +79,17 @@ class SuiteRecorder:
         return RecordingClient(client, self)
 
     def position(self, args: dict[str, Any]) -> int | None:
-        key = call_key(args)
-        return self._positions.get(key) if key is not None else None
+        for key in (call_key(args, platform=True), call_key(args)):
+            if key is not None and key in self._positions:
+                return self._positions[key]
+        return None
 
     def _outcome(self, position: int, seconds: float, **how: Any) -> FlowOutcome:
         target = self.targets[position]
-        return outcome_of(
-            position, target.path, relative_name(target.path, self.root), seconds, stem=target.stem, **how
+        outcome = outcome_of(
+            position, target.path, run_name(target, self.root), seconds, stem=target.stem, **how
         )
+        return evolve(outcome, platform=target.platform) if target.platform else outcome
 
     async def finished(self, position: int, seconds: float, **how: Any) -> None:
         """Record how the flow at ``position`` ended (``outcome_of``'s keywords); its images are

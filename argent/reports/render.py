@@ -41,11 +41,13 @@ def terminal_safe(text: str) -> str:
 _PREFIX_UNSAFE = re.compile("[\n\t\\]]")
 
 
-def line_prefix(rel: str) -> str:
+def line_prefix(rel: str, platform: str | None = None) -> str:
     """The ``[<flow path>] `` that starts each line of one flow when several run at once
-    (INTERFACE.md §7). A newline, tab or ``]`` in the path shows as ``\\uXXXX``, so every line
-    is one line and its prefix ends at its first ``] ``: no flow's name can pose as another's."""
-    return f"[{terminal_safe(_PREFIX_UNSAFE.sub(_escape, rel))}] "
+    (INTERFACE.md §7), ``[<flow path> [<platform>]] `` for one run of a suite across platforms
+    (§11). A newline, tab or ``]`` in the path shows as ``\\uXXXX``, so every line is one line and
+    its prefix ends at its first ``]] `` or ``] ``: no flow's name can pose as another's."""
+    on = f" [{platform}]" if platform else ""
+    return f"[{terminal_safe(_PREFIX_UNSAFE.sub(_escape, rel))}{on}] "
 
 
 def prefixed_lines(prefix: str, line: str) -> list[str]:

@@ -896,7 +896,7 @@ class DeviceDirectives:
             except Exception as exc:
                 return DirectiveOutcome("error", error_message(exc))
         try:
-            url = resolve_launch_target(target, flow_dir)
+            url = resolve_launch_target(target, flow_dir, platform)
         except LaunchTargetError as exc:
             return DirectiveOutcome("error", str(exc))
         self._live(ctx)

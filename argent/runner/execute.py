@@ -199,11 +199,13 @@ async def detect_device(devices: DeviceProvider | None, platform: str | None) ->
 def launched_engine(launch: LaunchStep, platform: str | None) -> Engine | None:
     """The browser engine a launch unambiguously targets: the run's platform when it is a browser
     engine and the launch has a target for it (its own key, the ``chromium:`` web target, a bare
-    target); with no platform, the default engine when the launch is ``{ chromium: … }`` alone."""
+    target); with no platform, the default engine when the launch names browser engines only
+    (``{ chromium: … }``, ``{ chromium: …, firefox: … }``)."""
     engine = engine_named(platform)
     if engine is not None:
         return engine if launch.app_for(engine.platform) is not None else None
-    if platform is None and launch.chromium is not None and not launch.apps:
+    only_engines = all(engine_named(key) is not None for key in launch.apps)
+    if platform is None and launch.chromium is not None and only_engines:
         return DEFAULT_ENGINE
     return None
 

@@ -7,7 +7,8 @@ it stays cheap: what runs flows is imported when a flow item or a fixture first 
   subdirectories included, is a test item ``<path>::<flow stem>`` (``items``), run through the
   tool-server of this process (``runs``): the configured link, else one started in process.
 - ``--argent-update-baselines``, ``--argent-device ID``, ``--argent-platform P``: for those runs,
-  and the defaults of ``argent_run_flow``.
+  and the defaults of ``argent_run_flow``. ``--argent-platform`` is repeatable: with more than one,
+  each flow file is one item per platform, its id ending with ``[<platform>]``.
 - Fixtures ``argent_server`` and ``argent_run_flow`` (``fixtures``), built on pytest-aiohttp.
 
 Under pytest-xdist each worker collects and runs on its own, so each has its own tool-server.
@@ -50,7 +51,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Adopt the current screen as the snapshot baselines of the flows run.",
     )
     group.addoption("--argent-device", metavar="ID", help=f"Device id the flows run on, e.g. {ID_EXAMPLES}.")
-    group.addoption("--argent-platform", choices=PLATFORMS, help="Platform of the flow runs.")
+    group.addoption(
+        "--argent-platform",
+        action="append",
+        default=[],
+        choices=PLATFORMS,
+        help="Platform of the flow runs; repeat it to run every flow once per platform (item ids end with "
+        "[<platform>]).",
+    )
     parser.addini(
         "argent_flows",
         type="paths",

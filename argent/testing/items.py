@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -56,7 +56,14 @@ class FlowDirectory(pytest.Directory):
 
 class FlowFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        yield FlowItem.from_parent(self, name=self.path.stem)
+        from argent.testing.options import platforms
+
+        chosen = platforms(self.config)
+        if len(chosen) > 1:  # a suite across engines: one item per platform
+            for platform in chosen:
+                yield FlowItem.from_parent(self, name=f"{self.path.stem}[{platform}]", platform=platform)
+        else:
+            yield FlowItem.from_parent(self, name=self.path.stem)
 
 
 class FlowNotPassed(Exception):
@@ -68,12 +75,17 @@ class FlowNotPassed(Exception):
 
 
 class FlowItem(pytest.Item):
-    """One flow file, run by one flow-execute call on this process's tool-server."""
+    """One flow file (on one ``platform`` of several), run by one flow-execute call on this process's
+    tool-server."""
+
+    def __init__(self, *, platform: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.platform = platform
 
     def runtest(self) -> None:
         from argent.testing.runs import flow_session
 
-        outcome = flow_session(self.config).run(str(self.path))
+        outcome = flow_session(self.config).run(str(self.path), self.platform)
         if outcome.status == "skipped":
             pytest.skip(outcome.message or "skipped")
         if outcome.status != "passed":

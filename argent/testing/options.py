@@ -55,3 +55,9 @@ def shares_a_link(linked: bool) -> bool:
     be what the tool-server refuses this one (``TOO_MANY_DEVICES``), and its end frees it."""
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
     return linked and workers.isdigit() and int(workers) > 1
+
+
+def platforms(config: pytest.Config) -> list[str]:
+    """``--argent-platform`` as given (repeatable), each once, in order."""
+    given = config.getoption("argent_platform", None) or []
+    return list(dict.fromkeys([given] if isinstance(given, str) else given))

@@ -24,8 +24,8 @@ from argent.client.base import ToolCallError
 from argent.client.routing import resolve_route
 from argent.driver import FlowDriver, FlowTarget
 from argent.reports.model import FlowOutcome, outcome_of
-from argent.reports.recorder import relative_name
-from argent.testing.options import SESSION, project_root, shares_a_link
+from argent.reports.recorder import run_name
+from argent.testing.options import SESSION, platforms, project_root, shares_a_link
 
 
 def run_options(config: pytest.Config) -> dict[str, Any]:
@@ -33,8 +33,9 @@ def run_options(config: pytest.Config) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if config.getoption("argent_device", None):
         options["device"] = config.getoption("argent_device")
-    if config.getoption("argent_platform", None):
-        options["platform"] = config.getoption("argent_platform")
+    chosen = platforms(config)
+    if len(chosen) == 1:  # several: each item names its own
+        options["platform"] = chosen[0]
     if config.getoption("argent_update_baselines", False):
         options["updateBaselines"] = True
     return options
@@ -49,14 +50,14 @@ class FlowSession:
         self.runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
         self.opened = False
 
-    def run(self, path: str) -> FlowOutcome:
-        return self.runner.run(self._run(FlowTarget(path=path)))
+    def run(self, path: str, platform: str | None = None) -> FlowOutcome:
+        return self.runner.run(self._run(FlowTarget(path=path, platform=platform)))
 
     async def _run(self, target: FlowTarget) -> FlowOutcome:
         if not self.opened:
             self.opened = True
             self.driver.room.siblings = shares_a_link(resolve_route().url is not None)
-        rel = relative_name(target.path, str(self.root))
+        rel = run_name(target, str(self.root))
         t0 = time.monotonic()
         try:
             run = await self.driver.run(target)

@@ -183,3 +183,47 @@ async def serve(app: web.Application) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{runner.addresses[0][1]}"
     finally:
         await runner.cleanup()
+
+
+# --------------------------------------------------------------------------------------------
+# Every engine
+
+
+def group_alive(pgid: int) -> list[int]:
+    """The live (non-zombie) processes of process group ``pgid``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            found.append(int(entry))
+    return found
+
+
+def engine_marks(platform: str) -> list[pytest.MarkDecorator]:
+    """The marks of a test (or a parameter) that runs the real browser of ``platform``: e2e, and
+    skipped, saying why, where its binary is missing."""
+    from argent.devices.registry import engine_named
+
+    engine = engine_named(platform)
+    assert engine is not None, platform
+    reason = engine.unavailable_reason()
+    return [pytest.mark.e2e, pytest.mark.skipif(reason is not None, reason=str(reason))]
+
+
+def firefox_marks() -> list[pytest.MarkDecorator]:
+    """The ``pytestmark`` of a module that runs the real Firefox."""
+    return engine_marks("firefox")
+
+
+def on_engines(*platforms: str) -> list[Any]:
+    """``pytest.param`` per engine platform (each with its marks), for ``parametrize``."""
+    return [pytest.param(platform, marks=engine_marks(platform), id=platform) for platform in platforms]
+
+
+#: The engines the flow e2e tests run on.
+ENGINES = ("chromium", "firefox")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Cli
+from tests.e2e.conftest import ENGINES, Cli, on_engines
 
 pytestmark = pytest.mark.e2e
 
@@ -274,11 +274,15 @@ def test_run_tool_with_flags_and_errors(cli: Cli, project: Path) -> None:
     assert unknown.returncode == 2 and "unknown flag --bogus" in unknown.stderr
 
 
-def test_demo_examples_pass(cli: Cli) -> None:
+@pytest.mark.parametrize("platform", on_engines(*ENGINES))
+def test_demo_examples_pass(cli: Cli, platform: str) -> None:
+    """The bundled examples on each engine, the shop against that engine's own baselines."""
     examples = Path(__file__).resolve().parents[2] / "examples"
-    done = cli.run("flow", "run", str(examples / ".argent" / "flows"), "--project-root", str(examples))
+    flows = str(examples / ".argent" / "flows")
+    done = cli.run("flow", "run", flows, "--project-root", str(examples), "--platform", platform, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].startswith("PASS — ")
+    assert f"started on {platform}-" in done.stdout
 
 
 def test_run_with_json_prints_its_notes_as_warning_objects_on_stderr(cli: Cli, project: Path) -> None:

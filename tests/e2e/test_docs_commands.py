@@ -38,7 +38,8 @@ BLOCK_TIMEOUT = 180
 SKIPPED: dict[tuple[str, str], str] = {
     (
         "README.md",
-        "./scripts/demo   # sets up .venv (+ headless Chromium via apt when root) and runs the example flows",
+        "./scripts/demo   # sets up .venv (+ headless Chromium and Firefox via apt when root) and runs the example "
+        "flows",
     ): (
         "sets up the repository's own .venv and, second, runs this whole test suite (./scripts/test is what "
         ".ci/run runs); the example flows it runs are tests/e2e's"
@@ -46,6 +47,17 @@ SKIPPED: dict[tuple[str, str], str] = {
     ("README.md", "pip install argent-flows          # the command and the import package are `argent`"): (
         "needs the package index and sudo apt-get; tests/e2e/test_packaging.py builds the wheel and installs "
         "it into a fresh venv instead"
+    ),
+    (
+        "docs/engines.md",
+        "sudo apt-get install chromium firefox-esr      # or ./scripts/install-system-deps (root)",
+    ): ("needs sudo apt-get; ./scripts/install-system-deps (what .ci/run runs) installs both browsers"),
+    (
+        "docs/engines.md",
+        "argent flow run .argent/flows -r --platform chromium --platform firefox --junit-xml j.xml --html report",
+    ): (
+        "runs a project's flows (this block has none); tests/e2e/test_engines.py runs both commands on a real "
+        "project, on both engines"
     ),
     (
         "docs/deploy-nginx.md",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tests.e2e.conftest import Cli, ServerProcess
+from tests.e2e.conftest import ENGINES, Cli, ServerProcess, on_engines
 from tests.flow_files import write
 
 pytestmark = pytest.mark.e2e
@@ -214,9 +214,9 @@ def test_a_baseline_aimed_outside_its_directory_writes_nothing(
 PAGE = "data:text/html,<title>t</title><h1 style='margin:80px'>Hello over a link</h1><button>Go</button>"
 
 
-@pytest.mark.skipif(not __import__("shutil").which("chromium"), reason="needs chromium")
+@pytest.mark.parametrize("platform", on_engines(*ENGINES))
 def test_snapshots_over_a_link_update_then_compare_with_the_clients_baselines(
-    cli: Cli, project: Path, server: ServerProcess
+    cli: Cli, project: Path, server: ServerProcess, platform: str
 ) -> None:
     flows = project / ".argent" / "flows"
     write(
@@ -228,13 +228,14 @@ def test_snapshots_over_a_link_update_then_compare_with_the_clients_baselines(
     write(flows / "parts" / "check.yaml", 'assert: { visible: "Hello over a link" }', "snapshot: home")
     write(flows / "inner.yaml", "snapshot: inner-home")
     env = linked(server, ARGENT_FLOW_FILES_LOG="1")
-    first = cli.run("flow", "run", "main", "--update-baselines", "--json", timeout=120, **env)
+    on = ("--platform", platform)
+    first = cli.run("flow", "run", "main", *on, "--update-baselines", "--json", timeout=120, **env)
     assert first.returncode == 0, first.stdout + first.stderr
     report = json.loads(first.stdout)
     main_dir = flows / "__baselines__" / "main"
     inner_dir = flows / "__baselines__" / "inner"
-    (home,) = main_dir.glob("home__chromium-1000x800.png")
-    (inner_home,) = inner_dir.glob("inner-home__chromium-1000x800.png")
+    (home,) = main_dir.glob(f"home__{platform}-1000x800.png")
+    (inner_home,) = inner_dir.glob(f"inner-home__{platform}-1000x800.png")
     assert home.read_bytes().startswith(b"\x89PNG")
     assert report["baselineWrites"] == [str(home), str(inner_home)]
     snapshot = next(s for s in report["steps"] if s["kind"] == "snapshot")
@@ -244,7 +245,7 @@ def test_snapshots_over_a_link_update_then_compare_with_the_clients_baselines(
     assert f"[flow-files] baseline {inner_home}: written" in warnings
 
     # The compare run reads the baselines the client sends; the nested run still updates its own.
-    second = cli.run("flow", "run", "main", timeout=120, **env)
+    second = cli.run("flow", "run", "main", *on, timeout=120, **env)
     assert second.returncode == 0, second.stdout + second.stderr
     lines = second.stderr.splitlines()
     assert f"[flow-files] baseline {home}: inline {home.stat().st_size}" in lines

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from argent.devices.chromium.launcher import processes_naming
-from tests.e2e.conftest import SHOP_PAGE, chromium_marks
+from argent.devices.registry import engine_named
+from tests.e2e.conftest import ENGINES, SHOP_PAGE, chromium_marks, on_engines
 
 pytest_plugins = ["pytester"]
 
@@ -75,11 +76,17 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp
 
 
+@pytest.mark.parametrize("platform", on_engines(*ENGINES))
 def test_a_launching_flow_item_adopts_then_compares_its_snapshot(
-    project: pytest.Pytester, private_tmp: Path
+    project: pytest.Pytester, private_tmp: Path, platform: str
 ) -> None:
-    baseline = project.path / ".argent" / "flows" / "__baselines__" / "shop" / "cart__chromium-1000x800.png"
-    missing = project.runpytest_subprocess("-p", "no:cacheprovider", timeout=180)
+    engine = engine_named(platform)
+    assert engine is not None
+    on = ("--argent-platform", platform)
+    baseline = (
+        project.path / ".argent" / "flows" / "__baselines__" / "shop" / f"cart__{platform}-1000x800.png"
+    )
+    missing = project.runpytest_subprocess("-p", "no:cacheprovider", *on, timeout=180)
     missing.assert_outcomes(failed=1)
     missing.stdout.fnmatch_lines(
         [
@@ -89,24 +96,28 @@ def test_a_launching_flow_item_adopts_then_compares_its_snapshot(
             '  ✓  2 tap "Add to cart"',
             '  ✓  3 assert visible "In the cart"',
             '  ✗  4 snapshot "cart" — no baseline for "cart" on this device class — *',
-            "       current: *cart__chromium-1000x800-current.png",
+            f"       current: *cart__{platform}-1000x800-current.png",
             "",
-            "FAIL (started on chromium-cdp-*) — 3 passed, 1 failed, 0 skipped, 0 errored",
+            f"FAIL (started on {engine.id_prefix}*) — 3 passed, 1 failed, 0 skipped, 0 errored",
         ]
     )
     assert not baseline.exists()
 
-    adopted = project.runpytest_subprocess("-p", "no:cacheprovider", "--argent-update-baselines", timeout=180)
+    adopted = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", *on, "--argent-update-baselines", timeout=180
+    )
     adopted.assert_outcomes(passed=1)
     assert baseline.is_file()
 
-    project.makepyfile(test_plain=PLAIN_TEST)
+    project.makepyfile(test_plain=PLAIN_TEST.replace("chromium-cdp-", engine.id_prefix))
     # Two xdist workers, each launching its own browser from its own tool-server at the same time.
     workers = ("-n", "2") if os.environ.get("CI") == "true" or importlib.util.find_spec("xdist") else ()
-    compared = project.runpytest_subprocess("-p", "no:cacheprovider", "-rA", *workers, timeout=180)
+    compared = project.runpytest_subprocess("-p", "no:cacheprovider", "-rA", *on, *workers, timeout=180)
     compared.assert_outcomes(passed=2)
     assert browsers(private_tmp) == []
-    assert [n for n in os.listdir(private_tmp) if n.startswith("argent-chromium-")] == []
+    # What stays is the prepared profile an engine copies per browser (Firefox's), never a browser's home.
+    homes = [n for n in os.listdir(private_tmp) if n.startswith("argent-") and "-template-" not in n]
+    assert homes == []
 
 
 ARRIVE = """\

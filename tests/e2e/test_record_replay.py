@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Cli, ServerProcess, start_server_process
+from tests.e2e.conftest import ENGINES, Cli, ServerProcess, on_engines, start_server_process
 
 pytestmark = pytest.mark.e2e
 
@@ -119,17 +119,11 @@ def app_url() -> Iterator[str]:
         httpd.server_close()
 
 
-def _chromium_unavailable() -> str | None:
-    from argent.devices.chromium import chromium_unavailable_reason
-
-    reason: str | None = chromium_unavailable_reason()
-    return reason
-
-
-@pytest.mark.skipif(_chromium_unavailable() is not None, reason=str(_chromium_unavailable()))
+@pytest.mark.parametrize("platform", on_engines(*ENGINES))
 def test_record_the_example_app_over_a_link_then_replay_over_the_link_and_locally(
-    cli: Cli, project: Path, app_url: str
+    cli: Cli, project: Path, app_url: str, platform: str
 ) -> None:
+    """Recorded on one engine (the recording carries the web target, no device), replayed on it."""
     server = start_server_process(cli)
     try:
         env = linked(server)
@@ -144,7 +138,7 @@ def test_record_the_example_app_over_a_link_then_replay_over_the_link_and_locall
             return run("flow-add-step", "--args", body, *recorder_args(project), "--command", command)
 
         run("flow-start-recording", *recorder_args(project))
-        booted = step("boot-device", {"url": app_url})
+        booted = step("boot-device", {"url": app_url, "platform": platform})
         udid = booted["toolResult"]["id"]
         try:
             assert booted["recorded"] == f'1. launch: {{"chromium":"{app_url}"}}'
@@ -181,13 +175,15 @@ def test_record_the_example_app_over_a_link_then_replay_over_the_link_and_locall
         ]
         recorded = (project / ".argent" / "flows" / "demo.yaml").read_text()
         assert "udid" not in recorded
-        assert "chromium-cdp-" not in recorded
+        assert udid.startswith(f"{platform}-") and udid not in recorded
         assert "\n  - press: Enter\n" in recorded
 
-        over_link = cli.run("flow", "run", "demo", timeout=180, **env)
+        on = ("--platform", platform)
+        over_link = cli.run("flow", "run", "demo", *on, timeout=180, **env)
         assert over_link.returncode == 0, over_link.stdout + over_link.stderr
         assert over_link.stdout.splitlines()[-1].startswith("PASS")
-        local = cli.run("flow", "run", "demo", timeout=180)
+        assert f"started on {platform}-" in over_link.stdout
+        local = cli.run("flow", "run", "demo", *on, timeout=180)
         assert local.returncode == 0, local.stdout + local.stderr
         assert local.stdout.splitlines()[-1].startswith("PASS")
     finally:

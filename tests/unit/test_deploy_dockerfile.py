@@ -56,16 +56,17 @@ def test_every_stage_is_debian() -> None:
         assert re.fullmatch(r"debian:[a-z]+-slim( AS \w+)?", base), base
 
 
-def test_the_image_installs_debians_chromium_and_no_other_browser() -> None:
+def test_the_image_installs_debians_chromium_and_firefox_and_no_other_browser() -> None:
     runs = " ".join(values(final_stage(), "RUN"))
     installs = re.findall(r"apt-get install ([^&]*)", runs)
     assert len(installs) == 1
     packages = set(shlex.split(installs[0].replace("\\\n", " "))) - {"-y", "--no-install-recommends"}
-    assert {"chromium", "python3", "tini"} <= packages
+    assert {"chromium", "firefox-esr", "python3", "tini"} <= packages
     assert "rm -rf /var/lib/apt/lists/*" in runs
     assert not re.search(r"curl|wget|playwright|puppeteer", runs)
     env = parsed().envs
     assert env["ARGENT_CHROMIUM"] == "chromium"
+    assert env["ARGENT_FIREFOX"] == "firefox-esr"
 
 
 def test_argent_is_installed_from_the_repository_files_it_copies() -> None:

@@ -136,7 +136,7 @@ class BrowserDeviceProvider(Generic[D]):
         url = None
         if target is not None:
             try:
-                url = resolve_launch_target(target, None)
+                url = resolve_launch_target(target, None, engine.platform)
             except LaunchTargetError as exc:
                 raise DeviceError(str(exc)) from None
         caller = current_caller()

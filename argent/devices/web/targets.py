@@ -1,4 +1,4 @@
-"""What a chromium launch target names (INTERFACE.md §5).
+"""What a browser launch target names (INTERFACE.md §5).
 
 A target is a URL (``http://``, ``https://``, ``file://``, ``data:``, or ``about:``), or a path
 to an HTML file or to a directory holding ``index.html`` — relative paths resolve against the
@@ -28,23 +28,24 @@ def is_url(target: str) -> bool:
     return bool(_URL.match(target.strip()))
 
 
-def resolve_launch_target(target: str, flow_dir: str | None) -> str:
-    """The URL to open for ``target``; relative paths resolve against ``flow_dir``."""
+def resolve_launch_target(target: str, flow_dir: str | None, platform: str = "chromium") -> str:
+    """The URL to open for ``target`` on ``platform`` (the engine the messages name); relative paths
+    resolve against ``flow_dir``."""
     text = target.strip()
     if not text:
-        raise LaunchTargetError("The chromium launch target is empty — name a URL or an HTML file.")
+        raise LaunchTargetError(f"The {platform} launch target is empty — name a URL or an HTML file.")
     if is_url(text):
         return text
     if _OTHER_SCHEME.match(text):
         raise LaunchTargetError(
-            f'Cannot open "{target}" on chromium: only http(s)://, file://, data: and about: URLs, or paths to '
+            f'Cannot open "{target}" on {platform}: only http(s)://, file://, data: and about: URLs, or paths to '
             "an HTML file or a directory with index.html, are launch targets."
         )
     path = os.path.expanduser(text)
     if not os.path.isabs(path):
         if flow_dir is None:
             raise LaunchTargetError(
-                f'The chromium launch target "{target}" is a relative path, but this run has no local flow '
+                f'The {platform} launch target "{target}" is a relative path, but this run has no local flow '
                 "directory to resolve it against (relative paths need a co-located run). Launch a URL instead."
             )
         path = os.path.join(flow_dir, path)
@@ -53,14 +54,14 @@ def resolve_launch_target(target: str, flow_dir: str | None) -> str:
         index = os.path.join(path, "index.html")
         if not os.path.isfile(index):
             raise LaunchTargetError(
-                f'The chromium launch target "{target}" is a directory without an index.html ({path}). Name the '
+                f'The {platform} launch target "{target}" is a directory without an index.html ({path}). Name the '
                 "HTML file to open."
             )
         path = index
     elif not os.path.isfile(path):
         hint = " (a web address needs its http:// or https://)" if _looks_like_host(text) else ""
         raise LaunchTargetError(
-            f'The chromium launch target "{target}" is neither a URL nor an existing file: {path} does not '
+            f'The {platform} launch target "{target}" is neither a URL nor an existing file: {path} does not '
             f"exist{hint}."
         )
     return Path(path).resolve().as_uri()

@@ -15,6 +15,7 @@ from attrs import frozen
 from argent import limits
 from argent.cpu import run_cpu
 from argent.devices.base import DeviceError, DeviceProvider
+from argent.devices.registry import engine_named
 from argent.devices.web.page import WebPage
 from argent.devices.web.walker import DESCRIBE_MAX_DEPTH, DESCRIBE_MAX_NODES
 from argent.errors import InvalidToolInputError
@@ -127,7 +128,9 @@ async def describe(devices: DeviceProvider, args: DescribeArgs, ctx: ToolContext
             tree = await device.ui_tree()
     except DeviceError as exc:
         raise device_failure(exc) from None
-    return {"description": describe_text(tree), "source": "cdp-dom"}
+    engine = engine_named(device.platform)
+    source = engine.describe_source if engine is not None else "dom"
+    return {"description": describe_text(tree, source=source), "source": source}
 
 
 def _read_png(label: str, path: str) -> pixels.Pixels:
