@@ -652,13 +652,25 @@ class FirefoxDevice:
     async def wait_quiet(self, timeout: float, *, after: int | None = None) -> int | None:
         return await self._quiet.wait_quiet(timeout, after=after)
 
-    async def _wait_page(self, remaining: float, frames: int, after: int | None, slack: int) -> Any:
+    async def _wait_page(
+        self, remaining: float, frames: int, after: int | None, slack: int, paint: bool
+    ) -> Any:
         page = self.world.evaluate(
-            wait_expression(remaining, frames, after, slack),
+            wait_expression(remaining, frames, after, slack, paint),
             await_promise=True,
             timeout=remaining + WAIT_SLACK_SECONDS,
         )
         return await self.frames.quiet(page, remaining, frames, after)
+
+    async def hold_still(self, x: float, y: float, timeout: float) -> bool:
+        px, py = self._px(x, y)
+        ms = round(max(0.0, timeout) * 1000)
+        value = await self.world.evaluate(
+            f"globalThis.__argent.still({px!r}, {py!r}, {ms})",
+            await_promise=True,
+            timeout=max(0.0, timeout) + WAIT_SLACK_SECONDS,
+        )
+        return value is True
 
     async def wait_focus(self, x: float, y: float, timeout: float, grace: float) -> bool:
         px, py = self._px(x, y)
