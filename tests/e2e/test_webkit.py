@@ -1,0 +1,245 @@
+"""WebKit (WebKitGTK's WebKitWebDriver driving MiniBrowser, on argent's own Xvfb) as a real device.
+
+One provider per module (its Xvfb starts with the first boot and stops with ``close_all``); the shop
+flow of the Chromium directives tests runs here unchanged (its ``launch: { chromium: site }`` is the
+web target every engine falls back to); and no WebKitWebDriver, MiniBrowser, WebKit helper or Xvfb
+outlives a device, a run or a tool-server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from argent.devices.registry import WEBKIT
+from argent.flows.parse import parse_flow
+from argent.runner import pixels as P
+from argent.runner.directives import DeviceDirectives
+from argent.runner.engine import run_flow
+from argent.runner.files import DiskFlowFiles
+from argent.runner.report import FlowRunResult
+from tests.e2e.conftest import Cli, start_server_process
+from tests.e2e.test_directives_chromium import SHOP, SHOP_FLOW, SHOP_STATUSES, NoTools
+
+webkit = pytest.importorskip("argent.devices.webkit")
+display = pytest.importorskip("argent.devices.webkit.display")
+_UNAVAILABLE = webkit.webkit_unavailable_reason() or display.xvfb_unavailable_reason()
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(_UNAVAILABLE is not None, reason=str(_UNAVAILABLE))]
+
+#: What a WebKit device runs: the driver, MiniBrowser, WebKit's helper processes, and the X server.
+WEBKIT_PROCESSES = (
+    b"WebKitWebDriver",
+    b"MiniBrowser",
+    b"WebKitWebProcess",
+    b"WebKitNetworkProcess",
+    b"WebKitGPUProcess",
+    b"Xvfb",
+)
+
+
+def webkit_processes() -> dict[int, str]:
+    """Live (non-zombie) processes of WebKit or Xvfb on this machine, by pid: their program's name."""
+    found: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                argv0 = fh.read().split(b"\0", 1)[0]
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[-1].split()[:1]
+        except OSError:
+            continue
+        name = os.path.basename(argv0)
+        if state != [b"Z"] and any(program in name for program in WEBKIT_PROCESSES):
+            found[int(entry)] = name.decode("utf-8", "replace")
+    return found
+
+
+@pytest.fixture(scope="module")
+def before() -> Iterator[set[int]]:
+    """The WebKit processes running before the module (another run's): the module leaves no other."""
+    yield set(webkit_processes())
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def provider(before: set[int]) -> AsyncIterator[Any]:
+    devices = webkit.WebKitDeviceProvider()
+    try:
+        yield devices
+    finally:
+        await devices.close_all()
+
+
+@pytest.fixture
+def flows(project: Path) -> Path:
+    site = project / ".argent" / "flows" / "site"
+    site.mkdir(parents=True)
+    (site / "index.html").write_text(SHOP)
+    return project / ".argent" / "flows"
+
+
+async def run(flows: Path, name: str, text: str, device: Any, *, update: bool = False) -> FlowRunResult:
+    path = flows / f"{name}.yaml"
+    path.write_text(text)
+    files = DiskFlowFiles()
+    return await asyncio.wait_for(
+        run_flow(
+            parse_flow(text),
+            await files.locate(str(path)),
+            name,
+            files=files,
+            tools=NoTools(),
+            directives=DeviceDirectives(scratch_dir=str(flows.parents[2])),
+            device=device,
+            platform="webkit",
+            update_baselines=update,
+        ),
+        180,
+    )
+
+
+def statuses(res: FlowRunResult) -> list[tuple[str, str, str | None]]:
+    return [(s.kind, s.status, s.reason) for s in res.steps]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_boot_list_and_stop_leave_nothing_running(provider: Any, before: set[int]) -> None:
+    device = await provider.boot()
+    assert device.id == WEBKIT.device_id(device.port) and device.platform == "webkit"
+    assert device.viewport == (1000.0, 800.0)
+    shot = await device.screenshot()
+    assert P.png_size(shot) == (1000, 800)
+    assert [d.id for d in await provider.list_booted()] == [device.id]
+    home = device.profile_dir
+    assert home is not None and os.path.isdir(home)
+    names = {name for pid, name in webkit_processes().items() if pid not in before}
+    assert {"WebKitWebDriver", "MiniBrowser", "Xvfb"} <= names, names
+    await provider.stop(device.id)
+    assert await provider.list_booted() == []
+    assert not os.path.exists(home)
+    # the X server stays for the next boot; every WebKit process is gone
+    left = {name for pid, name in webkit_processes().items() if pid not in before}
+    assert left == {"Xvfb"}, left
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_shop_flow_runs_on_webkit(provider: Any, flows: Path) -> None:
+    device = await provider.boot()
+    try:
+        res = await run(flows, "shop", SHOP_FLOW, device)
+    finally:
+        await provider.stop(device.id)
+    assert [(k, s) for k, s, _ in statuses(res)] == SHOP_STATUSES, statuses(res)
+    assert res.steps[9].reason == 'condition not met (visible text="What\'s new") — block skipped (1 step)'
+    assert res.ok
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_chords_dialogs_and_what_webkit_lacks(provider: Any, flows: Path) -> None:
+    (flows / "site" / "keys.html").write_text(
+        '<!doctype html><input id="f" value="">'
+        '<p id="seen"></p><button id="ask" onclick="document.getElementById(\'seen\').textContent = '
+        "confirm('Delete all?') ? 'deleted' : 'kept'\">Delete</button>"
+        "<script>document.getElementById('f').addEventListener('keydown', (e) => { "
+        "if (e.key === 'Enter' && e.shiftKey) document.getElementById('seen').textContent = 'shift-enter'; });"
+        "</script>"
+    )
+    device = await provider.boot()
+    try:
+        res = await run(
+            flows,
+            "keys",
+            """
+steps:
+  - launch: { chromium: site/keys.html }
+  - type: { into: { id: f }, text: "héllo wörld" }
+  - press: Shift+Enter
+  - assert: { text: { in: { id: seen }, equals: shift-enter } }
+  - tap: Delete
+  - assert: { text: { in: { id: seen }, equals: kept } }
+  - pinch: { scale: 2 }
+""",
+            device,
+        )
+        value = await device.run_script("document.getElementById('f').value", timeout=5)
+    finally:
+        await provider.stop(device.id)
+    assert [(k, s) for k, s, _ in statuses(res)] == [
+        ("launch", "pass"),
+        ("type", "pass"),
+        ("press", "pass"),
+        ("assert", "pass"),
+        ("tap", "pass"),
+        ("assert", "pass"),
+        ("pinch", "fail"),
+    ], statuses(res)
+    assert value.value == "héllo wörld"
+    assert "WebKit" in (res.steps[6].reason or "") and "webkit" in (res.steps[6].reason or "")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_snapshot_baseline_is_webkits_own(provider: Any, flows: Path) -> None:
+    flow = "steps:\n  - launch: { chromium: site }\n  - snapshot: home\n"
+    device = await provider.boot()
+    try:
+        first = await run(flows, "home", flow, device, update=True)
+        second = await run(flows, "home", flow, device)
+    finally:
+        await provider.stop(device.id)
+    assert statuses(first)[1] == ("snapshot", "pass", "baseline written (home__webkit-1000x800.png)")
+    img = P.decode_png((flows / "__baselines__" / "home" / "home__webkit-1000x800.png").read_bytes())
+    assert img.shape == (800, 1000, 4)
+    assert statuses(second)[1] == ("snapshot", "pass", "diff 0.00% ≤ 0.5% (home__webkit-1000x800.png)")
+
+
+def test_cli_runs_on_webkit_and_a_script_drives_the_session(cli: Cli, flows: Path) -> None:
+    before = set(webkit_processes())
+    (flows / "title.py").write_text(
+        "import json, os, urllib.request\n"
+        "url = f\"{os.environ['ARGENT_WEBDRIVER_URL']}/session/{os.environ['ARGENT_WEBDRIVER_SESSION']}/title\"\n"
+        "title = json.load(urllib.request.urlopen(url, timeout=10))['value']\n"
+        "assert title == 'Shop', title\n"
+        "print(os.environ['ARGENT_DEVICE'])\n"
+    )
+    (flows / "cli-shop.yaml").write_text(
+        "steps:\n  - launch: { chromium: site }\n  - tap: Add to cart\n"
+        '  - assert: { text: { in: { id: count }, equals: "1" } }\n  - script: title.py\n'
+    )
+    done = cli.run("flow", "run", "cli-shop", "--platform", "webkit", "--json", timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert [s["status"] for s in report["steps"]] == ["pass"] * 4, report
+    assert set(webkit_processes()) - before == set()
+
+
+def test_a_server_stops_its_webkit_devices_and_xvfb(cli: Cli) -> None:
+    before = set(webkit_processes())
+    server = start_server_process(cli)
+    env = {"ARGENT_TOOLS_URL": server.url, "ARGENT_AUTH_TOKEN": server.token}
+    try:
+        booted = cli.run("run", "boot-device", "--platform", "webkit", "--json", timeout=90, **env)
+        assert booted.returncode == 0, booted.stdout + booted.stderr
+        udid = json.loads(booted.stdout)["id"]
+        assert WEBKIT.port_of(udid) is not None
+        listed = cli.run("run", "list-devices", "--json", timeout=60, **env)
+        assert [(d["id"], d["platform"]) for d in json.loads(listed.stdout)["devices"]] == [(udid, "webkit")]
+        logs = cli.run("run", "view-network-logs", "--device-id", udid, "--json", timeout=60, **env)
+        assert logs.returncode != 0
+        assert (
+            f"view-network-logs cannot run on {udid}: WebKit (webkit) lacks network and console logs"
+            in logs.stdout + logs.stderr
+        )
+        assert set(webkit_processes()) - before
+    finally:
+        assert server.stop(signal.SIGTERM) == 0
+    assert set(webkit_processes()) - before == set()
