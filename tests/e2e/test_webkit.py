@@ -196,10 +196,16 @@ async def test_a_snapshot_baseline_is_webkits_own(provider: Any, flows: Path) ->
         second = await run(flows, "home", flow, device)
     finally:
         await provider.stop(device.id)
-    assert statuses(first)[1] == ("snapshot", "pass", "baseline written (home__webkit-1000x800.png)")
+    assert statuses(first)[1] == (
+        "snapshot",
+        "pass",
+        "baseline written (home__webkit-1000x800.png)",
+    ), statuses(first)
     img = P.decode_png((flows / "__baselines__" / "home" / "home__webkit-1000x800.png").read_bytes())
     assert img.shape == (800, 1000, 4)
-    assert statuses(second)[1] == ("snapshot", "pass", "diff 0.00% ≤ 0.5% (home__webkit-1000x800.png)")
+    assert statuses(second)[1] == ("snapshot", "pass", "diff 0.00% ≤ 0.5% (home__webkit-1000x800.png)"), (
+        statuses(second)
+    )
 
 
 def test_cli_runs_on_webkit_and_a_script_drives_the_session(cli: Cli, flows: Path) -> None:
