@@ -1,0 +1,141 @@
+"""The shop flow on each browser engine, side by side in one run: device start-up, each step, the whole flow.
+
+    .venv/bin/python bench/bench_engines.py [--repeat 5] [--engines chromium,webkit]
+
+For each engine (its binary at hand): the median of ``--repeat`` boots (``provider.boot()``: the
+browser started, its page ready at 1000x800; WebKit's first boot also starts argent's Xvfb, counted
+apart as ``first_boot_s``), then ``--repeat`` runs of the shop flow on examples/shop through the
+engine with the real directives on one device (a first run warms up): the median of each step and
+of the whole run. Each engine's figures are also given as a ratio of Chromium's, the reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import RESULTS
+
+from argent.devices.registry import ENGINES, engine_named, provider_of
+from argent.flows.parse import parse_flow
+from argent.runner.directives import DeviceDirectives
+from argent.runner.engine import run_flow
+from argent.runner.files import DiskFlowFiles
+
+SHOP = Path(__file__).resolve().parents[1] / "examples" / "shop"
+FLOW = """steps:
+  - launch: { chromium: site }
+  - tap: Dismiss
+  - assert: { hidden: Dismiss }
+  - tap: { id: add-to-cart }
+  - await: { text: { in: { id: cart-count }, equals: "1" } }
+  - type: { into: { id: email }, text: "bob@example.com\\n" }
+  - await: { text: { in: { id: greeting }, contains: "Welcome, bob" } }
+  - press: Shift+Tab
+  - scroll-to: Product 28
+  - assert: { visible: Product 28 }
+"""
+
+
+class _NoTools:
+    def params(self, tool: str) -> frozenset[str] | None:
+        return None
+
+    async def invoke(self, tool: str, args: dict[str, Any], ctx: Any) -> Any:
+        raise AssertionError("no tools in this benchmark")
+
+
+async def bench_engine(platform: str, repeat: int) -> dict[str, Any]:
+    engine = engine_named(platform)
+    assert engine is not None
+    provider = provider_of(engine)
+    out: dict[str, Any] = {}
+    try:
+        boots: list[float] = []
+        for i in range(repeat + 1):
+            t0 = time.perf_counter()
+            device = await provider.boot()
+            took = time.perf_counter() - t0
+            if i == 0:
+                out["first_boot_s"] = took
+            else:
+                boots.append(took)
+            await provider.stop(device.id)
+        out["boot_s"] = statistics.median(boots)
+        with tempfile.TemporaryDirectory() as tmp:
+            flows = Path(tmp)
+            (flows / "site").mkdir()
+            (flows / "site" / "index.html").write_text((SHOP / "index.html").read_text())
+            path = flows / "shop.yaml"
+            path.write_text(FLOW)
+            files = DiskFlowFiles()
+            ref = await files.locate(str(path))
+            flow = parse_flow(FLOW)
+            device = await provider.boot()
+            steps: dict[str, list[float]] = {}
+            wholes: list[float] = []
+            for i in range(repeat + 1):
+                t0 = time.perf_counter()
+                result = await run_flow(
+                    flow,
+                    ref,
+                    "shop",
+                    files=files,
+                    tools=_NoTools(),
+                    directives=DeviceDirectives(scratch_dir=tmp),
+                    device=device,
+                    platform=platform,
+                )
+                whole = time.perf_counter() - t0
+                bad = [(s.index, s.kind, s.status, s.reason) for s in result.steps if s.status != "pass"]
+                assert not bad, (platform, bad)
+                if i == 0:
+                    continue
+                wholes.append(whole)
+                for s in result.steps:
+                    steps.setdefault(f"{s.index}:{s.kind}", []).append(s.duration_ms)
+            out["steps_ms"] = {name: statistics.median(samples) for name, samples in steps.items()}
+            out["flow_s"] = statistics.median(wholes)
+    finally:
+        await provider.close_all()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--engines", default=",".join(e.platform for e in ENGINES))
+    args = parser.parse_args()
+    results: dict[str, Any] = {}
+    for platform in args.engines.split(","):
+        engine = engine_named(platform)
+        if engine is None or engine.unavailable_reason() is not None:
+            print(f"{platform}: skipped ({engine.unavailable_reason() if engine else 'no such engine'})")
+            continue
+        results[platform] = asyncio.run(bench_engine(platform, args.repeat))
+    ref = results.get("chromium")
+    for platform, row in results.items():
+        ratio = f" ({row['flow_s'] / ref['flow_s']:.2f}x chromium)" if ref and platform != "chromium" else ""
+        print(
+            f"{platform:<9} boot {row['boot_s']:.2f} s (first {row['first_boot_s']:.2f} s), "
+            f"shop flow {row['flow_s']:.2f} s{ratio}"
+        )
+        for name, ms in row["steps_ms"].items():
+            against = ""
+            if ref and platform != "chromium" and ref["steps_ms"].get(name):
+                against = f"  ({ms / ref['steps_ms'][name]:.2f}x)"
+            print(f"    {name:<14} {ms:8.1f} ms{against}")
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "engines.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
