@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from argent.devices.base import DeviceError
 from argent.devices.registry import WEBKIT
+from argent.devices.web.page import ScriptOutcome
 from argent.flows.parse import parse_flow
 from argent.runner import pixels as P
 from argent.runner.directives import DeviceDirectives
@@ -31,6 +33,7 @@ from tests.e2e.test_directives_chromium import SHOP, SHOP_FLOW, SHOP_STATUSES, N
 
 webkit = pytest.importorskip("argent.devices.webkit")
 display = pytest.importorskip("argent.devices.webkit.display")
+device_module = pytest.importorskip("argent.devices.webkit.device")
 _UNAVAILABLE = webkit.webkit_unavailable_reason() or display.xvfb_unavailable_reason()
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(_UNAVAILABLE is not None, reason=str(_UNAVAILABLE))]
@@ -78,6 +81,8 @@ async def provider(before: set[int]) -> AsyncIterator[Any]:
         yield devices
     finally:
         await devices.close_all()
+    # the module's devices and its Xvfb are gone with the provider
+    assert set(webkit_processes()) - before == set()
 
 
 @pytest.fixture
@@ -206,6 +211,61 @@ async def test_a_snapshot_baseline_is_webkits_own(provider: Any, flows: Path) ->
     assert statuses(second)[1] == ("snapshot", "pass", "diff 0.00% ≤ 0.5% (home__webkit-1000x800.png)"), (
         statuses(second)
     )
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_page_that_never_yields_is_a_bounded_error(
+    provider: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    device = await provider.boot()
+    try:
+        monkeypatch.setattr(device_module, "WALK_TIMEOUT_SECONDS", 1.0)
+        await device.navigate("data:text/html,<title>Busy</title><p>busy</p>")
+        # debugger-evaluate's script that never ends: WebKit stops waiting for it (it cannot stop it)
+        assert await device.run_script("for (;;) {}", timeout=1) == ScriptOutcome(timed_out=True)
+        with pytest.raises(DeviceError) as caught:
+            await device.ui_tree()
+        assert str(caught.value).startswith(f"WebKit ({device.id}) did not answer execute within 1s")
+        assert "Stop the device (stop-device) and boot a new one." in str(caught.value)
+    finally:
+        await provider.stop(device.id)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_killed_driver_is_a_clean_death(provider: Any) -> None:
+    device = await provider.boot()
+    try:
+        os.killpg(device.pid, signal.SIGKILL)
+        with pytest.raises(DeviceError) as caught:
+            await device.ui_tree()
+        assert f"WebKit ({device.id}): WebKitWebDriver exited (killed by signal SIGKILL)" in str(caught.value)
+        assert not device.alive
+    finally:
+        await provider.stop(device.id)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_no_display_and_no_driver_say_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    own = webkit.WebKitDeviceProvider()
+    try:
+        monkeypatch.setenv("DISPLAY", ":4093")
+        with pytest.raises(DeviceError) as caught:
+            await own.boot()
+        assert str(caught.value) == (
+            "Cannot boot a webkit device: DISPLAY=:4093 names no X server that answers — MiniBrowser needs one. "
+            "Start it, or unset DISPLAY so that argent starts its own Xvfb."
+        )
+        monkeypatch.delenv("DISPLAY")
+        monkeypatch.setenv("ARGENT_WEBKIT_DRIVER", "/nonexistent/WebKitWebDriver")
+        with pytest.raises(DeviceError) as caught:
+            await own.boot()
+        assert str(caught.value) == (
+            'Cannot boot a webkit device: ARGENT_WEBKIT_DRIVER="/nonexistent/WebKitWebDriver" is not an executable '
+            "file — install WebKit (Debian/Ubuntu: apt-get install webkit2gtk-driver) or set ARGENT_WEBKIT_DRIVER "
+            "to the path of WebKitGTK's WebKitWebDriver."
+        )
+    finally:
+        await own.close_all()
 
 
 def test_cli_runs_on_webkit_and_a_script_drives_the_session(cli: Cli, flows: Path) -> None:

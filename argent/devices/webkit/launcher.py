@@ -32,6 +32,10 @@ MINIBROWSER_GLOBS = (
     "/usr/libexec/webkit2gtk-4.1/MiniBrowser",
     "/usr/libexec/webkit2gtk-4.0/MiniBrowser",
 )
+#: GTK's settings for MiniBrowser: classic scrollbars, not overlay ones — an overlay scrollbar shows on
+#: load and on every pointer move, then fades, so a screenshot would catch it or not. (WebKitGTK's
+#: main-frame scrollbars ignore CSS: a page that scrolls keeps a 21 px bar inside the 1000 px viewport.)
+GTK_SETTINGS = "[Settings]\ngtk-overlay-scrolling=false\ngtk-enable-animations=false\n"
 #: How often a starting driver's ``/status`` is asked.
 STATUS_POLL_SECONDS = 0.05
 
@@ -79,6 +83,10 @@ def browser_env(home: str, display: str) -> dict[str, str]:
     tmp = os.path.join(home, "tmp")
     for directory in (profile, tmp):
         os.makedirs(directory, exist_ok=True)
+    gtk = os.path.join(profile, ".config", "gtk-3.0")
+    os.makedirs(gtk, exist_ok=True)
+    with open(os.path.join(gtk, "settings.ini"), "w", encoding="ascii") as fh:
+        fh.write(GTK_SETTINGS)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "WAYLAND_"))}
     env.update(
         DISPLAY=display,
