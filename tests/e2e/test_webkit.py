@@ -193,6 +193,39 @@ steps:
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_upload_sets_the_files_of_a_file_input(provider: Any, flows: Path) -> None:
+    (flows / "a.txt").write_text("hello")
+    (flows / "site" / "pick.html").write_text(
+        '<!doctype html><label>Photo <input id="f" type="file"></label><p id="got"></p><button>Plain</button>'
+        "<script>document.getElementById('f').addEventListener('change', async (e) => { const f = e.target.files[0]; "
+        "document.getElementById('got').textContent = f.name + ' ' + (await f.text()); });</script>"
+    )
+    device = await provider.boot()
+    try:
+        res = await run(
+            flows,
+            "pick",
+            """
+steps:
+  - launch: { chromium: site/pick.html }
+  - upload: { into: Photo, files: [a.txt] }
+  - await: { text: { in: { id: got }, equals: "a.txt hello" } }
+  - upload: { into: Plain, files: [a.txt] }
+""",
+            device,
+        )
+    finally:
+        await provider.stop(device.id)
+    assert [(k, s) for k, s, _ in statuses(res)][:3] == [
+        ("launch", "pass"),
+        ("upload", "pass"),
+        ("await", "pass"),
+    ], statuses(res)
+    assert res.steps[3].status == "error"
+    assert (res.steps[3].reason or "").startswith("the element there, <button>, is not a file input — ")
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_snapshot_baseline_is_webkits_own(provider: Any, flows: Path) -> None:
     flow = "steps:\n  - launch: { chromium: site }\n  - snapshot: home\n"
     device = await provider.boot()

@@ -27,6 +27,15 @@ from argent.devices.base import Choice, DeviceError, DialogAnswer, DialogSeen, F
 from argent.devices.registry import WEBKIT
 from argent.devices.web.dialogs import DialogBook
 from argent.devices.web.file_access import FileAccess
+from argent.devices.web.file_inputs import (
+    AT_POINT,
+    DISABLED,
+    FIND_INPUT,
+    NOT_A_FILE_INPUT,
+    NOTHING_THERE,
+    ONE_FILE_ONLY,
+    STATE,
+)
 from argent.devices.web.forms import choice_from, focused_from
 from argent.devices.web.launching import VIEWPORT_HEIGHT, VIEWPORT_WIDTH
 from argent.devices.web.page import PointerAction, ScriptOutcome
@@ -37,6 +46,7 @@ from argent.devices.webkit import keys
 from argent.devices.webkit.launcher import WebKitProcess, find_minibrowser
 from argent.devices.webkit.webdriver import (
     ALERT_OPEN,
+    ELEMENT_KEY,
     LOAD_TIMEOUT,
     SCRIPT_TIMEOUT,
     WebDriverError,
@@ -505,6 +515,37 @@ class WebKitDevice:
         if choice is None:
             raise DeviceError(f"WebKit ({self.id}): the page gave no answer to a select.")
         return choice
+
+    # -- files (``argent.devices.base.FileInputs``) --
+
+    async def set_input_files(self, x: float, y: float, paths: Sequence[str]) -> None:
+        """The file input the element at (x, y) stands for (``argent.devices.web.file_inputs``) gets
+        ``paths`` through WebDriver's Element Send Keys, which sets a file input's files (one path a
+        line) and fires ``input`` and ``change`` as a pick in the file dialog does."""
+        px, py = self._px(x, y)
+        async with self._input:
+            self._touch()
+            found = await self.session.execute(
+                f"const el = ({AT_POINT})(arguments[0], arguments[1]); if (!el) return null; "
+                f"const input = ({FIND_INPUT}).call(el); if (typeof input === 'string') return input; "
+                f"return [input, ({STATE}).call(input)];",
+                [px, py],
+            )
+            if found is None:
+                raise DeviceError(NOTHING_THERE)
+            if isinstance(found, str):
+                raise DeviceError(NOT_A_FILE_INPUT.format(what=found))
+            element = (
+                found[0].get(ELEMENT_KEY) if isinstance(found, list) and isinstance(found[0], dict) else None
+            )
+            state = found[1] if isinstance(found, list) and isinstance(found[1], dict) else {}
+            if not isinstance(element, str):
+                raise DeviceError(NOT_A_FILE_INPUT.format(what="an unknown node"))
+            if state.get("disabled") is True:
+                raise DeviceError(DISABLED)
+            if len(paths) > 1 and state.get("multiple") is not True:
+                raise DeviceError(ONE_FILE_ONLY.format(count=len(paths)))
+            await self.session.element_send_keys(element, "\n".join(paths))
 
     # -- navigation --
 
