@@ -129,6 +129,11 @@ async def test_boot_list_and_stop_leave_nothing_running(provider: Any, before: s
     assert home is not None and os.path.isdir(home)
     names = {name for pid, name in webkit_processes().items() if pid not in before}
     assert {"WebKitWebDriver", "MiniBrowser", "Xvfb"} <= names, names
+    second = await provider.boot()
+    xvfbs = [name for pid, name in webkit_processes().items() if pid not in before and name == "Xvfb"]
+    assert xvfbs == ["Xvfb"]  # one X server for the tool-server's devices
+    assert sorted(d.id for d in await provider.list_booted()) == sorted([device.id, second.id])
+    await provider.stop(second.id)
     await provider.stop(device.id)
     assert await provider.list_booted() == []
     assert not os.path.exists(home)
@@ -289,6 +294,14 @@ async def test_no_display_and_no_driver_say_what_to_do(monkeypatch: pytest.Monke
             "Start it, or unset DISPLAY so that argent starts its own Xvfb."
         )
         monkeypatch.delenv("DISPLAY")
+        monkeypatch.setenv("ARGENT_XVFB", "/nonexistent/Xvfb")
+        with pytest.raises(DeviceError) as caught:
+            await display.start_xvfb()
+        assert str(caught.value) == (
+            'Cannot boot a webkit device: ARGENT_XVFB="/nonexistent/Xvfb" is not an executable file — install '
+            "Xvfb (Debian/Ubuntu: apt-get install xvfb) or set ARGENT_XVFB to the path of an Xvfb binary."
+        )
+        monkeypatch.delenv("ARGENT_XVFB")
         monkeypatch.setenv("ARGENT_WEBKIT_DRIVER", "/nonexistent/WebKitWebDriver")
         with pytest.raises(DeviceError) as caught:
             await own.boot()

@@ -427,7 +427,11 @@ class WebKitDevice:
     async def long_press(self, x: float, y: float, duration_ms: float) -> None:
         px, py = self._px(x, y)
         async with self._input:
-            await self._perform([keys.mouse(keys.hold(px, py, duration_ms))])
+            self._touch()
+            await self.session.perform(
+                [keys.mouse(keys.hold(px, py, duration_ms))],
+                timeout=max(0.0, duration_ms) / 1000 + WEBDRIVER_COMMAND_TIMEOUT_SECONDS,
+            )
 
     async def type_text(self, text: str) -> None:
         if not text:
