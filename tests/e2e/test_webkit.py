@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import signal
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -355,3 +356,22 @@ def test_a_server_stops_its_webkit_devices_and_xvfb(cli: Cli) -> None:
     finally:
         assert server.stop(signal.SIGTERM) == 0
     assert set(webkit_processes()) - before == set()
+
+
+def test_a_killed_server_takes_its_webkit_along(cli: Cli) -> None:
+    """SIGKILL leaves no cleanup to run: Linux's parent-death signal stops the driver and the Xvfb,
+    and MiniBrowser and WebKit's helpers end with their display and their driver."""
+    before = set(webkit_processes())
+    server = start_server_process(cli)
+    env = {"ARGENT_TOOLS_URL": server.url, "ARGENT_AUTH_TOKEN": server.token}
+    try:
+        booted = cli.run("run", "boot-device", "--platform", "webkit", "--json", timeout=90, **env)
+        assert booted.returncode == 0, booted.stdout + booted.stderr
+        names = {name for pid, name in webkit_processes().items() if pid not in before}
+        assert {"WebKitWebDriver", "MiniBrowser", "Xvfb"} <= names, names
+    finally:
+        server.stop(signal.SIGKILL)
+    deadline = time.monotonic() + 20
+    while set(webkit_processes()) - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert {name for pid, name in webkit_processes().items() if pid not in before} == set()

@@ -19,12 +19,10 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
-import threading
 import time
-from collections.abc import Callable
 
 from argent.devices.base import DeviceError
+from argent.devices.web.launching import pdeathsig_hook
 from argent.limits import XVFB_READY_TIMEOUT_SECONDS
 
 XVFB_ENV = "ARGENT_XVFB"
@@ -78,24 +76,6 @@ def x_server_answers(display: str) -> bool:
             return True
     except OSError:
         return False
-
-
-def _pdeathsig_hook() -> Callable[[], None] | None:
-    """A pre-exec hook that has Linux stop the child when the launching thread dies."""
-    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
-        return None
-    import ctypes
-
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    term = int(signal.SIGTERM)
-
-    def hook() -> None:
-        prctl(1, term, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-    return hook
 
 
 class Xvfb:
@@ -152,7 +132,7 @@ async def start_xvfb(binary: str | None = None, *, timeout: float = XVFB_READY_T
             stderr=subprocess.DEVNULL,
             pass_fds=(write_fd,),
             start_new_session=True,
-            preexec_fn=_pdeathsig_hook(),
+            preexec_fn=pdeathsig_hook(signal.SIGTERM),  # Xvfb removes its lock file on SIGTERM
         )
     except OSError as exc:
         os.close(read_fd)
