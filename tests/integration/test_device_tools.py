@@ -127,7 +127,10 @@ async def test_device_tools_are_listed_with_their_declarations(client: Client) -
 async def test_without_chromium_the_tools_that_need_it_are_disabled(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ARGENT_CHROMIUM", "/nonexistent/chromium")
+    from argent.devices.registry import ENGINES
+
+    for engine in ENGINES:  # no browser engine at all (another engine's binary keeps the tools)
+        monkeypatch.setenv(engine.binary_env, f"/nonexistent/{engine.platform}")
     response = await client.get("/tools", headers=AUTH)
     tools = {t["name"]: t for t in (await response.json())["tools"]}
     reason = tools["boot-device"]["disabled"]["reason"]
