@@ -69,6 +69,8 @@ SIZE_ATTEMPTS = 4
 #: What WebKit's ``execute/sync`` may run before WebDriver stops waiting for it (argent's own
 #: waits are bounded below it; ``run_script`` sets its own).
 SCRIPT_TIMEOUT_MS = 120_000
+#: Dialogs a navigation answers (a page asking before it unloads) before it goes on regardless.
+NAVIGATE_DIALOGS = 3
 #: How long a dying session's driver gets to report its exit status for the message.
 EXIT_STATUS_WAIT_SECONDS = 1.0
 
@@ -269,15 +271,20 @@ class WebKitDevice:
 
     # -- dialogs (``argent.devices.base.NativeDialogs``) --
 
-    async def _on_alert(self, message: str) -> None:
-        """A dialog refused a command: answer it as the book says. WebDriver names no kind: a dialog
-        that takes text is a prompt, any other is taken for a confirm (dismissing an alert is what
-        accepting it does)."""
+    async def _on_alert(self, message: str, *, leaving: bool = False) -> None:
+        """A dialog refused a command (or input opened it): answer it as the book says. WebDriver
+        names no kind and cannot read a prompt's proposed text: one that opened as argent navigated
+        away is a ``beforeunload``; one that takes the text a flow's ``dialogs:`` gives is a prompt;
+        any other is reported as a confirm (dismissing an alert is what accepting it does, and a
+        prompt accepted without a text keeps the one it proposes)."""
         session = self.session
-        prompt = await session.send_alert_text("")
-        reply = self.dialogs.opening("prompt" if prompt else "confirm", message, "" if prompt else None)
-        if prompt and reply.accept and reply.text:
-            await session.send_alert_text(reply.text)
+        answer = self.dialogs.current
+        kind = "confirm"
+        if leaving:
+            kind = "beforeunload"
+        elif answer is not None and answer.accept and answer.text is not None:
+            kind = "prompt" if await session.send_alert_text(answer.text) else "confirm"
+        reply = self.dialogs.opening(kind, message, None)
         await session.answer_alert(reply.accept)
 
     def dialog_mark(self) -> int:
@@ -403,9 +410,17 @@ class WebKitDevice:
     def _touch(self) -> None:
         self._quiet.touched()
 
-    async def _perform(self, sources: list[dict[str, Any]]) -> None:
+    async def _perform(self, sources: list[dict[str, Any]], *, timeout: float | None = None) -> None:
         self._touch()
-        await self.session.perform(sources)
+        await self.session.perform(sources, timeout=timeout)
+        await self._answer_open_dialog()
+
+    async def _answer_open_dialog(self) -> None:
+        """Answer a dialog the input just opened (WebDriver says nothing of it until a command
+        meets it), so the step that opened it is the one that reports it."""
+        text = await self.session.alert_text()
+        if text is not None:
+            await self._on_alert(text)
 
     async def pointer(self, action: PointerAction, x: float, y: float) -> None:
         """The left button pressed, moved (held) or released at (x, y) CSS pixels (WebDriver keeps
@@ -427,8 +442,7 @@ class WebKitDevice:
     async def long_press(self, x: float, y: float, duration_ms: float) -> None:
         px, py = self._px(x, y)
         async with self._input:
-            self._touch()
-            await self.session.perform(
+            await self._perform(
                 [keys.mouse(keys.hold(px, py, duration_ms))],
                 timeout=max(0.0, duration_ms) / 1000 + WEBDRIVER_COMMAND_TIMEOUT_SECONDS,
             )
@@ -562,22 +576,26 @@ class WebKitDevice:
             )
         session = self.session
         self._touch()
+        await self._answer_open_dialog()  # one the page opened before: not the leaving's
         with self.dialogs.leaving():
-            try:
-                await session.command(
-                    "POST",
-                    "/url",
-                    {"url": url},
-                    timeout=WEBKIT_PAGE_LOAD_TIMEOUT_SECONDS + WEBDRIVER_COMMAND_TIMEOUT_SECONDS,
-                    what="navigate",
-                    answer_alerts=False,
-                )
-            except WebDriverError as exc:
-                if exc.error == ALERT_OPEN:
-                    text = exc.data.get("text") if isinstance(exc.data, dict) else None
-                    await self._on_alert(text if isinstance(text, str) else "")
-                elif exc.error != LOAD_TIMEOUT:
-                    raise DeviceError(f'WebKit ({self.id}) could not open "{url}": {exc}') from None
+            for _ in range(NAVIGATE_DIALOGS + 1):
+                try:
+                    await session.command(
+                        "POST",
+                        "/url",
+                        {"url": url},
+                        timeout=WEBKIT_PAGE_LOAD_TIMEOUT_SECONDS + WEBDRIVER_COMMAND_TIMEOUT_SECONDS,
+                        what="navigate",
+                        answer_alerts=False,
+                    )
+                except WebDriverError as exc:
+                    if exc.error == ALERT_OPEN:  # the page asks before unloading: leaving, argent says yes
+                        text = exc.data.get("text") if isinstance(exc.data, dict) else None
+                        await self._on_alert(text if isinstance(text, str) else "", leaving=True)
+                        continue
+                    if exc.error != LOAD_TIMEOUT:
+                        raise DeviceError(f'WebKit ({self.id}) could not open "{url}": {exc}') from None
+                break
         await self.refresh_viewport()
 
     # -- closing --
