@@ -210,6 +210,26 @@ steps:
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_an_outside_driver_is_attached_and_left_running(provider: Any) -> None:
+    """``webkit-wd-<port>`` of a driver argent did not start: argent opens its own session there and
+    stopping the device ends that session only."""
+    from argent.devices.webkit.launcher import launch_driver
+
+    xvfb = await display.start_xvfb()
+    driver = await launch_driver(xvfb.display)
+    try:
+        device = await provider.get(WEBKIT.device_id(driver.port))
+        assert not device.owned and device.viewport == (1000.0, 800.0)
+        await device.navigate("data:text/html,<title>Outside</title><p>hi</p>")
+        assert (await device.page_info())["title"] == "Outside"
+        await provider.stop(device.id)
+        assert driver.returncode() is None
+    finally:
+        await driver.terminate()
+        xvfb.stop()
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_upload_sets_the_files_of_a_file_input(provider: Any, flows: Path) -> None:
     (flows / "a.txt").write_text("hello")
     (flows / "site" / "pick.html").write_text(
