@@ -353,3 +353,19 @@ EVALUATE_TIMEOUT_SECONDS = 10.0
 #: by its path alone.
 MAX_ARTIFACT_IMAGES = 4
 MAX_ARTIFACT_IMAGE_BYTES = 4 * MIB
+
+#: WebKit (WebKitGTK's ``WebKitWebDriver`` driving ``MiniBrowser`` over classic W3C WebDriver). Its new-session
+#: request hangs for ever when MiniBrowser cannot start (no X display), so it is bounded: 0.8 s warm and ~5 s the
+#: first time on two cores, far more on a loaded machine.
+WEBDRIVER_SESSION_TIMEOUT_SECONDS = 45.0
+#: Longest one WebDriver command may go unanswered (a page script that never yields holds every command).
+WEBDRIVER_COMMAND_TIMEOUT_SECONDS = 20.0
+#: How long a fresh ``WebKitWebDriver`` may take to answer ``GET /status``, and ``Xvfb`` to name its display.
+WEBKIT_DRIVER_READY_TIMEOUT_SECONDS = 15.0
+XVFB_READY_TIMEOUT_SECONDS = 15.0
+#: Longest answer read from the driver (a viewport PNG in base64 is ~0.1-2 MiB; a walk of 12,000 nodes ~5 MiB).
+WEBDRIVER_ANSWER_BYTES = 64 * MIB
+#: Dialogs one WebDriver command answers before it gives up on a page that opens one after the other.
+MAX_DIALOGS_PER_COMMAND = 20
+#: WebKit's own page-load bound for a navigation (past it the page is used as it is, as on Chromium).
+WEBKIT_PAGE_LOAD_TIMEOUT_SECONDS = 15.0

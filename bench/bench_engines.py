@@ -1,37 +1,46 @@
-"""The engines side by side in one run: the example shop flow on Firefox and on Chromium, per step and
-whole, and device start-up per engine (issue 22).
+"""The shop flow on each browser engine, side by side in one run: device start-up, each step, the whole flow.
 
-    .venv/bin/python bench/bench_engines.py [--repeat 5] [--boots 5]
+    .venv/bin/python bench/bench_engines.py [--repeat 5] [--engines chromium,webkit]
 
-1. start-up: ``boot()`` of the engine's provider until the device is ready (a page at 1000x800), then
-   ``stop``; the engines alternate, ``--boots`` each (the first Firefox boot of a machine also prepares
-   its profile template: one untimed warm-up boot per engine comes first). Target: Firefox <= 2x Chromium.
-2. the shop: examples/.argent/flows/shop.yaml (a copy, baselines adopted on a warm-up run) run through
-   the engine with the real directives on one device per engine, ``--repeat`` times alternating; the
-   median of each step and of the whole run. Target: each Firefox step <= 1.5x the same step on Chromium.
+For each engine (its binary at hand): the median of ``--repeat`` boots (``provider.boot()``: the
+browser started, its page ready at 1000x800; WebKit's first boot also starts argent's Xvfb, counted
+apart as ``first_boot_s``), then ``--repeat`` runs of the shop flow on examples/shop through the
+engine with the real directives on one device (a first run warms up): the median of each step and
+of the whole run. Each engine's figures are also given as a ratio of Chromium's, the reference.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
+import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from common import report
+from common import RESULTS
 
-from argent.devices.hub import DeviceHub
+from argent.devices.registry import ENGINES, engine_named, provider_of
 from argent.flows.parse import parse_flow
 from argent.runner.directives import DeviceDirectives
 from argent.runner.engine import run_flow
 from argent.runner.files import DiskFlowFiles
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-ENGINES = ("chromium", "firefox")
+SHOP = Path(__file__).resolve().parents[1] / "examples" / "shop"
+FLOW = """steps:
+  - launch: { chromium: site }
+  - tap: Dismiss
+  - assert: { hidden: Dismiss }
+  - tap: { id: add-to-cart }
+  - await: { text: { in: { id: cart-count }, equals: "1" } }
+  - type: { into: { id: email }, text: "bob@example.com\\n" }
+  - await: { text: { in: { id: greeting }, contains: "Welcome, bob" } }
+  - press: Shift+Tab
+  - scroll-to: Product 28
+  - assert: { visible: Product 28 }
+"""
 
 
 class _NoTools:
@@ -42,37 +51,36 @@ class _NoTools:
         raise AssertionError("no tools in this benchmark")
 
 
-async def startup(hub: DeviceHub, boots: int) -> dict[str, list[float]]:
-    seconds: dict[str, list[float]] = {engine: [] for engine in ENGINES}
-    for engine in ENGINES:  # warm-up: caches, Firefox's profile template
-        device = await hub.boot(engine)
-        await hub.stop(device.id)
-    for _ in range(boots):
-        for engine in ENGINES:
-            t0 = time.perf_counter()
-            device = await hub.boot(engine)
-            seconds[engine].append(time.perf_counter() - t0)
-            await hub.stop(device.id)
-    return seconds
-
-
-async def shop_runs(hub: DeviceHub, repeat: int) -> dict[str, dict[str, list[float]]]:
-    """Per engine: each step's label -> its durations (ms), and ``whole`` -> the runs' wall times."""
-    out: dict[str, dict[str, list[float]]] = {engine: {} for engine in ENGINES}
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "examples"
-        shutil.copytree(EXAMPLES, root)
-        for png in (root / ".argent" / "flows" / "__baselines__").rglob("*.png"):
-            png.unlink()
-        path = root / ".argent" / "flows" / "shop.yaml"
-        text = path.read_text()
-        flow = parse_flow(text)
-        files = DiskFlowFiles()
-        ref = await files.locate(str(path))
-        directives = DeviceDirectives(scratch_dir=tmp)
-        devices = {engine: await hub.boot(engine) for engine in ENGINES}
+async def bench_engine(platform: str, repeat: int) -> dict[str, Any]:
+    engine = engine_named(platform)
+    assert engine is not None
+    provider = provider_of(engine)
+    out: dict[str, Any] = {}
+    try:
+        boots: list[float] = []
         for i in range(repeat + 1):
-            for engine in ENGINES:
+            t0 = time.perf_counter()
+            device = await provider.boot()
+            took = time.perf_counter() - t0
+            if i == 0:
+                out["first_boot_s"] = took
+            else:
+                boots.append(took)
+            await provider.stop(device.id)
+        out["boot_s"] = statistics.median(boots)
+        with tempfile.TemporaryDirectory() as tmp:
+            flows = Path(tmp)
+            (flows / "site").mkdir()
+            (flows / "site" / "index.html").write_text((SHOP / "index.html").read_text())
+            path = flows / "shop.yaml"
+            path.write_text(FLOW)
+            files = DiskFlowFiles()
+            ref = await files.locate(str(path))
+            flow = parse_flow(FLOW)
+            device = await provider.boot()
+            steps: dict[str, list[float]] = {}
+            wholes: list[float] = []
+            for i in range(repeat + 1):
                 t0 = time.perf_counter()
                 result = await run_flow(
                     flow,
@@ -80,52 +88,23 @@ async def shop_runs(hub: DeviceHub, repeat: int) -> dict[str, dict[str, list[flo
                     "shop",
                     files=files,
                     tools=_NoTools(),
-                    directives=directives,
-                    device=devices[engine],
-                    platform=engine,
-                    update_baselines=i == 0,
+                    directives=DeviceDirectives(scratch_dir=tmp),
+                    device=device,
+                    platform=platform,
                 )
-                whole = (time.perf_counter() - t0) * 1000
-                bad = [(s.index, s.kind, s.reason) for s in result.steps if s.status not in ("pass", "skip")]
-                assert not bad, (engine, bad)
-                if i == 0:  # the warm-up adopts the baselines
+                whole = time.perf_counter() - t0
+                bad = [(s.index, s.kind, s.status, s.reason) for s in result.steps if s.status != "pass"]
+                assert not bad, (platform, bad)
+                if i == 0:
                     continue
-                rows = out[engine]
-                rows.setdefault("whole", []).append(whole)
-                for step in result.steps:
-                    if step.status == "pass" and step.kind != "echo":
-                        rows.setdefault(f"{step.index + 1:>2} {step.kind}", []).append(step.duration_ms)
-    return out
-
-
-async def measure(repeat: int, boots: int) -> dict[str, dict[str, Any]]:
-    hub = DeviceHub()
-    try:
-        started = await startup(hub, boots)
-        steps = await shop_runs(hub, repeat)
+                wholes.append(whole)
+                for s in result.steps:
+                    steps.setdefault(f"{s.index}:{s.kind}", []).append(s.duration_ms)
+            out["steps_ms"] = {name: statistics.median(samples) for name, samples in steps.items()}
+            out["flow_s"] = statistics.median(wholes)
     finally:
-        await hub.close_all()
-    chromium_s, firefox_s = (statistics.median(started[e]) for e in ENGINES)
-    results: dict[str, dict[str, Any]] = {
-        "startup": {
-            "chromium_s": chromium_s,
-            "firefox_s": firefox_s,
-            "ratio": firefox_s / chromium_s,
-            "target": "<= 2x",
-        }
-    }
-    for label in steps["chromium"]:
-        c, f = (
-            statistics.median(steps["chromium"][label]),
-            statistics.median(steps["firefox"].get(label, [0.0])),
-        )
-        results[f"shop {label}"] = {
-            "chromium_ms": c,
-            "firefox_ms": f,
-            "ratio": f / c if c else float("nan"),
-            "target": "" if label == "whole" else "<= 1.5x",
-        }
-    return results
+        await provider.close_all()
+    return out
 
 
 def main() -> None:
@@ -133,9 +112,29 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--boots", type=int, default=5)
+    parser.add_argument("--engines", default=",".join(e.platform for e in ENGINES))
     args = parser.parse_args()
-    report("engines", asyncio.run(measure(args.repeat, args.boots)))
+    results: dict[str, Any] = {}
+    for platform in args.engines.split(","):
+        engine = engine_named(platform)
+        if engine is None or engine.unavailable_reason() is not None:
+            print(f"{platform}: skipped ({engine.unavailable_reason() if engine else 'no such engine'})")
+            continue
+        results[platform] = asyncio.run(bench_engine(platform, args.repeat))
+    ref = results.get("chromium")
+    for platform, row in results.items():
+        ratio = f" ({row['flow_s'] / ref['flow_s']:.2f}x chromium)" if ref and platform != "chromium" else ""
+        print(
+            f"{platform:<9} boot {row['boot_s']:.2f} s (first {row['first_boot_s']:.2f} s), "
+            f"shop flow {row['flow_s']:.2f} s{ratio}"
+        )
+        for name, ms in row["steps_ms"].items():
+            against = ""
+            if ref and platform != "chromium" and ref["steps_ms"].get(name):
+                against = f"  ({ms / ref['steps_ms'][name]:.2f}x)"
+            print(f"    {name:<14} {ms:8.1f} ms{against}")
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "engines.json").write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

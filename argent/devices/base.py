@@ -90,6 +90,7 @@ class Capability(Enum):
 
     TWO_FINGER = "two-finger gestures (pinch, rotate)"
     DEVTOOLS = "the DevTools extras (tabs, cookies and storage over CDP)"
+    EVENT_LOGS = "network and console logs (its protocol reports no requests and no console calls)"
 
 
 class DeviceError(Exception):

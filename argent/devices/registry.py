@@ -45,6 +45,9 @@ class Engine:
     lacks: frozenset[Capability] = frozenset()
     #: The ``source`` a ``describe`` of its screen names (upstream's ``cdp-dom`` on Chromium).
     describe_source: str = "dom"
+    #: The variable a ``script:`` step finds the device's session in, when the endpoint alone names
+    #: none (W3C WebDriver: the driver serves sessions; ``Device.endpoint_session``).
+    session_env: str = ""
 
     def device_id(self, port: int) -> str:
         return f"{self.id_prefix}{port}"
@@ -136,8 +139,24 @@ FIREFOX = Engine(
     describe_source="bidi-dom",
 )
 
+WEBKIT = Engine(
+    platform="webkit",
+    label="WebKit",
+    id_prefix="webkit-wd-",
+    protocol="W3C WebDriver",
+    binary_env="ARGENT_WEBKIT_DRIVER",
+    binaries=("WebKitWebDriver",),
+    binary_what="WebKitGTK's WebKitWebDriver",
+    package="webkit2gtk-driver",
+    endpoint_env="ARGENT_WEBDRIVER_URL",
+    session_env="ARGENT_WEBDRIVER_SESSION",
+    provider="argent.devices.webkit.provider:WebKitDeviceProvider",
+    # Classic WebDriver has no events (no network or console log) and no touch input; no DevTools protocol.
+    lacks=frozenset({Capability.TWO_FINGER, Capability.DEVTOOLS, Capability.EVENT_LOGS}),
+)
+
 #: The engines, in the order messages and listings name them; the first is the default web engine.
-ENGINES: tuple[Engine, ...] = (CHROMIUM, FIREFOX)
+ENGINES: tuple[Engine, ...] = (CHROMIUM, FIREFOX, WEBKIT)
 #: The engine a web target runs on when a run names no platform and no device is booted.
 DEFAULT_ENGINE = CHROMIUM
 #: The `launch:` key whose target every browser engine falls back to (the web target recorded flows carry).

@@ -105,10 +105,15 @@ def _environment(run: Run) -> dict[str, str]:
     env["ARGENT_PROJECT_ROOT"] = run.project_root or ""
     for each in ENGINES:
         env.pop(each.endpoint_env, None)
+        if each.session_env:
+            env.pop(each.session_env, None)
     endpoint = getattr(device, "endpoint", None) if device is not None else None
     engine = engine_named(device.platform) if device is not None else None
     if endpoint and engine is not None:
         env[engine.endpoint_env] = str(endpoint)
+        session = getattr(device, "endpoint_session", None)
+        if engine.session_env and session:
+            env[engine.session_env] = str(session)
     return env
 
 

@@ -16,6 +16,7 @@ from aiohttp.test_utils import TestClient
 from PIL import Image
 
 from argent.devices.chromium import find_chromium
+from argent.devices.registry import engines_text
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
 
@@ -66,7 +67,8 @@ async def udid(client: Client, tmp_path: Path) -> AsyncIterator[str]:
     page.write_text(PAGE)
     booted = await call(client, "boot-device", {"url": str(page), "avdName": "Pixel_7"})
     assert booted["notes"] == [
-        "avdName was ignored: it names an Android AVD; this tool-server boots headless browsers (chromium)."
+        "avdName was ignored: it names an Android AVD; this tool-server boots headless browsers "
+        f"({engines_text()})."
     ]
     yield booted["id"]
     await call(client, "stop-device", {"udid": booted["id"]})

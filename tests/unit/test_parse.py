@@ -1121,7 +1121,7 @@ def test_launch_unknown_keys() -> None:
     reject(
         "launch: { amdroid: com.a }",
         "launch has unknown key `amdroid` (did you mean `android`?) — allowed keys: native, ios, android, "
-        "chromium, firefox, vega",
+        "chromium, firefox, webkit, vega",
         {"launch": {"amdroid": "com.a"}},
     )
     assert step_detail("launch: { chromium: { path: ./app, arg: [--x] } }") == (
@@ -1317,7 +1317,7 @@ def test_when_errors() -> None:
     )
     assert (
         detail_of(when("{ platform: windows }"))
-        == "when.platform must be one of ios, android, chromium, firefox, vega"
+        == "when.platform must be one of ios, android, chromium, firefox, webkit, vega"
     )
     assert detail_of(when("{ platform: ios, foo: 1 }")) == "when.platform takes no other keys"
     assert detail_of(when("{ idle: true }")) == (
@@ -1333,7 +1333,7 @@ def test_when_guard_error_renders_the_guard() -> None:
     with pytest.raises(FlowParseError) as info:
         parse_flow("steps:\n  - when: { platform: windows }\n    steps:\n      - echo: x\n")
     assert info.value.message == (
-        "Unrecognized flow entry (when.platform must be one of ios, android, chromium, firefox, vega): "
+        "Unrecognized flow entry (when.platform must be one of ios, android, chromium, firefox, webkit, vega): "
         '{"when":{"platform":"windows"}} (step 1, line 2)'
     )
 

@@ -72,6 +72,11 @@ class DialogBook:
         finally:
             self._leaving -= 1
 
+    @property
+    def current(self) -> DialogAnswer | None:
+        """The answer set now (None: the defaults)."""
+        return self._answer
+
     def mark(self) -> int:
         return self._count
 

@@ -246,8 +246,8 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def pdeathsig_hook() -> Callable[[], None] | None:
-    """A pre-exec hook that has Linux kill the browser when the launching thread dies."""
+def pdeathsig_hook(sig: signal.Signals = signal.SIGKILL) -> Callable[[], None] | None:
+    """A pre-exec hook that has Linux send ``sig`` (kill the browser) when the launching thread dies."""
     if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
         return None  # the signal follows the launching *thread*; only the main thread lives long enough
     try:
@@ -255,7 +255,7 @@ def pdeathsig_hook() -> Callable[[], None] | None:
     except (OSError, AttributeError):
         return None
     pr_set_pdeathsig = 1
-    kill = int(signal.SIGKILL)
+    kill = int(sig)
 
     def hook() -> None:
         prctl(pr_set_pdeathsig, kill, 0, 0, 0)

@@ -7,9 +7,9 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from argent.devices.base import DeviceError, DeviceProvider
-from argent.devices.registry import CHROMIUM, ID_PATTERNS, any_engine_unavailable
-from argent.devices.web.page import CapabilityError, DevToolsPage, WebPage, devtools_page, web_page
+from argent.devices.base import Capability, DeviceError, DeviceProvider
+from argent.devices.registry import CHROMIUM, ID_PATTERNS, any_engine_unavailable, lacks
+from argent.devices.web.page import CapabilityError, DevToolsPage, WebPage, devtools_page, lacking, web_page
 from argent.errors import ArgentError, InvalidToolInputError, ToolExecutionError
 from argent.tools.registry import ToolContext, ToolSpec
 
@@ -28,10 +28,16 @@ PORT_DOC = (
 Execute = Callable[[A, ToolContext], Awaitable[Any]]
 
 
-async def page_device(devices: DeviceProvider, udid: str, tool: str) -> WebPage:
-    """The browser device ``udid`` names, of any engine (the engine-neutral web tools)."""
+async def page_device(
+    devices: DeviceProvider, udid: str, tool: str, *, needs: Capability | None = None
+) -> WebPage:
+    """The browser device ``udid`` names, of any engine (the engine-neutral web tools); with
+    ``needs``, an engine that lacks it answers an error naming the engine and the capability."""
     try:
-        return web_page(await devices.get(udid), tool)
+        device = web_page(await devices.get(udid), tool)
+        if needs is not None and lacks(device.platform, needs):
+            raise lacking(device, needs, tool)
+        return device
     except CapabilityError as exc:
         raise unsupported(exc) from None
 

@@ -16,14 +16,14 @@ from typing import Any
 from attrs import frozen
 
 from argent import limits
-from argent.devices.base import DeviceError, DeviceProvider
-from argent.devices.registry import engine_named
-from argent.devices.web.page import WebPage
+from argent.devices.base import Capability, DeviceError, DeviceProvider
+from argent.devices.registry import engine_named, lacks
+from argent.devices.web.page import WebPage, lacking
 from argent.devices.web.recorders import ConsoleRing, log_lines
 from argent.errors import DeviceResolutionError, ToolExecutionError
 from argent.tools.args import arg
 from argent.tools.registry import ToolContext, ToolSpec
-from argent.tools.web.common import DEVICE_ID_DOC, PORT_DOC, metro_port, page_device, web_spec
+from argent.tools.web.common import DEVICE_ID_DOC, PORT_DOC, metro_port, page_device, unsupported, web_spec
 
 ENABLED_DOMAINS = ["Page", "Inspector", "Network", "Runtime"]
 UNREACHABLE_GUIDANCE = (
@@ -289,6 +289,8 @@ def debugger_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
             device = await reachable(devices, args.device_id, "debugger-log-registry")
         except (DeviceError, DeviceResolutionError) as exc:
             return not_connected(exc)
+        if lacks(device.platform, Capability.EVENT_LOGS):
+            raise unsupported(lacking(device, Capability.EVENT_LOGS, "debugger-log-registry"))
         return await log_registry(device)
 
     return [

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from attrs import frozen
 
 from argent import limits
-from argent.devices.base import DeviceProvider
+from argent.devices.base import Capability, DeviceProvider
 from argent.devices.web.page import WebPage
 from argent.devices.web.recorders import NetworkRecord
 from argent.errors import InvalidToolInputError
@@ -167,12 +167,14 @@ def network_tools(devices: DeviceProvider) -> list[ToolSpec[Any]]:
     async def logs(args: NetworkLogsArgs, ctx: ToolContext) -> Any:
         metro_port(args.port)
         index = page_index(args.page_index)
-        device = await page_device(devices, args.device_id, "view-network-logs")
+        device = await page_device(devices, args.device_id, "view-network-logs", needs=Capability.EVENT_LOGS)
         return render_page(device.network.records(), index)
 
     async def details(args: NetworkRequestArgs, ctx: ToolContext) -> Any:
         metro_port(args.port)
-        device = await page_device(devices, args.device_id, "view-network-request-details")
+        device = await page_device(
+            devices, args.device_id, "view-network-request-details", needs=Capability.EVENT_LOGS
+        )
         rec = device.network.get(args.request_id)
         if rec is None:
             return f"Request {args.request_id} not found. Use view-network-logs to list available requests."
