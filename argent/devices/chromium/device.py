@@ -25,6 +25,7 @@ from argent.devices.chromium.cdp import CdpSession, connect_session
 from argent.devices.chromium.dialogs import DialogAnswers
 from argent.devices.chromium.file_access import FileGuard
 from argent.devices.chromium.file_inputs import set_input_files
+from argent.devices.chromium.front import KeepInFront, bring_to_front
 from argent.devices.chromium.keys import chord_events, press_events
 from argent.devices.chromium.launcher import ChromiumProcess
 from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
@@ -41,6 +42,8 @@ ID_PREFIX = CHROMIUM.id_prefix
 PLATFORM = CHROMIUM.platform
 #: Bound of the wait for a navigation's load event (the page stays usable after it).
 LOAD_TIMEOUT_SECONDS = 15.0
+#: The error of a navigation that commits nothing (a download, a 204): no error page follows it.
+ABORTED = "net::ERR_ABORTED"
 #: Bound of finding the page target of a fresh or external Chromium.
 TARGET_TIMEOUT_SECONDS = 10.0
 SCREENSHOT_TIMEOUT_SECONDS = 20.0
@@ -127,9 +130,14 @@ class ChromiumDevice:
         self._http = http
         self._process = process
         self._session: CdpSession | None = None
-        #: A browser-level session held open for the device's life (an owned one): Chromium keeps a
-        #: download behaviour and a request interception only while the session that set it is attached.
+        #: A browser-level session held open for the device's life: it follows the browser's other page
+        #: targets (the driven page stays in front, ``argent.devices.chromium.front``); for an owned
+        #: browser it also holds the guards (Chromium keeps a download behaviour and a request
+        #: interception only while the session that set it is attached).
         self._browser: CdpSession | None = None
+        self._front = KeepInFront(lambda: (self._session, self._target_id))
+        #: Whether the guards of an owned browser hold on ``_browser``.
+        self._guarded = False
         #: The DevTools ports no page of it may reach (its own, and the tool-server's other browsers').
         self._blocked_ports: frozenset[int] = frozenset()
         self._ws_url: str | None = None
@@ -170,6 +178,7 @@ class ChromiumDevice:
             device._session = await connect_session(
                 http, device._ws_url, label=device.id, describe_death=device._death_message
             )
+            await device._connect_browser()
             if process is not None:
                 await device._guard_browser()
             await device._prime(viewport)
@@ -180,8 +189,26 @@ class ChromiumDevice:
             raise
         return device
 
+    async def _connect_browser(self) -> None:
+        """The browser-level session (see ``_browser``), following the browser's page targets. An
+        attached endpoint that names no browser endpoint (an embedder's) is driven without it."""
+        try:
+            version = await fetch_json(
+                self._http, f"http://127.0.0.1:{self.port}/json/version", TARGET_TIMEOUT_SECONDS
+            )
+            ws_url = version.get("webSocketDebuggerUrl") if isinstance(version, dict) else None
+            if not isinstance(ws_url, str):
+                raise DeviceError(f"Chromium on port {self.port} names no browser endpoint in /json/version.")
+            self._browser = await connect_session(
+                self._http, ws_url, label=f"{self.id}-browser", describe_death=self._death_message
+            )
+            await self._front.watch(self._browser)
+        except DeviceError:
+            if self._process is not None:
+                raise
+
     async def _guard_browser(self) -> None:
-        """What no page of a browser the tool-server launched may do, held on a browser-level session:
+        """What no page of a browser the tool-server launched may do, held on its browser-level session:
 
         - save a download (a link, a script, a popup's): nothing a page serves lands on the server's disk
           (``$HOME/Downloads`` otherwise);
@@ -191,23 +218,17 @@ class ChromiumDevice:
           file or drive another token's browser, past every rule of the call. Every request to such a
           port (documents, frames, fetches, in every tab) fails as ``AccessDenied``.
         """
-        version = await fetch_json(
-            self._http, f"http://127.0.0.1:{self.port}/json/version", TARGET_TIMEOUT_SECONDS
-        )
-        ws_url = version.get("webSocketDebuggerUrl") if isinstance(version, dict) else None
-        if not isinstance(ws_url, str):
-            raise DeviceError(f"Chromium on port {self.port} names no browser endpoint in /json/version.")
-        browser = await connect_session(
-            self._http, ws_url, label=f"{self.id}-browser", describe_death=self._death_message
-        )
-        self._browser = browser
+        browser = self._browser
+        if browser is None:
+            raise DeviceError(f"Chromium ({self.id}) has no browser-level DevTools session.")
+        self._guarded = True
         await browser.send("Browser.setDownloadBehavior", {"behavior": "deny"})
         browser.on("Fetch.requestPaused", lambda params: self._devtools_request(browser, params))
         await self.guard_ports([self.port])
 
     async def guard_ports(self, ports: Iterable[int]) -> None:
         """No page of this (owned) browser loads anything from ``ports`` or its own DevTools port."""
-        if self._browser is None:
+        if self._browser is None or not self._guarded:
             return
         blocked = frozenset([self.port, *ports])
         if blocked == self._blocked_ports:
@@ -264,6 +285,7 @@ class ChromiumDevice:
             )
             self._pinned = (width, height)
         await self.refresh_viewport()
+        await bring_to_front(session)
         await self._recheck_files()
 
     async def _recheck_files(self) -> None:
@@ -780,7 +802,10 @@ class ChromiumDevice:
     # -- navigation --
 
     async def navigate(self, url: str, *, load_timeout: float = LOAD_TIMEOUT_SECONDS) -> None:
-        """``Page.navigate`` and wait (bounded) for the load event; a failed load raises."""
+        """``Page.navigate`` and wait (bounded) for the load event; a failed load raises once its
+        error page is in (Chromium commits one after answering: a capture before it finds the page
+        between two documents, "Not attached to an active page"). An aborted load (a download, a
+        204) leaves the page as it was and raises at once."""
         session = self.session
         self._touch()
         loaded = session.expect("Page.loadEventFired")
@@ -788,12 +813,14 @@ class ChromiumDevice:
             with self.dialogs.leaving():
                 reply = await session.send("Page.navigate", {"url": url})
             error = reply.get("errorText")
-            if error:
-                raise DeviceError(f'Chromium ({self.id}) could not open "{url}": {error}')
-            if reply.get("loaderId"):  # a new document (a same-document navigation has no load event)
+            aborted = bool(error) and (reply.get("isDownload") or error == ABORTED)
+            # A new document, or an error page (a same-document navigation has no load event).
+            if reply.get("loaderId") and not aborted:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(load_timeout):
                         await loaded
+            if error:
+                raise DeviceError(f'Chromium ({self.id}) could not open "{url}": {error}')
         finally:
             loaded.cancel()
             if loaded.done() and not loaded.cancelled():
