@@ -353,3 +353,9 @@ EVALUATE_TIMEOUT_SECONDS = 10.0
 #: by its path alone.
 MAX_ARTIFACT_IMAGES = 4
 MAX_ARTIFACT_IMAGE_BYTES = 4 * MIB
+#: A Chromium the tool-server launched is asked for its version every ``BROWSER_PING_SECONDS``; one that gives
+#: no answer within ``BROWSER_ANSWER_SECONDS`` (stopped, wedged) is declared hung: the step that waits on it
+#: fails at once saying so, and the browser is killed and its profile removed. Its own thread answers the
+#: question whatever its pages run, in microseconds: 5 s without one is no busy machine.
+BROWSER_PING_SECONDS = 1.0
+BROWSER_ANSWER_SECONDS = 5.0

@@ -35,6 +35,7 @@ from argent.devices.web.file_access import FileAccess
 from argent.devices.web.forms import choice_from, focused_from
 from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
+from argent.devices.web.watchdog import BrowserWatch
 from argent.limits import CDP_NETWORK_BUFFER_BYTES, CDP_NETWORK_RESOURCE_BUFFER_BYTES, MAX_LISTED_OPTIONS
 from argent.utils.keys import Key, KeyNameError, char_key, parse_chord
 
@@ -52,6 +53,8 @@ WALK_TIMEOUT_SECONDS = 15.0
 TERMINATION_GRACE_SECONDS = 2.0
 #: After a socket drop, how long to wait for an owned browser's exit status for the message.
 EXIT_STATUS_WAIT_SECONDS = 1.0
+#: How long a reap waits for the page session to take its death message (the exit status above, read).
+DEATH_SETTLE_SECONDS = 5.0
 #: The Network domain as each page session enables it, once: the quiet signals count its requests,
 #: and the network recorder's request details read response bodies from these buffers.
 NETWORK_BUFFERS = {
@@ -138,6 +141,10 @@ class ChromiumDevice:
         self._front = KeepInFront(lambda: (self._session, self._target_id))
         #: Whether the guards of an owned browser hold on ``_browser``.
         self._guarded = False
+        #: Whether an owned browser still answers (``argent.devices.chromium.watchdog``).
+        self._watch: BrowserWatch | None = None
+        #: The close of a device that died on its own (its browser exited, crashed or hung).
+        self._reaping: asyncio.Task[None] | None = None
         #: The DevTools ports no page of it may reach (its own, and the tool-server's other browsers').
         self._blocked_ports: frozenset[int] = frozenset()
         self._ws_url: str | None = None
@@ -182,6 +189,9 @@ class ChromiumDevice:
             if process is not None:
                 await device._guard_browser()
             await device._prime(viewport)
+            if process is not None and device._browser is not None:
+                device._watch = BrowserWatch(device._ping, lambda: device.alive, device._hung)
+                device._watch.start()
         except BaseException:
             await device._disconnect()
             if process is not None:
@@ -393,16 +403,63 @@ class ChromiumDevice:
         return await browser.browser_call(self.port, method, params, destroys=destroys)
 
     async def _death_message(self, cause: str) -> str:
+        """What the requests of a session that died on its own fail with; the device is reaped."""
+        self._reap_soon()
+        gone = self._gone_hint()
         if self._process is not None and "renderer" not in cause:
             deadline = time.monotonic() + EXIT_STATUS_WAIT_SECONDS
             while self._process.returncode() is None and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
             exited = self._process.exit_description()
             if exited is not None:
-                return f"Chromium ({self.id}) {exited} — {cause}. The device is gone: stop it and boot a new one."
+                return f"Chromium ({self.id}) {exited} — {cause}. {gone}"
         if "renderer" in cause:
-            return f"Chromium ({self.id}) crashed — {cause}. Stop the device and boot a new one."
-        return f"Chromium ({self.id}) exited or crashed — {cause}. Stop the device and boot a new one."
+            return f"Chromium ({self.id}) crashed — {cause}. {gone}"
+        return f"Chromium ({self.id}) exited or crashed — {cause}. {gone}"
+
+    def _gone_hint(self) -> str:
+        if self._process is None:
+            return "This tool-server no longer drives it: attach again, or boot a new device."
+        return (
+            "The device is gone (its processes killed, its profile removed): boot a new one (a flow's "
+            "launch: boots one)."
+        )
+
+    async def _ping(self) -> None:
+        """A question the browser process answers on its own thread, whatever its pages run."""
+        if self._browser is None:
+            raise DeviceError(f"Chromium ({self.id}) has no browser-level DevTools session.")
+        await self._browser.send("Browser.getVersion")
+
+    async def _hung(self, waited: float) -> None:
+        """The browser gave no answer for ``waited`` seconds (``BrowserWatch``): every session fails
+        now with that message, and the device is reaped."""
+        state = self._process.state() if self._process is not None else None
+        why = " (its process is stopped)" if state in ("T", "t") else ""
+        message = (
+            f"Chromium ({self.id}) stopped answering: its browser process{why} gave no answer within "
+            f"{waited:g}s (BROWSER_ANSWER_SECONDS). {self._gone_hint()}"
+        )
+        for session in (self._session, self._browser):
+            if session is not None:
+                session.abandon(message)
+        self._reap_soon()
+
+    def _reap_soon(self) -> None:
+        """Close the device (an owned browser: kill its group, reap it, remove its profile) in the
+        background, once: nothing of a dead browser waits for someone to list or stop it."""
+        if self._reaping is None and not self._closed:
+            self._reaping = asyncio.ensure_future(self._reap())
+
+    async def _reap(self) -> None:
+        session = self._session
+        if session is not None:  # its requests fail with the death message, not with "closed"
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(DEATH_SETTLE_SECONDS):
+                    await session.settled()
+        if self._process is not None:
+            await self._process.terminate()  # first: a stopped browser answers no close handshake
+        await self.close()
 
     # -- reading --
 
@@ -839,6 +896,8 @@ class ChromiumDevice:
             await self._process.terminate()
 
     async def _disconnect(self) -> None:
+        if self._watch is not None:
+            self._watch.stop()
         if self._browser is not None:
             await self._browser.close()
         if self._session is not None:
