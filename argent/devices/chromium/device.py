@@ -450,6 +450,8 @@ class ChromiumDevice:
         background, once: nothing of a dead browser waits for someone to list or stop it."""
         if self._reaping is None and not self._closed:
             self._reaping = asyncio.ensure_future(self._reap())
+            # Retrieved: a reap that fails leaves what ``close`` leaves, and the next list prunes it.
+            self._reaping.add_done_callback(lambda task: None if task.cancelled() else task.exception())
 
     async def _reap(self) -> None:
         session = self._session
