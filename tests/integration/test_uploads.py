@@ -260,6 +260,20 @@ async def test_a_small_declared_body_over_a_small_cap_gives_413(
     assert "exceeds" in (await response.json())["error"].lower()
 
 
+async def test_an_upload_of_exactly_the_cap_is_stored_and_one_byte_more_is_not(
+    make_harness: Callable[..., Awaitable[Harness]], closing: list[Harness]
+) -> None:
+    """The edge of the cap on one upload, declared (Content-Length) and streamed alike."""
+    body = b"e" * 64
+    harness = await harness_of(make_harness, closing, max_upload_bytes=len(body))
+    await harness.upload(body)
+    response = await harness.client.post("/upload", data=body + b"!")
+    assert response.status == 413
+    assert (await response.json())["error"] == (
+        f"Upload of {len(body) + 1} bytes exceeds the {len(body)}-byte limit on one upload."
+    )
+
+
 async def test_pending_uploads_over_the_storage_cap_give_507(
     make_harness: Callable[..., Awaitable[Harness]], closing: list[Harness], tmp_dir: Path
 ) -> None:
