@@ -281,3 +281,16 @@ def test_over_max_regions_merged_the_largest_regions_are_kept_largest_first() ->
     assert len(sizes) > P.MAX_REGIONS_MERGED and sizes[:3] == [11, 5, 2]
     kept = P.regions(mask)
     assert [r.pixels for r in kept] == sizes[: P.REGIONS_KEPT_UNMERGED]
+
+
+def test_an_rgb_array_is_encoded_as_an_rgb_png() -> None:
+    rgb = solid(3, 2, (10, 20, 30))[..., :3].copy()
+    png = P.encode_png(rgb)
+    assert png[25] == 2  # IHDR colour type 2: truecolour without alpha
+    assert P.decode_png(png)[1, 2].tolist() == [10, 20, 30, 255]
+
+
+def test_the_idle_frame_is_a_quarter_scale_at_least_one_pixel_each_way() -> None:
+    assert P.idle_frame(P.encode_png(solid(8, 2))).shape == (1, 2, 4)  # 2 x 0.25 rounds up to 1
+    assert P.idle_frame(P.encode_png(solid(2, 1))).shape == (1, 1, 4)  # 0.25 rounds down to 0: kept at 1
+    assert P.idle_frame(P.encode_png(solid(40, 20))).shape == (5, 10, 4)
