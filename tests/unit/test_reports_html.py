@@ -273,3 +273,26 @@ def test_a_junit_file_inside_the_html_report_directory_is_refused(tmp_path: Path
         "replaces; write it elsewhere."
     )
     html_owned(str(tmp_path / "reports" / "junit.xml"), str(report_dir))  # beside it: fine
+
+
+async def test_the_banner_counts_the_flows_and_the_overview_links_each_with_its_share_of_time(
+    tmp_path: Path,
+) -> None:
+    outcomes = [
+        outcome(0, "a.yaml", seconds=2.0, result=report(step(0, "tap", "pass"))),
+        outcome(1, "b.yaml", seconds=1.0, result=report(step(0, "tap", "fail"))),
+    ]
+    page, _ = await write_report(tmp_path / "r", outcomes)
+    assert '<p class="counts">2 flows · 1 passed · 1 failed · 0 error · 0 skipped · 3.00 s</p>' in page
+    assert (
+        '<div class="bar" aria-hidden="true"><span class="seg passed" style="width:50.00%" title="1 passed">'
+        '</span><span class="seg failed" style="width:50.00%" title="1 failed"></span></div>'
+    ) in page
+    assert (
+        '<tr class="passed"><td><span class="pill passed">passed</span></td><td><a href="#flow-1">a.yaml</a></td>'
+        '<td class="num">2.00 s</td><td class="timing"><span class="tbar passed" style="width:100.00%"></span>'
+        "</td></tr>"
+    ) in page
+    assert '<a href="#flow-2">b.yaml</a></td><td class="num">1.00 s</td>' in page
+    assert 'class="tbar failed" style="width:50.00%"' in page
+    assert "<title>argent report — FAIL — 2 flows · 1 passed" in page
