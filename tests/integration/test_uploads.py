@@ -338,6 +338,19 @@ async def test_the_sweep_deletes_expired_uploads_and_keeps_the_others(
     assert harness.store.pending_bytes == 0
 
 
+async def test_an_upload_expires_at_exactly_its_expiry(
+    make_harness: Callable[..., Awaitable[Harness]], closing: list[Harness], tmp_dir: Path
+) -> None:
+    clock = Clock()
+    harness = await harness_of(make_harness, closing, expiry_seconds=10, clock=clock)
+    await harness.upload(b"due")
+    clock.now += 9
+    assert await harness.store.sweep() == 0
+    clock.now += 1  # the expiry itself: gone
+    assert await harness.store.sweep() == 1
+    assert ours(tmp_dir) == [] and harness.store.pending_bytes == 0
+
+
 async def test_the_sweeper_task_runs_until_close(
     make_harness: Callable[..., Awaitable[Harness]], closing: list[Harness], tmp_dir: Path
 ) -> None:
