@@ -237,6 +237,17 @@ async def test_a_page_on_another_port_of_this_machine_is_a_foreign_origin(make: 
     assert (await resp.json())["error_code"] == "ORIGIN_REFUSED"
 
 
+async def test_a_wildcard_bind_reads_an_ipv6_host_and_origin(
+    aiohttp_client: Any, tmp_path: Path, ran: Ran
+) -> None:
+    config = ServerConfig(host="0.0.0.0", token=ONE_TOKEN, tmp_dir=str(tmp_path))
+    client = await aiohttp_client(create_app(config, registry_with(ran)))
+    same = {**bearer(ONE_TOKEN), "Host": "[fd00::1]:3001", "Origin": "http://[fd00::1]:3001"}
+    assert (await client.get("/tools", headers=same)).status == 200
+    other = {**same, "Origin": "http://[fd00::2]:3001"}
+    assert (await client.get("/tools", headers=other)).status == 403
+
+
 async def raw_request(client: Client, request: bytes) -> bytes:
     """The whole answer to ``request`` written as is on a socket of its own."""
     reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
