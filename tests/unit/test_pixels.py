@@ -294,3 +294,16 @@ def test_the_idle_frame_is_a_quarter_scale_at_least_one_pixel_each_way() -> None
     assert P.idle_frame(P.encode_png(solid(8, 2))).shape == (1, 2, 4)  # 2 x 0.25 rounds up to 1
     assert P.idle_frame(P.encode_png(solid(2, 1))).shape == (1, 1, 4)  # 0.25 rounds down to 0: kept at 1
     assert P.idle_frame(P.encode_png(solid(40, 20))).shape == (5, 10, 4)
+
+
+def test_a_small_frame_moves_past_a_tenth_of_its_area() -> None:
+    prev = solid(10, 10, (0, 0, 0))  # area 100: moving past 10 changed pixels, localized from 10
+    for changed, state in ((10, "localized"), (11, "moving")):
+        cur = prev.copy()
+        cur.reshape(-1, 4)[:changed, :3] = 255
+        assert P.idle_state(prev, cur) == state
+
+
+def test_same_shape_refuses_a_zero_height_on_either_side() -> None:
+    assert not P.same_shape((10, 10), (10, 0))
+    assert not P.same_shape((10, 0), (10, 10))
