@@ -296,3 +296,21 @@ async def test_the_banner_counts_the_flows_and_the_overview_links_each_with_its_
     assert '<a href="#flow-2">b.yaml</a></td><td class="num">1.00 s</td>' in page
     assert 'class="tbar failed" style="width:50.00%"' in page
     assert "<title>argent report — FAIL — 2 flows · 1 passed" in page
+
+
+async def test_a_flow_without_steps_says_so_and_an_echo_row_shows_its_message(tmp_path: Path) -> None:
+    outcomes = [
+        outcome(0, "empty.yaml", result=report()),
+        outcome(
+            1,
+            "talks.yaml",
+            result=report(step(0, "echo", "pass", message="hello there"), step(1, "tap", "fail")),
+        ),
+    ]
+    page, _ = await write_report(tmp_path / "r", outcomes)
+    assert '\n<p class="empty">No steps.</p>\n' in page
+    assert '<td class="target">hello there</td>' in page
+    assert (
+        '</td></tr><tr class="step fail" data-index="1">' in page
+    )  # one row after the other, nothing between
+    assert '<p class="message">' not in page  # a failed flow with a report has no message line of its own
