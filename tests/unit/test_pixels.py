@@ -307,3 +307,16 @@ def test_a_small_frame_moves_past_a_tenth_of_its_area() -> None:
 def test_same_shape_refuses_a_zero_height_on_either_side() -> None:
     assert not P.same_shape((10, 10), (10, 0))
     assert not P.same_shape((10, 0), (10, 10))
+
+
+def test_png_size_reads_a_header_of_exactly_24_bytes_and_names_what_is_not_one() -> None:
+    png = P.encode_png(solid(7, 3))
+    assert P.png_size(png[:24]) == (7, 3)
+    for bad in (png[:23], b"GIF89a" + png[6:]):
+        with pytest.raises(P.PngError, match=r"^not a PNG image \(no IHDR header\)$"):
+            P.png_size(bad)
+
+
+def test_an_unknown_name_of_the_pixels_module_is_an_attribute_error_naming_it() -> None:
+    with pytest.raises(AttributeError, match=r"^module 'argent\.runner\.pixels' has no attribute 'nope'$"):
+        P.nope  # noqa: B018
