@@ -204,6 +204,7 @@ def test_every_limit_of_the_file_reaches_the_policy(tmp_path: Path) -> None:
     policy = load_policy(config(tmp_path, text), {})
     assert (policy.concurrent_calls_per_token, policy.steps_per_call) == (2, 30)
     assert (policy.devices_per_token, policy.seconds_per_call) == (1, 7)
+    assert policy.for_token(None).devices_per_token == 1  # and the rules of each call carry the device cap
 
 
 def test_a_mapping_where_text_belongs_is_named_a_mapping(tmp_path: Path) -> None:
