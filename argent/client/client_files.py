@@ -142,12 +142,6 @@ def _is_text(directive: Read[ClientFileDirective]) -> bool:
     return directive.value.encoding is None and "encoding" not in directive.wrong
 
 
-def is_text_directive(value: Any) -> bool:
-    """A directive whose content is text (no ``encoding``): the ones applied here."""
-    directive = read_directive(value)
-    return directive is not None and _is_text(directive)
-
-
 def text_directive_path_allowed(path: str) -> bool:
     """The shape of a text directive's path: an absolute ``.../.argent/flows/<name>.yaml``."""
     if not os.path.isabs(path):

@@ -97,6 +97,11 @@ class DeviceError(Exception):
     """A device that cannot do what was asked (crashed, disconnected, refused); message for a person."""
 
 
+class DeviceGoneError(DeviceError):
+    """The device itself is gone (its browser exited, crashed or stopped answering): nothing asked of
+    it can succeed any more, so a wait that reads it again ends at once with this message."""
+
+
 class SelectorRefusedError(DeviceError):
     """A read refused what a selector asks of it (a CSS selector): reading again cannot help, the
     flow must change."""

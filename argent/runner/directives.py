@@ -35,6 +35,7 @@ from argent.devices.base import (
     Capability,
     Device,
     DeviceError,
+    DeviceGoneError,
     DialogAnswer,
     FileInputs,
     FormControls,
@@ -311,6 +312,8 @@ class DeviceDirectives:
             poll = await self._poll(condition, device, ctx, grace_ms)
         except _Aborted:
             return GuardOutcome("aborted")
+        except DeviceGoneError as exc:
+            return GuardOutcome("indeterminate", error_message(exc))
         return GuardOutcome(poll.state, poll.reason)
 
     async def _dispatch(self, step: Step, device: Device, ctx: DirectiveContext) -> DirectiveOutcome:
@@ -743,7 +746,7 @@ class DeviceDirectives:
             at = self._now()
             try:
                 screen = await waiter.read(deadline - at)
-            except _Aborted:
+            except (_Aborted, DeviceGoneError):
                 raise
             except SelectorRefusedError as exc:
                 return _Poll("indeterminate", str(exc))
@@ -816,6 +819,9 @@ class DeviceDirectives:
             for res in (tree_res, shot_res):
                 if isinstance(res, _Aborted | asyncio.CancelledError):
                     raise _Aborted()
+            for res in (tree_res, shot_res):
+                if isinstance(res, DeviceGoneError):
+                    raise res
             await watch.observe(tree_res, shot_res, at)
             now = self._now()
             if watch.held(now, stable):

@@ -11,7 +11,8 @@ A device without it (or whose signals fail) gets the settle by reading: re-read 
 ``settle_interval`` until two reads agree, at most ``settle_max``.
 
 A read marks the CSS selectors of what the directive resolves (``Waiter(css=...)``); a selector
-the device refuses (``SelectorRefusedError``) ends the wait at once: reading again cannot help.
+the device refuses (``SelectorRefusedError``) ends the wait at once: reading again cannot help; so
+does a device that is gone (``DeviceGoneError``: its browser exited, crashed or stopped answering).
 
 This module also holds the abort-aware waiting every directive shares: a device call raced
 against the run's abort and a deadline, an abortable sleep, one bounded read of the tree.
@@ -24,7 +25,7 @@ import contextlib
 from collections.abc import Awaitable
 from typing import Any, Protocol, TypeVar
 
-from argent.devices.base import Device, DeviceError, PageSignals, SelectorRefusedError
+from argent.devices.base import Device, DeviceError, DeviceGoneError, PageSignals, SelectorRefusedError
 from argent.runner.run import RUN_ABORTED, error_message, sleep_or_abort
 from argent.runner.selectors import Screen, flatten
 
@@ -37,6 +38,10 @@ class Aborted(Exception):
     def __init__(self, reason: str = RUN_ABORTED) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+#: What ends a wait at once: the run's abort, and device answers that reading again cannot change.
+FINAL = (Aborted, SelectorRefusedError, DeviceGoneError)
 
 
 class Outage(Exception):
@@ -139,6 +144,8 @@ class Waiter:
             try:
                 await self._wait_quiet(self.signals, limit)
                 return
+            except DeviceGoneError:
+                raise
             except DeviceError:
                 pass
         with contextlib.suppress(Outage):
@@ -155,11 +162,13 @@ class Waiter:
         while True:
             try:
                 await self._wait_quiet(signals, max(0.0, deadline - self.now()))
+            except DeviceGoneError:
+                raise
             except DeviceError:
                 return await self._settle_by_reading(max(0.0, deadline - self.now()))
             try:
                 return await self.read(deadline - self.now())
-            except (Aborted, SelectorRefusedError):
+            except FINAL:
                 raise
             except Exception as exc:
                 err = exc  # a document between two lives (a navigation): look again
@@ -177,7 +186,7 @@ class Waiter:
         while True:
             try:
                 screen = await self.read(deadline - self.now())
-            except (Aborted, SelectorRefusedError):
+            except FINAL:
                 raise
             except Exception as exc:
                 err = exc
@@ -221,6 +230,8 @@ class Waiter:
         start = self.now()
         try:
             await self._wait_quiet(signals, timeout, after=self.mark)
+        except DeviceGoneError:
+            raise
         except DeviceError:
             self.mark = None
             await self.sleep(max(0.0, timeout - (self.now() - start)))

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from argent.devices.base import Device, DeviceError, UiNode, UiTree
+from argent.devices.base import Device, DeviceError, DeviceGoneError, UiNode, UiTree
 from argent.devices.chromium import ChromiumDevice, ChromiumDeviceProvider, find_chromium
 from argent.devices.chromium.launcher import (
     OWNER_FILE,
@@ -32,6 +32,7 @@ from argent.devices.chromium.launcher import (
 from argent.devices.web.targets import LaunchTargetError, resolve_launch_target
 from argent.errors import DeviceResolutionError
 from argent.flows.model import LaunchStep, Step
+from argent.limits import BROWSER_ANSWER_SECONDS
 from argent.runner.engine import DirectiveContext, DirectiveOutcome, GuardOutcome
 from argent.runner.execute import FlowRequest, execute_flow
 from argent.runner.files import DiskFlowFiles
@@ -479,7 +480,7 @@ async def test_a_chromium_killed_mid_session_is_a_clear_device_error(
     victim = await provider.boot(target=f"{site}/form.html")
     assert isinstance(victim, ChromiumDevice) and victim.pid is not None
     os.killpg(victim.pid, signal.SIGKILL)
-    with pytest.raises(DeviceError) as caught:
+    with pytest.raises(DeviceGoneError) as caught:
         await victim.screenshot()
     message = str(caught.value)
     assert f"Chromium ({victim.id}) exited" in message
@@ -488,6 +489,33 @@ async def test_a_chromium_killed_mid_session_is_a_clear_device_error(
         await victim.tap(0.5, 0.5)
     assert victim.id not in {d.id for d in await provider.list_booted()}  # reaped: closed, profile removed
     assert victim.profile_dir is not None and not os.path.exists(victim.profile_dir)
+    assert not os.path.exists(f"/proc/{victim.pid}")  # reaped, no zombie
+
+
+async def test_a_stopped_chromium_is_found_hung_reported_and_reaped(
+    provider: ChromiumDeviceProvider, site: str
+) -> None:
+    """SIGSTOP leaves the DevTools socket open and silent: the watchdog, not the capture's own 20 s
+    bound, ends the request, and the device is reaped (group killed, profile removed, no zombie)."""
+    victim = await provider.boot(target=f"{site}/form.html")
+    assert isinstance(victim, ChromiumDevice) and victim.pid is not None and victim.profile_dir is not None
+    home = os.path.dirname(victim.profile_dir)
+    os.kill(victim.pid, signal.SIGSTOP)
+    with pytest.raises(DeviceGoneError) as caught:
+        await victim.screenshot()
+    message = str(caught.value)
+    assert (
+        f"Chromium ({victim.id}) stopped answering: its browser process (its process is stopped)" in message
+    )
+    assert f"gave no answer within {BROWSER_ANSWER_SECONDS:g}s (BROWSER_ANSWER_SECONDS)" in message
+    assert "boot a new one" in message
+    assert not victim.alive
+    with pytest.raises(DeviceGoneError, match=re.escape(f"Chromium ({victim.id}) stopped answering")):
+        await victim.tap(0.5, 0.5)
+    assert victim.id not in {d.id for d in await provider.list_booted()}
+    assert processes_naming(home) == []
+    assert not os.path.exists(home)
+    assert not alive(victim.pid) and not os.path.exists(f"/proc/{victim.pid}")  # reaped, no zombie
 
 
 async def test_a_crashed_renderer_is_a_clear_device_error(

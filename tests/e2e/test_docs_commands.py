@@ -85,6 +85,10 @@ SKIPPED: dict[tuple[str, str], str] = {
         "a long fuzz run of the repository's own tests (minutes to 30 min); the suite runs the short one, "
         "tests/e2e/test_api_fuzz.py"
     ),
+    ("docs/development.md", ".venv/bin/pip install -e '.[test,mutation]'"): (
+        "needs the package index (mutmut) and runs mutation testing of the repository itself for up to 30 min; "
+        "scripts/mutation --list is what a developer checks first"
+    ),
 }
 
 #: Ports a block binds as written: the block is skipped (saying so) when another process holds one.

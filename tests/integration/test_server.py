@@ -169,6 +169,44 @@ async def test_foreign_host_header_is_refused(client: TestClient[Any, Any], host
     assert "loopback" in error and "DNS-rebinding" in error
 
 
+async def test_a_foreign_host_is_refused_with_the_whole_message(client: TestClient[Any, Any]) -> None:
+    resp = await client.get("/tools", headers={**AUTH, "Host": "evil.com:3001"})
+    assert (await resp.json())["error"] == (
+        'Refusing request with Host "evil.com:3001". The tool-server accepts loopback hostnames '
+        "(127.0.0.1, localhost, ::1) to defend against DNS-rebinding. If you are reaching this from your own "
+        "client, use one of those instead of a public hostname."
+    )
+
+
+async def raw_answer(client: TestClient[Any, Any], request: bytes) -> tuple[str, Any]:
+    """Status line and JSON body of ``request`` written as is on a socket of its own."""
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    writer.write(request)
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return head.split(b"\r\n", 1)[0].decode(), json.loads(body)
+
+
+async def test_hostile_host_and_authorization_bytes_get_answers_not_server_errors(
+    client: TestClient[Any, Any],
+) -> None:
+    """Bytes that are not UTF-8 in Host or in the token, and no Host at all: 403, 401, 400 — never a 500."""
+    status, body = await raw_answer(
+        client, b"GET /tools HTTP/1.1\r\nHost: evil\xff.com\r\nConnection: close\r\n\r\n"
+    )
+    assert status == "HTTP/1.1 403 Forbidden"
+    assert body["error"].startswith('Refusing request with Host "evil\\xff.com". ')
+    status, body = await raw_answer(
+        client,
+        b"GET /tools HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \xfe\xff\r\nConnection: close\r\n\r\n",
+    )
+    assert status == "HTTP/1.1 401 Unauthorized"
+    status, body = await raw_answer(client, b"GET /tools HTTP/1.0\r\n\r\n")
+    assert (status, body) == ("HTTP/1.0 400 Bad Request", {"error": "Missing Host header"})
+
+
 @pytest.mark.parametrize("host", ["127.0.0.1:3001", "localhost:9", "[::1]:3001", "127.0.0.1"])
 async def test_loopback_host_headers_pass(client: TestClient[Any, Any], host: str) -> None:
     resp = await client.get("/tools", headers={**AUTH, "Host": host})

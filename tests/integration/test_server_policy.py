@@ -237,6 +237,38 @@ async def test_a_page_on_another_port_of_this_machine_is_a_foreign_origin(make: 
     assert (await resp.json())["error_code"] == "ORIGIN_REFUSED"
 
 
+async def test_a_wildcard_bind_reads_an_ipv6_host_and_origin(
+    aiohttp_client: Any, tmp_path: Path, ran: Ran
+) -> None:
+    config = ServerConfig(host="0.0.0.0", token=ONE_TOKEN, tmp_dir=str(tmp_path))
+    client = await aiohttp_client(create_app(config, registry_with(ran)))
+    same = {**bearer(ONE_TOKEN), "Host": "[fd00::1]:3001", "Origin": "http://[fd00::1]:3001"}
+    assert (await client.get("/tools", headers=same)).status == 200
+    other = {**same, "Origin": "http://[fd00::2]:3001"}
+    assert (await client.get("/tools", headers=other)).status == 403
+
+
+async def raw_request(client: Client, request: bytes) -> bytes:
+    """The whole answer to ``request`` written as is on a socket of its own."""
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    writer.write(request)
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    return answer
+
+
+async def test_a_token_of_bytes_that_are_not_utf8_is_refused_like_any_wrong_token(make: Make) -> None:
+    """aiohttp reads such a header with surrogate escapes; the comparison must not fail on them."""
+    client = await make(tokens=TOKENS)
+    answer = await raw_request(
+        client,
+        b"GET /tools HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \xff\xfe-token\r\n"
+        b"Connection: close\r\n\r\n",
+    )
+    assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
+
+
 async def test_two_origin_headers_are_refused(make: Make) -> None:
     client = await make()
     port = client.server.port

@@ -260,6 +260,20 @@ async def test_a_small_declared_body_over_a_small_cap_gives_413(
     assert "exceeds" in (await response.json())["error"].lower()
 
 
+async def test_an_upload_of_exactly_the_cap_is_stored_and_one_byte_more_is_not(
+    make_harness: Callable[..., Awaitable[Harness]], closing: list[Harness]
+) -> None:
+    """The edge of the cap on one upload, declared (Content-Length) and streamed alike."""
+    body = b"e" * 64
+    harness = await harness_of(make_harness, closing, max_upload_bytes=len(body))
+    await harness.upload(body)
+    response = await harness.client.post("/upload", data=body + b"!")
+    assert response.status == 413
+    assert (await response.json())["error"] == (
+        f"Upload of {len(body) + 1} bytes exceeds the {len(body)}-byte limit on one upload."
+    )
+
+
 async def test_pending_uploads_over_the_storage_cap_give_507(
     make_harness: Callable[..., Awaitable[Harness]], closing: list[Harness], tmp_dir: Path
 ) -> None:
@@ -322,6 +336,19 @@ async def test_the_sweep_deletes_expired_uploads_and_keeps_the_others(
     assert harness.store.take(young) is None, "an expired upload is not handed over"
     assert ours(tmp_dir) == []
     assert harness.store.pending_bytes == 0
+
+
+async def test_an_upload_expires_at_exactly_its_expiry(
+    make_harness: Callable[..., Awaitable[Harness]], closing: list[Harness], tmp_dir: Path
+) -> None:
+    clock = Clock()
+    harness = await harness_of(make_harness, closing, expiry_seconds=10, clock=clock)
+    await harness.upload(b"due")
+    clock.now += 9
+    assert await harness.store.sweep() == 0
+    clock.now += 1  # the expiry itself: gone
+    assert await harness.store.sweep() == 1
+    assert ours(tmp_dir) == [] and harness.store.pending_bytes == 0
 
 
 async def test_the_sweeper_task_runs_until_close(

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import argent.link.archive as archive_module
+from argent.limits import MAX_TAR_EXTENDED_HEADERS
 from argent.link.archive import (
     ArchiveError,
     FileTooLargeError,
@@ -829,3 +830,16 @@ def test_an_empty_member_archive_is_empty(tmp_path: Path, payload: bytes) -> Non
     error = member_refused(path)
     assert isinstance(error, NotOneFileError)
     assert error.message == "Archive holds no entry — a member is one regular file."
+
+
+def test_exactly_the_most_global_headers_are_accepted(tmp_path: Path, dest: Path) -> None:
+    """The edge of the refusal above: MAX_TAR_EXTENDED_HEADERS global headers extract."""
+    body = entry("X", type=tarfile.DIRTYPE, mode=0o755)[0].tobuf(tarfile.USTAR_FORMAT) + b"".join(
+        pax_header(pax_record(f"k{i}", "v"), tarfile.XGLTYPE)
+        + entry(f"X/{i}", b"")[0].tobuf(tarfile.USTAR_FORMAT)
+        for i in range(MAX_TAR_EXTENDED_HEADERS)
+    )
+    path = tmp_path / "globals.tgz"
+    path.write_bytes(gzip.compress(body + bytes(1024)))
+    out = Path(extract(str(path), dest))
+    assert sorted(os.listdir(out)) == sorted(str(i) for i in range(MAX_TAR_EXTENDED_HEADERS))

@@ -128,6 +128,8 @@ def test_the_shape_of_a_directive_path() -> None:
     assert not text_directive_path_allowed("/p/..\\q/.argent/flows/x.yaml")
     assert not text_directive_path_allowed("relative/.argent/flows/x.yaml")
     assert text_directive_path_allowed("/p/q/.argent/flows/x.yaml")
+    assert not text_directive_path_allowed("/p/q/elsewhere/x.yaml")  # a flow name, but not in .argent/flows
+    assert not text_directive_path_allowed("/p/q/.argent/flows/x.sh")  # in .argent/flows, but no flow file
 
 
 @pytest.mark.parametrize(

@@ -241,3 +241,82 @@ def test_idle_states() -> None:
 def test_idle_frame_is_quarter_scale() -> None:
     frame = P.idle_frame(P.encode_png(solid(100, 80)))
     assert frame.shape == (20, 25, 4)
+
+
+# --------------------------------------------------------------------------------------------
+# Edges the mutation run of issue 24 found untested
+
+
+def test_to_fixed_spells_non_finite_values_and_negative_zero_as_javascript_does() -> None:
+    assert P.js_to_fixed(math.nan) == "NaN"
+    assert P.js_to_fixed(math.inf) == "Infinity"
+    assert P.js_to_fixed(-math.inf) == "-Infinity"
+    assert P.js_to_fixed(-0.0) == "0.00"  # (-0).toFixed(2) is "0.00"
+    assert P.js_to_fixed(-1.5) == "-1.50"
+
+
+def test_same_shape_holds_at_exactly_the_aspect_tolerance_and_refuses_an_empty_side() -> None:
+    assert P.ASPECT_TOLERANCE == 0.01
+    assert P.same_shape((100, 1), (99, 1))  # ratios 100 and 99: exactly 1 % apart
+    assert not P.same_shape((100, 1), (98, 1))
+    assert not P.same_shape((0, 10), (0, 10))
+    assert not P.same_shape((10, 0), (10, 10))
+
+
+def test_idle_counts_ten_changed_pixels_as_localized_and_nine_as_still() -> None:
+    prev = solid(100, 100, (0, 0, 0))
+    for changed, state in ((9, "still"), (10, "localized")):
+        cur = prev.copy()
+        cur[50, :changed, :3] = 255
+        assert P.idle_state(prev, cur) == state
+
+
+def test_over_max_regions_merged_the_largest_regions_are_kept_largest_first() -> None:
+    mask = np.zeros((200, 600), dtype=bool)
+    mask[::2, ::3] = True  # 100 x 200 separate pieces ...
+    mask[::2, 1::3] = True  # ... of 2 px each: more than MAX_REGIONS_MERGED
+    mask[0, 0:3] = mask[2, 0:3] = mask[1, 0] = True  # two pieces grown into one of 11 px, another of 5
+    mask[4, 0:3] = True
+    sizes = sorted((c.pixels for c in P.components(mask)), reverse=True)
+    assert len(sizes) > P.MAX_REGIONS_MERGED and sizes[:3] == [11, 5, 2]
+    kept = P.regions(mask)
+    assert [r.pixels for r in kept] == sizes[: P.REGIONS_KEPT_UNMERGED]
+
+
+def test_an_rgb_array_is_encoded_as_an_rgb_png() -> None:
+    rgb = solid(3, 2, (10, 20, 30))[..., :3].copy()
+    png = P.encode_png(rgb)
+    assert png[25] == 2  # IHDR colour type 2: truecolour without alpha
+    assert P.decode_png(png)[1, 2].tolist() == [10, 20, 30, 255]
+
+
+def test_the_idle_frame_is_a_quarter_scale_at_least_one_pixel_each_way() -> None:
+    assert P.idle_frame(P.encode_png(solid(8, 2))).shape == (1, 2, 4)  # 2 x 0.25 rounds up to 1
+    assert P.idle_frame(P.encode_png(solid(2, 1))).shape == (1, 1, 4)  # 0.25 rounds down to 0: kept at 1
+    assert P.idle_frame(P.encode_png(solid(40, 20))).shape == (5, 10, 4)
+
+
+def test_a_small_frame_moves_past_a_tenth_of_its_area() -> None:
+    prev = solid(10, 10, (0, 0, 0))  # area 100: moving past 10 changed pixels, localized from 10
+    for changed, state in ((10, "localized"), (11, "moving")):
+        cur = prev.copy()
+        cur.reshape(-1, 4)[:changed, :3] = 255
+        assert P.idle_state(prev, cur) == state
+
+
+def test_same_shape_refuses_a_zero_height_on_either_side() -> None:
+    assert not P.same_shape((10, 10), (10, 0))
+    assert not P.same_shape((10, 0), (10, 10))
+
+
+def test_png_size_reads_a_header_of_exactly_24_bytes_and_names_what_is_not_one() -> None:
+    png = P.encode_png(solid(7, 3))
+    assert P.png_size(png[:24]) == (7, 3)
+    for bad in (png[:23], b"GIF89a" + png[6:]):
+        with pytest.raises(P.PngError, match=r"^not a PNG image \(no IHDR header\)$"):
+            P.png_size(bad)
+
+
+def test_an_unknown_name_of_the_pixels_module_is_an_attribute_error_naming_it() -> None:
+    with pytest.raises(AttributeError, match=r"^module 'argent\.runner\.pixels' has no attribute 'nope'$"):
+        P.nope  # noqa: B018

@@ -11,7 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from argent.reports.html import MARKER, HtmlReport, ReportDirProblem, prepare_report_dir
+from argent.reports.html import (
+    MARKER,
+    HtmlReport,
+    ReportDirProblem,
+    ReportPathProblem,
+    html_owned,
+    prepare_report_dir,
+)
 from argent.reports.model import FlowOutcome, outcome_of
 from argent.runner import pixels as P
 from tests.unit.test_reports_junit import report, step
@@ -207,3 +214,103 @@ async def test_a_fifo_or_an_oversized_image_is_not_copied_and_nothing_hangs(
     )
     assert [u for u in links.urls if u.endswith(".png")] == []
     assert f"path: {fifo})" in page and f"path: {big})" in page
+
+
+async def test_each_step_row_says_its_number_kind_status_depth_origin_and_reasons(tmp_path: Path) -> None:
+    """A step's row, cell by cell: its 1-based number, kind, status word (an unknown status is
+    "unknown", never the tool-server's word), indentation by depth (capped at 20), the fragment it
+    came from when that is not the flow itself, and its reason and warning together."""
+    steps = [
+        step(0, "tap", "pass", target="Login", durationMs=10),
+        step(1, "run", "fail", target="frag", depth=25, flow="frag", reason="boom", warning="careful"),
+        {"index": True, "kind": "?", "status": "<odd>", "depth": True, "flow": "f", "durationMs": 40},
+        step(3, "assert", "skip", depth=2, warning="only a warning"),
+    ]
+    result = report(*steps)
+    del result["steps"][2]["kind"]  # no kind at all
+    failing = [outcome(0, "a.yaml", result=result)]
+    page, _ = await write_report(tmp_path / "r", failing)
+    rows = [row.split("</tr>", 1)[0] for row in page.split('<tr class="step ')[1:]]
+    assert len(rows) == 4
+    assert rows[0].startswith('pass" data-index="0"><td class="num">1</td>')
+    assert '<td class="kind" style="padding-left:0.5em">tap</td><td class="target">Login</td>' in rows[0]
+    assert rows[1].startswith('fail" data-index="1"><td class="num">2</td>')
+    assert 'style="padding-left:20.5em">run</td>' in rows[1]
+    assert '<td class="target">frag <span class="from">[frag]</span></td>' in rows[1]
+    assert '<td class="reason">boom — careful</td>' in rows[1]
+    assert rows[2].startswith('unknown" data-index="True"><td class="num">?</td>')
+    assert '<td class="kind" style="padding-left:0.5em">?</td>' in rows[2]
+    assert '<td class="num">40</td>' in rows[2] and 'class="tbar unknown" style="width:100' in rows[2]
+    assert 'style="padding-left:2.5em">assert</td>' in rows[3]
+    assert '<td class="reason">only a warning</td>' in rows[3]
+    assert '<header class="banner bad">' in page
+    assert "<details open><summary>" in page  # a failed flow opens
+
+    passing = [outcome(0, "b.yaml", result=report(step(0, "tap", "pass")))]
+    page, _ = await write_report(tmp_path / "s", passing)
+    assert '<header class="banner ok">' in page
+    assert "<details><summary>" in page  # a passed flow stays closed
+
+
+def test_a_report_directory_that_cannot_be_made_is_refused_saying_why(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    wanted = blocker / "report"
+    with pytest.raises(ReportDirProblem) as caught:
+        prepare_report_dir(str(wanted))
+    message = str(caught.value)
+    assert message.startswith(f"--html cannot use {wanted}: Not a directory. ")
+    assert message.endswith(" or pass another --html directory.")
+
+
+def test_a_junit_file_inside_the_html_report_directory_is_refused(tmp_path: Path) -> None:
+    report_dir = tmp_path / "reports" / "html"
+    inside = report_dir / "junit.xml"
+    with pytest.raises(ReportPathProblem) as caught:
+        html_owned(str(inside), str(report_dir))
+    assert str(caught.value) == (
+        f"--junit-xml {inside} is inside the --html report directory {report_dir}, which the HTML report "
+        "replaces; write it elsewhere."
+    )
+    html_owned(str(tmp_path / "reports" / "junit.xml"), str(report_dir))  # beside it: fine
+
+
+async def test_the_banner_counts_the_flows_and_the_overview_links_each_with_its_share_of_time(
+    tmp_path: Path,
+) -> None:
+    outcomes = [
+        outcome(0, "a.yaml", seconds=2.0, result=report(step(0, "tap", "pass"))),
+        outcome(1, "b.yaml", seconds=1.0, result=report(step(0, "tap", "fail"))),
+    ]
+    page, _ = await write_report(tmp_path / "r", outcomes)
+    assert '<p class="counts">2 flows · 1 passed · 1 failed · 0 error · 0 skipped · 3.00 s</p>' in page
+    assert (
+        '<div class="bar" aria-hidden="true"><span class="seg passed" style="width:50.00%" title="1 passed">'
+        '</span><span class="seg failed" style="width:50.00%" title="1 failed"></span></div>'
+    ) in page
+    assert (
+        '<tr class="passed"><td><span class="pill passed">passed</span></td><td><a href="#flow-1">a.yaml</a></td>'
+        '<td class="num">2.00 s</td><td class="timing"><span class="tbar passed" style="width:100.00%"></span>'
+        "</td></tr>"
+    ) in page
+    assert '<a href="#flow-2">b.yaml</a></td><td class="num">1.00 s</td>' in page
+    assert 'class="tbar failed" style="width:50.00%"' in page
+    assert "<title>argent report — FAIL — 2 flows · 1 passed" in page
+
+
+async def test_a_flow_without_steps_says_so_and_an_echo_row_shows_its_message(tmp_path: Path) -> None:
+    outcomes = [
+        outcome(0, "empty.yaml", result=report()),
+        outcome(
+            1,
+            "talks.yaml",
+            result=report(step(0, "echo", "pass", message="hello there"), step(1, "tap", "fail")),
+        ),
+    ]
+    page, _ = await write_report(tmp_path / "r", outcomes)
+    assert '\n<p class="empty">No steps.</p>\n' in page
+    assert '<td class="target">hello there</td>' in page
+    assert (
+        '</td></tr><tr class="step fail" data-index="1">' in page
+    )  # one row after the other, nothing between
+    assert '<p class="message">' not in page  # a failed flow with a report has no message line of its own

@@ -6,9 +6,12 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from argent.flows.model import EchoStep, Flow
 from argent.flows.parse import parse_flow
-from argent.limits import MAX_STEPS_PER_CALL
+from argent.limits import ENGINE_YIELD_SECONDS, MAX_STEPS_PER_CALL
+from argent.runner import budget as budget_module
 from argent.runner.budget import STEP_BUDGET_EXCEEDED, StepBudget
 from argent.runner.engine import ToolCallContext, ToolOutcome, run_flow
 from argent.runner.report import FlowRunResult
@@ -143,3 +146,21 @@ async def test_a_tool_that_runs_flows_spends_the_calls_budget_and_its_step_fails
     assert [(s.kind, s.status) for s in result.steps] == [("echo", "pass"), ("tool", "error")]
     assert result.steps[-1].reason == STEP_BUDGET_EXCEEDED.format(limit=20)
     assert not result.ok
+
+
+def test_due_for_yield_is_true_once_per_engine_yield_period(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pacing itself, on a clock the test sets: false within a period, true at its end, then
+    false again for the next whole period (the mutants of issue 24 that survived the fan-out tests)."""
+    now = [100.0]
+    monkeypatch.setattr(budget_module.time, "monotonic", lambda: now[0])
+    budget = StepBudget()
+    assert budget.due_for_yield() is False
+    now[0] = 100.0 + ENGINE_YIELD_SECONDS / 2
+    assert budget.due_for_yield() is False
+    now[0] = 100.0 + ENGINE_YIELD_SECONDS
+    assert budget.due_for_yield() is True
+    assert budget.due_for_yield() is False  # the next period starts now
+    now[0] = (100.0 + ENGINE_YIELD_SECONDS) + ENGINE_YIELD_SECONDS / 2
+    assert budget.due_for_yield() is False
+    now[0] = (100.0 + ENGINE_YIELD_SECONDS) + ENGINE_YIELD_SECONDS
+    assert budget.due_for_yield() is True

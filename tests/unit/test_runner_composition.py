@@ -168,3 +168,14 @@ async def test_scripts_and_nested_flow_paths_need_local_files() -> None:
     assert other.steps[0].status == "error"
     assert other.steps[0].reason is not None
     assert other.steps[0].reason.startswith('Invalid flow_path "/x/y.yaml": explicit flow paths require')
+
+
+async def test_a_nested_flow_execute_whose_args_are_not_a_map_errors_its_step_and_runs_on() -> None:
+    files = MemberFiles(
+        {f"{FLOWS}/main.yaml": "steps:\n  - tool: flow-execute\n    args: [sub]\n  - echo: after\n"}
+    )
+    result = await run_main(files)
+    first = result.steps[0]
+    assert (first.kind, first.status, first.depth, first.tool) == ("tool", "error", 0, "flow-execute")
+    assert first.reason == "the args of a flow-execute tool step must be a map, not list"
+    assert lines(result)[1:] == ["echo:skip:0:main"]

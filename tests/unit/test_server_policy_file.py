@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from argent.limits import DEFAULT_CONCURRENT_CALLS_PER_TOKEN, MAX_STEPS_PER_CALL
+from argent.limits import DEFAULT_CONCURRENT_CALLS_PER_TOKEN, MAX_STEPS_PER_CALL, MIN_TOKEN_CHARS
 from argent.server.policy import PolicyFileError, ServerPolicy, load_policy
 
 CI = "c" * 32
@@ -187,3 +187,27 @@ def test_a_missing_project_root_directory_and_a_missing_file(tmp_path: Path) -> 
     )
     with pytest.raises(PolicyFileError, match="cannot read the config file"):
         load_policy(str(tmp_path / "absent.yaml"), {})
+
+
+def test_a_token_of_exactly_the_shortest_length_is_accepted_and_one_less_is_not(tmp_path: Path) -> None:
+    text = "tokens:\n  - name: ci\n    token_env: EDGE\n    tools: ['*']\n"
+    edge = "e" * MIN_TOKEN_CHARS
+    policy = load_policy(config(tmp_path, text), {"EDGE": edge})
+    assert policy.match(edge) is policy.tokens[0]
+    assert refusal(tmp_path, text, {"EDGE": edge[1:]}).startswith(
+        f"tokens[0].token_env: the token in EDGE must be at least {MIN_TOKEN_CHARS} characters"
+    )
+
+
+def test_every_limit_of_the_file_reaches_the_policy(tmp_path: Path) -> None:
+    text = "limits:\n  concurrent_calls_per_token: 2\n  steps_per_call: 30\n  devices_per_token: 1\n  seconds_per_call: 7\n"
+    policy = load_policy(config(tmp_path, text), {})
+    assert (policy.concurrent_calls_per_token, policy.steps_per_call) == (2, 30)
+    assert (policy.devices_per_token, policy.seconds_per_call) == (1, 7)
+    assert policy.for_token(None).devices_per_token == 1  # and the rules of each call carry the device cap
+
+
+def test_a_mapping_where_text_belongs_is_named_a_mapping(tmp_path: Path) -> None:
+    assert refusal(tmp_path, "scripts: {yes: 1}\n").startswith(
+        "scripts: must be true or false, got a mapping"
+    )

@@ -5,9 +5,11 @@ child sessions on the same socket (``attach``: CDP's flat sessions, the targets 
 ``Target.setAutoAttach`` with ``flatten`` attaches — out-of-process frames): their messages carry
 a ``sessionId``, they die with their parent or when their target detaches. Every failure
 surfaces as a ``DeviceError`` with a message for a person: a CDP error names the method, a
-timeout names the method and its id, and once the socket closes (or the renderer crashes)
-every pending and later request fails with the one death message the owner composes — the
-owner knows whether its process exited, and with which status.
+timeout names the method and its id, and once the socket closes (or the renderer crashes, or
+the owner gives the session up: ``abandon``) every pending and later request fails with the one
+death message the owner composes — the owner knows whether its process exited, and with which
+status. Such a death is a ``DeviceGoneError``; a session closed on purpose, or a
+child session whose frame went away, fails with a plain ``DeviceError``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 import aiohttp
 
-from argent.devices.base import DeviceError
+from argent.devices.base import DeviceError, DeviceGoneError
 
 #: Default bound of one CDP request.
 REQUEST_TIMEOUT_SECONDS = 10.0
@@ -82,6 +84,8 @@ class CdpSession:
         loop = asyncio.get_running_loop()
         #: The death message, once the session is unusable.
         self._death: asyncio.Future[str] = loop.create_future()
+        #: Whether that death is the device's own (its browser or page gone), not a close or a detach.
+        self._gone = False
         self._closing = False
         self._reader: asyncio.Task[None] | None = None
         if parent is None:
@@ -108,7 +112,7 @@ class CdpSession:
             session_id=session_id,
         )
         if root._death.done():
-            child._settle(root._death.result())
+            child._settle(root._death.result(), gone=root._gone)
         else:
             root._children[session_id] = child
         return child
@@ -116,6 +120,15 @@ class CdpSession:
     @property
     def death(self) -> str | None:
         return self._death.result() if self._death.done() else None
+
+    async def settled(self) -> str:
+        """The death message, once the session died (its requests then fail with it)."""
+        return await asyncio.shield(self._death)
+
+    def _dead(self) -> DeviceError:
+        """The error of a request to this dead session."""
+        message = self._death.result()
+        return DeviceGoneError(message) if self._gone else DeviceError(message)
 
     # -- requests --
 
@@ -157,7 +170,7 @@ class CdpSession:
     ) -> tuple[int, asyncio.Future[dict[str, Any]]]:
         """Register and write one request."""
         if self._death.done():
-            raise DeviceError(self._death.result())
+            raise self._dead()
         root = self._root
         root._next_id += 1
         rid = root._next_id
@@ -170,7 +183,8 @@ class CdpSession:
             await self._ws.send_str(json.dumps(message))
         except (ConnectionError, aiohttp.ClientError, RuntimeError) as exc:
             root._pending.pop(rid, None)
-            raise DeviceError(await root._await_death(f"sending {method} failed: {exc}")) from None
+            death = await root._await_death(f"sending {method} failed: {exc}")
+            raise (root._dead() if root._death.done() else DeviceError(death)) from None
         return rid, future
 
     async def _answer(
@@ -183,7 +197,7 @@ class CdpSession:
         except TimeoutError:
             self._root._pending.pop(rid, None)
             if self._death.done():
-                raise DeviceError(self._death.result()) from None
+                raise self._dead() from None
             raise DeviceError(
                 f"CDP request {method} (id={rid}) to Chromium ({self.label}) timed out after {limit:g}s — "
                 "Chromium accepted the connection but did not answer; the page may be frozen or busy. Stop the "
@@ -227,7 +241,7 @@ class CdpSession:
         It fails with the death message if the session dies first; cancel it when no longer needed."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         if self._death.done():
-            future.set_exception(DeviceError(self._death.result()))
+            future.set_exception(self._dead())
             return future
 
         def listener(params: dict[str, Any]) -> None:
@@ -245,6 +259,15 @@ class CdpSession:
         return future
 
     # -- lifetime --
+
+    def abandon(self, message: str) -> None:
+        """Give the session up as the device's death (its owner found the browser unresponsive):
+        everything pending and later fails with ``message`` at once, and the socket closes."""
+        self._settle(message, gone=True)
+        if self._reader is not None and not self._ws.closed:
+            self._closing = True
+            closing = asyncio.ensure_future(self._ws.close())
+            closing.add_done_callback(lambda task: None if task.cancelled() else task.exception())
 
     async def close(self) -> None:
         """Close the socket (a child: forget it); pending and later requests fail with "session closed"."""
@@ -281,7 +304,7 @@ class CdpSession:
             message = await self._describe_death(cause)
         except Exception:
             message = f"Chromium ({self.label}) exited or crashed: {cause}."
-        self._settle(message)
+        self._settle(message, gone=True)
 
     def _dispatch(self, text: str) -> str | None:
         """Route one message; returns a crash cause when the page session just became unusable."""
@@ -333,17 +356,18 @@ class CdpSession:
             return None
         return cause
 
-    def _settle(self, message: str) -> None:
+    def _settle(self, message: str, *, gone: bool = False) -> None:
         """Mark the session dead with ``message`` and fail everything that waits on it (the
-        socket's own session: its children too)."""
+        socket's own session: its children too); ``gone``: the device's own death."""
         if not self._death.done():
             self._death.set_result(message)
+            self._gone = gone
         root = self._root
         if root is self:
             pending, self._pending = self._pending, {}
             children, self._children = list(self._children.values()), {}
             for child in children:
-                child._settle(message)
+                child._settle(message, gone=gone)
         else:
             if self.session_id is not None and root._children.get(self.session_id) is self:
                 del root._children[self.session_id]
@@ -352,10 +376,10 @@ class CdpSession:
                 del root._pending[rid]
         for _, future, _sender in pending.values():
             if not future.done():
-                future.set_exception(DeviceError(message))
+                future.set_exception(self._dead())
         for future in list(self._expected):
             if not future.done():
-                future.set_exception(DeviceError(message))
+                future.set_exception(self._dead())
 
     async def _await_death(self, fallback: str) -> str:
         try:

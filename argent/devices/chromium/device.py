@@ -25,6 +25,7 @@ from argent.devices.chromium.cdp import CdpSession, connect_session
 from argent.devices.chromium.dialogs import DialogAnswers
 from argent.devices.chromium.file_access import FileGuard
 from argent.devices.chromium.file_inputs import set_input_files
+from argent.devices.chromium.front import KeepInFront, bring_to_front
 from argent.devices.chromium.keys import chord_events, press_events
 from argent.devices.chromium.launcher import ChromiumProcess
 from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
@@ -34,6 +35,7 @@ from argent.devices.web.file_access import FileAccess
 from argent.devices.web.forms import choice_from, focused_from
 from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
+from argent.devices.web.watchdog import BrowserWatch
 from argent.limits import CDP_NETWORK_BUFFER_BYTES, CDP_NETWORK_RESOURCE_BUFFER_BYTES, MAX_LISTED_OPTIONS
 from argent.utils.keys import Key, KeyNameError, char_key, parse_chord
 
@@ -41,6 +43,8 @@ ID_PREFIX = CHROMIUM.id_prefix
 PLATFORM = CHROMIUM.platform
 #: Bound of the wait for a navigation's load event (the page stays usable after it).
 LOAD_TIMEOUT_SECONDS = 15.0
+#: The error of a navigation that commits nothing (a download, a 204): no error page follows it.
+ABORTED = "net::ERR_ABORTED"
 #: Bound of finding the page target of a fresh or external Chromium.
 TARGET_TIMEOUT_SECONDS = 10.0
 SCREENSHOT_TIMEOUT_SECONDS = 20.0
@@ -49,6 +53,8 @@ WALK_TIMEOUT_SECONDS = 15.0
 TERMINATION_GRACE_SECONDS = 2.0
 #: After a socket drop, how long to wait for an owned browser's exit status for the message.
 EXIT_STATUS_WAIT_SECONDS = 1.0
+#: How long a reap waits for the page session to take its death message (the exit status above, read).
+DEATH_SETTLE_SECONDS = 5.0
 #: The Network domain as each page session enables it, once: the quiet signals count its requests,
 #: and the network recorder's request details read response bodies from these buffers.
 NETWORK_BUFFERS = {
@@ -127,9 +133,18 @@ class ChromiumDevice:
         self._http = http
         self._process = process
         self._session: CdpSession | None = None
-        #: A browser-level session held open for the device's life (an owned one): Chromium keeps a
-        #: download behaviour and a request interception only while the session that set it is attached.
+        #: A browser-level session held open for the device's life: it follows the browser's other page
+        #: targets (the driven page stays in front, ``argent.devices.chromium.front``); for an owned
+        #: browser it also holds the guards (Chromium keeps a download behaviour and a request
+        #: interception only while the session that set it is attached).
         self._browser: CdpSession | None = None
+        self._front = KeepInFront(lambda: (self._session, self._target_id))
+        #: Whether the guards of an owned browser hold on ``_browser``.
+        self._guarded = False
+        #: Whether an owned browser still answers (``argent.devices.chromium.watchdog``).
+        self._watch: BrowserWatch | None = None
+        #: The close of a device that died on its own (its browser exited, crashed or hung).
+        self._reaping: asyncio.Task[None] | None = None
         #: The DevTools ports no page of it may reach (its own, and the tool-server's other browsers').
         self._blocked_ports: frozenset[int] = frozenset()
         self._ws_url: str | None = None
@@ -170,9 +185,13 @@ class ChromiumDevice:
             device._session = await connect_session(
                 http, device._ws_url, label=device.id, describe_death=device._death_message
             )
+            await device._connect_browser()
             if process is not None:
                 await device._guard_browser()
             await device._prime(viewport)
+            if process is not None and device._browser is not None:
+                device._watch = BrowserWatch(device._ping, lambda: device.alive, device._hung)
+                device._watch.start()
         except BaseException:
             await device._disconnect()
             if process is not None:
@@ -180,8 +199,26 @@ class ChromiumDevice:
             raise
         return device
 
+    async def _connect_browser(self) -> None:
+        """The browser-level session (see ``_browser``), following the browser's page targets. An
+        attached endpoint that names no browser endpoint (an embedder's) is driven without it."""
+        try:
+            version = await fetch_json(
+                self._http, f"http://127.0.0.1:{self.port}/json/version", TARGET_TIMEOUT_SECONDS
+            )
+            ws_url = version.get("webSocketDebuggerUrl") if isinstance(version, dict) else None
+            if not isinstance(ws_url, str):
+                raise DeviceError(f"Chromium on port {self.port} names no browser endpoint in /json/version.")
+            self._browser = await connect_session(
+                self._http, ws_url, label=f"{self.id}-browser", describe_death=self._death_message
+            )
+            await self._front.watch(self._browser)
+        except DeviceError:
+            if self._process is not None:
+                raise
+
     async def _guard_browser(self) -> None:
-        """What no page of a browser the tool-server launched may do, held on a browser-level session:
+        """What no page of a browser the tool-server launched may do, held on its browser-level session:
 
         - save a download (a link, a script, a popup's): nothing a page serves lands on the server's disk
           (``$HOME/Downloads`` otherwise);
@@ -191,23 +228,17 @@ class ChromiumDevice:
           file or drive another token's browser, past every rule of the call. Every request to such a
           port (documents, frames, fetches, in every tab) fails as ``AccessDenied``.
         """
-        version = await fetch_json(
-            self._http, f"http://127.0.0.1:{self.port}/json/version", TARGET_TIMEOUT_SECONDS
-        )
-        ws_url = version.get("webSocketDebuggerUrl") if isinstance(version, dict) else None
-        if not isinstance(ws_url, str):
-            raise DeviceError(f"Chromium on port {self.port} names no browser endpoint in /json/version.")
-        browser = await connect_session(
-            self._http, ws_url, label=f"{self.id}-browser", describe_death=self._death_message
-        )
-        self._browser = browser
+        browser = self._browser
+        if browser is None:
+            raise DeviceError(f"Chromium ({self.id}) has no browser-level DevTools session.")
+        self._guarded = True
         await browser.send("Browser.setDownloadBehavior", {"behavior": "deny"})
         browser.on("Fetch.requestPaused", lambda params: self._devtools_request(browser, params))
         await self.guard_ports([self.port])
 
     async def guard_ports(self, ports: Iterable[int]) -> None:
         """No page of this (owned) browser loads anything from ``ports`` or its own DevTools port."""
-        if self._browser is None:
+        if self._browser is None or not self._guarded:
             return
         blocked = frozenset([self.port, *ports])
         if blocked == self._blocked_ports:
@@ -264,6 +295,7 @@ class ChromiumDevice:
             )
             self._pinned = (width, height)
         await self.refresh_viewport()
+        await bring_to_front(session)
         await self._recheck_files()
 
     async def _recheck_files(self) -> None:
@@ -371,16 +403,65 @@ class ChromiumDevice:
         return await browser.browser_call(self.port, method, params, destroys=destroys)
 
     async def _death_message(self, cause: str) -> str:
+        """What the requests of a session that died on its own fail with; the device is reaped."""
+        self._reap_soon()
+        gone = self._gone_hint()
         if self._process is not None and "renderer" not in cause:
             deadline = time.monotonic() + EXIT_STATUS_WAIT_SECONDS
             while self._process.returncode() is None and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
             exited = self._process.exit_description()
             if exited is not None:
-                return f"Chromium ({self.id}) {exited} — {cause}. The device is gone: stop it and boot a new one."
+                return f"Chromium ({self.id}) {exited} — {cause}. {gone}"
         if "renderer" in cause:
-            return f"Chromium ({self.id}) crashed — {cause}. Stop the device and boot a new one."
-        return f"Chromium ({self.id}) exited or crashed — {cause}. Stop the device and boot a new one."
+            return f"Chromium ({self.id}) crashed — {cause}. {gone}"
+        return f"Chromium ({self.id}) exited or crashed — {cause}. {gone}"
+
+    def _gone_hint(self) -> str:
+        if self._process is None:
+            return "This tool-server no longer drives it: attach again, or boot a new device."
+        return (
+            "The device is gone (its processes killed, its profile removed): boot a new one (a flow's "
+            "launch: boots one)."
+        )
+
+    async def _ping(self) -> None:
+        """A question the browser process answers on its own thread, whatever its pages run."""
+        if self._browser is None:
+            raise DeviceError(f"Chromium ({self.id}) has no browser-level DevTools session.")
+        await self._browser.send("Browser.getVersion")
+
+    async def _hung(self, waited: float) -> None:
+        """The browser gave no answer for ``waited`` seconds (``BrowserWatch``): every session fails
+        now with that message, and the device is reaped."""
+        state = self._process.state() if self._process is not None else None
+        why = " (its process is stopped)" if state in ("T", "t") else ""
+        message = (
+            f"Chromium ({self.id}) stopped answering: its browser process{why} gave no answer within "
+            f"{waited:g}s (BROWSER_ANSWER_SECONDS). {self._gone_hint()}"
+        )
+        for session in (self._session, self._browser):
+            if session is not None:
+                session.abandon(message)
+        self._reap_soon()
+
+    def _reap_soon(self) -> None:
+        """Close the device (an owned browser: kill its group, reap it, remove its profile) in the
+        background, once: nothing of a dead browser waits for someone to list or stop it."""
+        if self._reaping is None and not self._closed:
+            self._reaping = asyncio.ensure_future(self._reap())
+            # Retrieved: a reap that fails leaves what ``close`` leaves, and the next list prunes it.
+            self._reaping.add_done_callback(lambda task: None if task.cancelled() else task.exception())
+
+    async def _reap(self) -> None:
+        session = self._session
+        if session is not None:  # its requests fail with the death message, not with "closed"
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(DEATH_SETTLE_SECONDS):
+                    await session.settled()
+        if self._process is not None:
+            await self._process.terminate()  # first: a stopped browser answers no close handshake
+        await self.close()
 
     # -- reading --
 
@@ -784,7 +865,10 @@ class ChromiumDevice:
     # -- navigation --
 
     async def navigate(self, url: str, *, load_timeout: float = LOAD_TIMEOUT_SECONDS) -> None:
-        """``Page.navigate`` and wait (bounded) for the load event; a failed load raises."""
+        """``Page.navigate`` and wait (bounded) for the load event; a failed load raises once its
+        error page is in (Chromium commits one after answering: a capture before it finds the page
+        between two documents, "Not attached to an active page"). An aborted load (a download, a
+        204) leaves the page as it was and raises at once."""
         session = self.session
         self._touch()
         loaded = session.expect("Page.loadEventFired")
@@ -792,12 +876,14 @@ class ChromiumDevice:
             with self.dialogs.leaving():
                 reply = await session.send("Page.navigate", {"url": url})
             error = reply.get("errorText")
-            if error:
-                raise DeviceError(f'Chromium ({self.id}) could not open "{url}": {error}')
-            if reply.get("loaderId"):  # a new document (a same-document navigation has no load event)
+            aborted = bool(error) and (reply.get("isDownload") or error == ABORTED)
+            # A new document, or an error page (a same-document navigation has no load event).
+            if reply.get("loaderId") and not aborted:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(load_timeout):
                         await loaded
+            if error:
+                raise DeviceError(f'Chromium ({self.id}) could not open "{url}": {error}')
         finally:
             loaded.cancel()
             if loaded.done() and not loaded.cancelled():
@@ -816,6 +902,8 @@ class ChromiumDevice:
             await self._process.terminate()
 
     async def _disconnect(self) -> None:
+        if self._watch is not None:
+            self._watch.stop()
         if self._browser is not None:
             await self._browser.close()
         if self._session is not None:

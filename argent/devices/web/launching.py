@@ -68,6 +68,16 @@ class BrowserProcess:
         """The exit status once the browser has exited (reaping it), else None."""
         return self.popen.poll()
 
+    def state(self) -> str | None:
+        """The browser's process state as Linux reports it (``R``, ``S``, ``T`` when stopped, ...);
+        None once it is gone, or where ``/proc`` does not say."""
+        try:
+            with open(f"/proc/{self.popen.pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[-1].split()
+        except OSError:
+            return None
+        return fields[0].decode("ascii", "replace") if fields else None
+
     def exit_description(self) -> str | None:
         """``exited (code 1)`` / ``exited (killed by signal SIGKILL)``; None while it runs."""
         code = self.returncode()
