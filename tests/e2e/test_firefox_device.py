@@ -179,6 +179,12 @@ async def test_typing_chords_and_enter_submit(page: FirefoxDevice) -> None:
     assert ["a", False, True] in keys and ["Tab", True, False] in keys
     with pytest.raises(DeviceError, match="Bogus"):
         await page.press_key("Bogus")
+    with pytest.raises(DeviceError) as unpressable:
+        await page.press_key("Shift+F13")
+    assert (
+        str(unpressable.value)
+        == f'Firefox ({page.id}) cannot press "F13": WebDriver has no key value for it.'
+    )
 
 
 QUIET_FIELD = """<!doctype html><input id="f" aria-label="Field"><script>

@@ -187,8 +187,14 @@ steps:
             device,
         )
         value = await device.run_script("document.getElementById('f').value", timeout=5)
+        with pytest.raises(DeviceError) as unpressable:
+            await device.press_key("Control+F13")
     finally:
         await provider.stop(device.id)
+    assert (
+        str(unpressable.value)
+        == f'WebKit ({device.id}) cannot press "F13": WebDriver has no key value for it.'
+    )
     assert [(k, s) for k, s, _ in statuses(res)] == [
         ("launch", "pass"),
         ("type", "pass"),

@@ -27,7 +27,6 @@ from argent.devices.base import Choice, DeviceError, DialogAnswer, DialogSeen, F
 from argent.devices.firefox import listening
 from argent.devices.firefox.bidi import BidiError, BidiSession, connect_bidi
 from argent.devices.firefox.frames import ContextFrames, focus_wait
-from argent.devices.firefox.keys import chord_actions, key_source, text_actions
 from argent.devices.firefox.launcher import FirefoxProcess
 from argent.devices.firefox.recorders import LONG_LIVED, ConsoleLog, NetworkLog, request_id, resource_type
 from argent.devices.firefox.values import python_value
@@ -47,6 +46,7 @@ from argent.devices.web.forms import choice_from, focused_from
 from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.quiet import WAIT_SLACK_SECONDS, PageQuiet, wait_expression
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walk_expression
+from argent.devices.web.webdriver_keys import UnpressableKey, chord_actions, keyboard, text_actions
 from argent.limits import CDP_NETWORK_RESOURCE_BUFFER_BYTES, MAX_LISTED_OPTIONS
 from argent.utils.keys import KeyNameError, parse_chord
 
@@ -531,7 +531,7 @@ class FirefoxDevice:
         if not text:
             return
         async with self._input:
-            await self._perform(key_source(text_actions(text)))
+            await self._perform(keyboard(text_actions(text)))
 
     async def enter_text(self, text: str) -> None:
         """Text into the focused element: one edit per run (``insertText``, which fires the trusted
@@ -551,7 +551,7 @@ class FirefoxDevice:
                     continue
                 await self._insert(pending)
                 pending = ""
-                await self._perform(key_source(text_actions(ch)))
+                await self._perform(keyboard(text_actions(ch)))
             await self._insert(pending)
 
     async def _insert(self, text: str) -> None:
@@ -561,7 +561,7 @@ class FirefoxDevice:
         self._touch()
         inserted = await self.world.evaluate(f"document.execCommand('insertText', false, {json.dumps(text)})")
         if inserted is not True:
-            await self._perform(key_source(text_actions(text)))
+            await self._perform(keyboard(text_actions(text)))
 
     async def _insertable(self) -> bool:
         """The focus takes text and the page surely hears no key (any doubt: no)."""
@@ -593,10 +593,12 @@ class FirefoxDevice:
         try:
             chord = parse_chord(key)
             actions = chord_actions(chord)
-        except (KeyNameError, ValueError) as exc:
+        except KeyNameError as exc:
             raise DeviceError(str(exc)) from None
+        except UnpressableKey as exc:
+            raise DeviceError(exc.message(f"Firefox ({self.id})")) from None
         async with self._input:
-            await self._perform(key_source(actions))
+            await self._perform(keyboard(actions))
 
     async def scroll(self, x: float, y: float, dx: float, dy: float) -> None:
         width, height = self._viewport

@@ -42,7 +42,8 @@ from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.quiet import WAIT_SLACK_SECONDS, PageQuiet, wait_expression
 from argent.devices.web.recorders import ConsoleRing, NetworkRing
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walk_expression
-from argent.devices.webkit import keys
+from argent.devices.web.webdriver_keys import UnpressableKey, chord_actions, keyboard, text_actions
+from argent.devices.webkit import pointers
 from argent.devices.webkit.launcher import WebKitProcess, find_minibrowser
 from argent.devices.webkit.webdriver import (
     ALERT_OPEN,
@@ -426,24 +427,24 @@ class WebKitDevice:
         """The left button pressed, moved (held) or released at (x, y) CSS pixels (WebDriver keeps
         the button held between calls)."""
         px, py = round(x), round(y)
-        steps: list[dict[str, Any]] = [keys.move_to(px, py)]
+        steps: list[dict[str, Any]] = [pointers.move_to(px, py)]
         if action == "down":
             steps.append({"type": "pointerDown", "button": 0})
         elif action == "up":
             steps.append({"type": "pointerUp", "button": 0})
         async with self._input:
-            await self._perform([keys.mouse(steps)])
+            await self._perform([pointers.mouse(steps)])
 
     async def tap(self, x: float, y: float, *, click_count: int = 1) -> None:
         px, py = self._px(x, y)
         async with self._input:
-            await self._perform([keys.mouse(keys.clicks(px, py, click_count))])
+            await self._perform([pointers.mouse(pointers.clicks(px, py, click_count))])
 
     async def long_press(self, x: float, y: float, duration_ms: float) -> None:
         px, py = self._px(x, y)
         async with self._input:
             await self._perform(
-                [keys.mouse(keys.hold(px, py, duration_ms))],
+                [pointers.mouse(pointers.hold(px, py, duration_ms))],
                 timeout=max(0.0, duration_ms) / 1000 + WEBDRIVER_COMMAND_TIMEOUT_SECONDS,
             )
 
@@ -451,7 +452,7 @@ class WebKitDevice:
         if not text:
             return
         async with self._input:
-            await self._perform([keys.keyboard(keys.text_actions(text))])
+            await self._perform([keyboard(text_actions(text))])
 
     async def enter_text(self, text: str) -> None:
         """Key by key: WebDriver has no insert, and key actions are one request for the whole text."""
@@ -460,21 +461,21 @@ class WebKitDevice:
     async def press_key(self, key: str) -> None:
         try:
             chord = parse_chord(key)
-            actions = keys.chord_actions(chord)
+            actions = chord_actions(chord)
         except KeyNameError as exc:
             raise DeviceError(str(exc)) from None
-        except keys.UnpressableKey as exc:
-            raise DeviceError(
-                f'WebKit ({self.id}) cannot press "{exc}": WebDriver has no key value for it.'
-            ) from None
+        except UnpressableKey as exc:
+            raise DeviceError(exc.message(f"WebKit ({self.id})")) from None
         async with self._input:
-            await self._perform([keys.keyboard(actions)])
+            await self._perform([keyboard(actions)])
 
     async def scroll(self, x: float, y: float, dx: float, dy: float) -> None:
         width, height = self._viewport
         px, py = self._px(x, y)
         async with self._input:
-            await self._perform([keys.wheel(keys.scroll_by(px, py, round(dx * width), round(dy * height)))])
+            await self._perform(
+                [pointers.wheel(pointers.scroll_by(px, py, round(dx * width), round(dy * height)))]
+            )
         await self._next_frame()
 
     async def _next_frame(self) -> None:

@@ -1,4 +1,6 @@
-"""Keys as WebDriver key actions (``input.performActions``): one key, typed text, or a chord.
+"""Keys as W3C WebDriver key actions: one key, typed text, or a chord, for any engine driven over
+WebDriver (classic ``POST /session/<id>/actions`` on WebKit, BiDi ``input.performActions`` on Firefox:
+both take the same key input source).
 
 The keys themselves (names, codes, chords) are ``argent.utils.keys``; this module spells them as
 WebDriver's key values: a character is itself, a named key its code point in WebDriver's table of
@@ -12,7 +14,8 @@ from typing import Any
 from argent.utils.keys import MODIFIERS, Chord, Key
 
 #: WebDriver's code points of the named keys (W3C WebDriver, "keyboard actions"), by ``KeyboardEvent.key``.
-_CODE_POINTS: dict[str, str] = {
+#: Space is not here: it types its character, `` ``.
+CODE_POINTS: dict[str, str] = {
     "Cancel": "\ue001",
     "Help": "\ue002",
     "Backspace": "\ue003",
@@ -39,45 +42,62 @@ _CODE_POINTS: dict[str, str] = {
 }
 
 
+class UnpressableKey(ValueError):
+    """A key WebDriver has no key value for (``F13`` … ``F24``, ``ContextMenu``): the device that
+    was asked to press it says so in its own name (``message``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+    def message(self, engine: str) -> str:
+        """What happened, for a person: ``engine`` is the device as it names itself (``WebKit (id)``)."""
+        return f'{engine} cannot press "{self.key}": WebDriver has no key value for it.'
+
+
 def key_value(key: Key) -> str:
-    """The WebDriver key value of ``key``: its character, else its code point."""
+    """The WebDriver key value of ``key``: its character (a carriage return is Enter), else its code point."""
+    if key.text == "\r":
+        return CODE_POINTS["Enter"]
     if key.text:
-        return key.text if key.text != "\r" else _CODE_POINTS["Enter"]
+        return key.text
     if len(key.key) == 1:
         return key.key
-    value = _CODE_POINTS.get(key.key)
+    value = CODE_POINTS.get(key.key)
     if value is None:
-        raise ValueError(f'Firefox cannot press "{key.key}": WebDriver has no key value for it')
+        raise UnpressableKey(key.key)
     return value
 
 
-def press_actions(key: Key) -> list[dict[str, Any]]:
-    """A key down and up, nothing held."""
-    value = key_value(key)
+def _press(value: str) -> list[dict[str, Any]]:
     return [{"type": "keyDown", "value": value}, {"type": "keyUp", "value": value}]
 
 
 def text_actions(text: str) -> list[dict[str, Any]]:
-    """``text`` typed key by key (newline: Enter, tab: Tab), one grapheme a key."""
+    """``text`` typed key by key (newline: Enter, tab: Tab), one code point a key."""
     actions: list[dict[str, Any]] = []
     for ch in text:
-        value = _CODE_POINTS["Enter"] if ch in "\r\n" else _CODE_POINTS["Tab"] if ch == "\t" else ch
-        actions.extend(({"type": "keyDown", "value": value}, {"type": "keyUp", "value": value}))
+        if ch in "\r\n":
+            actions.extend(_press(CODE_POINTS["Enter"]))
+        elif ch == "\t":
+            actions.extend(_press(CODE_POINTS["Tab"]))
+        else:
+            actions.extend(_press(ch))
     return actions
 
 
 def chord_actions(chord: Chord) -> list[dict[str, Any]]:
     """A chord as a person presses it: each modifier down in turn, the key down and up, then the
-    modifiers up in reverse order."""
+    modifiers up in reverse order. Raises ``UnpressableKey``."""
     held = [key_value(MODIFIERS[name]) for name in chord.modifiers]
-    value = key_value(chord.key) if chord.key.key not in MODIFIERS else key_value(MODIFIERS[chord.key.key])
+    pressed = MODIFIERS.get(chord.key.key, chord.key)
     return [
         *({"type": "keyDown", "value": v} for v in held),
-        {"type": "keyDown", "value": value},
-        {"type": "keyUp", "value": value},
+        *_press(key_value(pressed)),
         *({"type": "keyUp", "value": v} for v in reversed(held)),
     ]
 
 
-def key_source(actions: list[dict[str, Any]]) -> dict[str, Any]:
+def keyboard(actions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one keyboard input source argent performs ``actions`` with."""
     return {"type": "key", "id": "argent-keyboard", "actions": actions}
