@@ -369,9 +369,11 @@ WEBDRIVER_ANSWER_BYTES = 64 * MIB
 MAX_DIALOGS_PER_COMMAND = 20
 #: WebKit's own page-load bound for a navigation (past it the page is used as it is, as on Chromium).
 WEBKIT_PAGE_LOAD_TIMEOUT_SECONDS = 15.0
-#: A Chromium the tool-server launched is asked for its version every ``BROWSER_PING_SECONDS``; one that gives
-#: no answer within ``BROWSER_ANSWER_SECONDS`` (stopped, wedged) is declared hung: the step that waits on it
-#: fails at once saying so, and the browser is killed and its profile removed. Its own thread answers the
-#: question whatever its pages run, in microseconds: 5 s without one is no busy machine.
+#: A Chromium the tool-server launched is asked for its version every ``BROWSER_PING_SECONDS``. One that gives
+#: no answer within ``BROWSER_ANSWER_SECONDS`` while its process is stopped (SIGSTOP) is declared hung; one
+#: still running is given ``BROWSER_SILENT_SECONDS`` in all (a loaded machine delays the answer by seconds:
+#: seen 5 s+ at load 7 on two cores), then declared hung (wedged). A hung browser fails the step that waits on
+#: it at once saying so, and is killed and its profile removed.
 BROWSER_PING_SECONDS = 1.0
 BROWSER_ANSWER_SECONDS = 5.0
+BROWSER_SILENT_SECONDS = 30.0

@@ -190,7 +190,9 @@ class ChromiumDevice:
                 await device._guard_browser()
             await device._prime(viewport)
             if process is not None and device._browser is not None:
-                device._watch = BrowserWatch(device._ping, lambda: device.alive, device._hung)
+                device._watch = BrowserWatch(
+                    device._ping, lambda: device.alive, device._hung, stopped=process.stopped
+                )
                 device._watch.start()
         except BaseException:
             await device._disconnect()
@@ -431,14 +433,14 @@ class ChromiumDevice:
             raise DeviceError(f"Chromium ({self.id}) has no browser-level DevTools session.")
         await self._browser.send("Browser.getVersion")
 
-    async def _hung(self, waited: float) -> None:
-        """The browser gave no answer for ``waited`` seconds (``BrowserWatch``): every session fails
-        now with that message, and the device is reaped."""
-        state = self._process.state() if self._process is not None else None
-        why = " (its process is stopped)" if state in ("T", "t") else ""
+    async def _hung(self, waited: float, bound: str) -> None:
+        """The browser gave no answer for ``waited`` seconds, past ``bound`` (``BrowserWatch``):
+        every session fails now with that message, and the device is reaped."""
+        stopped = self._process is not None and self._process.stopped()
+        why = " (its process is stopped)" if stopped else ""
         message = (
             f"Chromium ({self.id}) stopped answering: its browser process{why} gave no answer within "
-            f"{waited:g}s (BROWSER_ANSWER_SECONDS). {self._gone_hint()}"
+            f"{waited:g}s ({bound}). {self._gone_hint()}"
         )
         for session in (self._session, self._browser):
             if session is not None:

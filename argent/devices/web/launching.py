@@ -78,6 +78,10 @@ class BrowserProcess:
             return None
         return fields[0].decode("ascii", "replace") if fields else None
 
+    def stopped(self) -> bool:
+        """Whether the browser's process is stopped (SIGSTOP, a debugger): it cannot answer at all."""
+        return self.state() in ("T", "t")
+
     def exit_description(self) -> str | None:
         """``exited (code 1)`` / ``exited (killed by signal SIGKILL)``; None while it runs."""
         code = self.returncode()
