@@ -369,6 +369,9 @@ WEBDRIVER_ANSWER_BYTES = 64 * MIB
 MAX_DIALOGS_PER_COMMAND = 20
 #: WebKit's own page-load bound for a navigation (past it the page is used as it is, as on Chromium).
 WEBKIT_PAGE_LOAD_TIMEOUT_SECONDS = 15.0
+#: Longest wait for a window resize to reach the page while WebKit's viewport is sized (GTK applies it after
+#: the command returns; a resize to the size the window already has fires no event).
+WEBKIT_RESIZE_WAIT_SECONDS = 1.0
 #: A Chromium the tool-server launched is asked for its version every ``BROWSER_PING_SECONDS``. One that gives
 #: no answer within ``BROWSER_ANSWER_SECONDS`` while its process is stopped (SIGSTOP) is declared hung; one
 #: still running is given ``BROWSER_SILENT_SECONDS`` in all (a loaded machine delays the answer by seconds:

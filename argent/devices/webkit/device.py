@@ -59,6 +59,7 @@ from argent.limits import (
     MAX_LISTED_OPTIONS,
     WEBDRIVER_COMMAND_TIMEOUT_SECONDS,
     WEBKIT_PAGE_LOAD_TIMEOUT_SECONDS,
+    WEBKIT_RESIZE_WAIT_SECONDS,
 )
 from argent.utils.keys import KeyNameError, parse_chord
 
@@ -67,6 +68,17 @@ PLATFORM = WEBKIT.platform
 WALK_TIMEOUT_SECONDS = 15.0
 #: How many times the window is resized until its viewport is exactly the wanted size.
 SIZE_ATTEMPTS = 4
+#: The viewport's size once it differs from (arguments 0, 1) — a resize event, a frame after it —
+#: or as it is after (argument 2) ms.
+_RESIZED = """
+const [w, h, ms] = arguments;
+return new Promise((done) => {
+  const read = () => done([window.innerWidth, window.innerHeight]);
+  if (window.innerWidth !== w || window.innerHeight !== h) return read();
+  const late = setTimeout(read, ms);
+  window.addEventListener("resize", () => { clearTimeout(late); requestAnimationFrame(read); }, { once: true });
+});
+"""
 #: What WebKit's ``execute/sync`` may run before WebDriver stops waiting for it (argent's own
 #: waits are bounded below it; ``run_script`` sets its own).
 SCRIPT_TIMEOUT_MS = 120_000
@@ -148,9 +160,10 @@ class WebKitDevice:
         """Resize the window until its viewport is ``width`` x ``height`` CSS px (MiniBrowser's
         toolbar takes some of the window's height)."""
         outer = (width, height)
+        inner = await self._inner_size()
         for _ in range(SIZE_ATTEMPTS):
             await self.session.set_window_size(*outer)
-            inner = await self._inner_size()
+            inner = await self._inner_size(changed_from=inner)
             if inner == (width, height):
                 self._pinned = (width, height)
                 return
@@ -160,8 +173,17 @@ class WebKitDevice:
             f"{inner[0]}x{inner[1]} in a {outer[0]}x{outer[1]} window) — the X screen may be too small."
         )
 
-    async def _inner_size(self) -> tuple[int, int]:
-        value = await self.session.execute("return [window.innerWidth, window.innerHeight];")
+    async def _inner_size(self, changed_from: tuple[int, int] | None = None) -> tuple[int, int]:
+        """The viewport's size; with ``changed_from`` (the size before a window resize), once the
+        resize reached the page: GTK applies it after the command returns, so a read at once can
+        still see the old size (seen on a loaded machine). Bounded by WEBKIT_RESIZE_WAIT_SECONDS
+        (a resize to the size the window already has fires no event)."""
+        if changed_from is None:
+            value = await self.session.execute("return [window.innerWidth, window.innerHeight];")
+        else:
+            value = await self.session.execute(
+                _RESIZED, [changed_from[0], changed_from[1], round(WEBKIT_RESIZE_WAIT_SECONDS * 1000)]
+            )
         if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
             return int(value[0]), int(value[1])
         return 0, 0
