@@ -1,9 +1,11 @@
-"""POST /upload onto a temp dir whose disk is full: a real tmpfs of 256 KiB, in process.
+"""POST /upload onto a temp dir whose disk is full, and an upload unpacked onto a read-only one: a
+real tmpfs of 256 KiB, in process.
 
 A body the disk cannot hold is a 507 that says so and what to do, whether the disk refuses the one
 batch written when the body ends (the real app over a loopback socket) or a batch while the body
 still arrives; nothing of it stays on the disk or in the store's count, and the next upload that
-fits is stored. tests/hostile/test_full_disk.py does the same against a real `argent server start`,
+fits is stored. A call whose upload cannot be unpacked because the disk refuses is a 507 too.
+tests/hostile/test_full_disk.py does the same against a real `argent server start`,
 whose code mutation testing cannot see; these run the store in the test's own process.
 """
 
@@ -24,8 +26,9 @@ from argent.limits import UPLOAD_BATCH_BYTES, UPLOAD_BYTES_IN_FLIGHT
 from argent.server.app import create_app
 from argent.server.config import ServerConfig
 from argent.server.keys import UPLOADS
-from argent.server.uploads import UploadStore
-from tests.hostile.small_fs import small_fs
+from argent.server.uploads import UploadStore, extract_upload
+from tests.hostile.small_fs import read_only, small_fs
+from tests.integration.test_upload_cleanup import stored
 
 SIZE = 256 * 1024
 FULL = (
@@ -101,3 +104,17 @@ async def test_a_batch_the_disk_refuses_while_the_body_arrives_is_a_507(small_tm
         assert store.pending_bytes == 0 and len(store) == 0
     finally:
         await store.close()
+
+
+async def test_an_upload_unpacked_onto_a_read_only_disk_is_a_507(small_tmp: Path, tmp_path: Path) -> None:
+    upload, digest = stored(tmp_path, "app.apk", b"apk")
+    read_only(small_tmp)
+    with pytest.raises(ServerStorageError) as caught:
+        await extract_upload(upload, digest, "/client/app.apk", str(small_tmp))
+    assert caught.value.status == 507
+    assert caught.value.message == (
+        'The tool-server could not extract the upload for "/client/app.apk" in its temp dir (Read-only file '
+        "system); the call did not run. Retry later; if it keeps failing, the tool-server's operator must "
+        "make writable its temp dir (TMPDIR)."
+    )
+    assert not os.path.exists(upload.tar_path)
