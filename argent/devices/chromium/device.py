@@ -33,6 +33,7 @@ from argent.devices.chromium.signals import PageSignals
 from argent.devices.registry import CHROMIUM
 from argent.devices.web.file_access import FileAccess
 from argent.devices.web.forms import choice_from, focused_from
+from argent.devices.web.handle import BrowserHandle
 from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
 from argent.devices.web.watchdog import BrowserWatch
@@ -125,7 +126,7 @@ def _mouse_event(kind: str, px: tuple[float, float], **extra: Any) -> dict[str, 
     return {"type": kind, "x": px[0], "y": px[1], **extra}
 
 
-class ChromiumDevice:
+class ChromiumDevice(BrowserHandle):
     """One Chromium page driven over one CDP session."""
 
     def __init__(self, port: int, http: aiohttp.ClientSession, process: ChromiumProcess | None) -> None:
@@ -353,30 +354,6 @@ class ChromiumDevice:
         """Enforce ``rule`` from now on, on this page and the tabs it switches to (kept until the
         next rule); a CDP request only when interception turns on or off."""
         await self._files.apply(self.session, rule)
-
-    @property
-    def owned(self) -> bool:
-        """Launched by this tool-server (``close`` kills it) rather than attached."""
-        return self._process is not None
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    @property
-    def profile_dir(self) -> str | None:
-        return self._process.profile_dir if self._process is not None else None
-
-    @property
-    def viewport(self) -> tuple[float, float]:
-        """The viewport in CSS pixels, as last read."""
-        return self._viewport
-
-    @property
-    def alive(self) -> bool:
-        if self._closed or self._session is None or not self._session.alive:
-            return False
-        return self._process is None or self._process.returncode() is None
 
     @property
     def session(self) -> CdpSession:

@@ -43,6 +43,7 @@ from argent.devices.web.file_inputs import (
     ONE_FILE_ONLY,
 )
 from argent.devices.web.forms import choice_from, focused_from
+from argent.devices.web.handle import BrowserHandle
 from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.quiet import WAIT_SLACK_SECONDS, PageQuiet, wait_expression
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walk_expression
@@ -84,7 +85,7 @@ def _move(px: tuple[float, float]) -> dict[str, Any]:
     return {"type": "pointerMove", "x": round(px[0]), "y": round(px[1]), "origin": "viewport", "duration": 0}
 
 
-class FirefoxDevice:
+class FirefoxDevice(BrowserHandle):
     """One Firefox page driven over one WebDriver BiDi session."""
 
     def __init__(self, port: int, http: aiohttp.ClientSession, process: FirefoxProcess | None) -> None:
@@ -209,28 +210,6 @@ class FirefoxDevice:
     def endpoint(self) -> str:
         """The BiDi websocket URL (``ARGENT_BIDI_URL``); the browser holds one session, argent's."""
         return f"ws://127.0.0.1:{self.port}/session"
-
-    @property
-    def owned(self) -> bool:
-        return self._process is not None
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    @property
-    def profile_dir(self) -> str | None:
-        return self._process.profile_dir if self._process is not None else None
-
-    @property
-    def viewport(self) -> tuple[float, float]:
-        return self._viewport
-
-    @property
-    def alive(self) -> bool:
-        if self._closed or self._session is None or not self._session.alive:
-            return False
-        return self._process is None or self._process.returncode() is None
 
     @property
     def death(self) -> str | None:

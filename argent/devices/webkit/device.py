@@ -37,6 +37,7 @@ from argent.devices.web.file_inputs import (
     STATE,
 )
 from argent.devices.web.forms import choice_from, focused_from
+from argent.devices.web.handle import BrowserHandle
 from argent.devices.web.launching import VIEWPORT_HEIGHT, VIEWPORT_WIDTH
 from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.quiet import WAIT_SLACK_SECONDS, PageQuiet, wait_expression
@@ -98,13 +99,13 @@ def capabilities() -> dict[str, Any]:
     return {"webkitgtk:browserOptions": options, "unhandledPromptBehavior": "ignore"}
 
 
-class WebKitDevice:
+class WebKitDevice(BrowserHandle):
     """One MiniBrowser window driven over one WebDriver session."""
 
     def __init__(self, port: int, http: aiohttp.ClientSession, process: WebKitProcess | None) -> None:
         self.port = port
         self._http = http
-        self._process = process
+        self._process: WebKitProcess | None = process
         self._session: WebDriverSession | None = None
         self._world: PageWorld | None = None
         self._viewport: tuple[float, float] = (0.0, 0.0)
@@ -218,26 +219,8 @@ class WebKitDevice:
         return self._session.session_id if self._session is not None else None
 
     @property
-    def owned(self) -> bool:
-        return self._process is not None
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    @property
     def profile_dir(self) -> str | None:
         return self._process.home if self._process is not None else None
-
-    @property
-    def viewport(self) -> tuple[float, float]:
-        return self._viewport
-
-    @property
-    def alive(self) -> bool:
-        if self._closed or self._session is None or not self._session.alive:
-            return False
-        return self._process is None or self._process.returncode() is None
 
     @property
     def death(self) -> str | None:
