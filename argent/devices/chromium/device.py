@@ -33,7 +33,7 @@ from argent.devices.chromium.signals import PageSignals
 from argent.devices.registry import CHROMIUM
 from argent.devices.web.file_access import FileAccess
 from argent.devices.web.forms import choice_from, focused_from
-from argent.devices.web.handle import BrowserHandle
+from argent.devices.web.handle import PAGE_INFO_EXPRESSION, BrowserHandle, page_info_of
 from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walker_expression
 from argent.devices.web.watchdog import BrowserWatch
@@ -531,12 +531,10 @@ class ChromiumDevice(BrowserHandle):
     async def page_info(self) -> dict[str, str]:
         """The page's title and URL (for list-devices); empty strings when unreadable."""
         try:
-            value = await self.session.evaluate("[document.title, location.href]", timeout=2.0)
+            value = await self.session.evaluate(PAGE_INFO_EXPRESSION, timeout=2.0)
         except DeviceError:
-            return {"title": "", "url": ""}
-        if isinstance(value, list) and len(value) == 2:
-            return {"title": str(value[0]), "url": str(value[1])}
-        return {"title": "", "url": ""}
+            value = None
+        return page_info_of(value)
 
     async def run_script(self, expression: str, *, timeout: float) -> ScriptOutcome:
         """``Runtime.evaluate`` in the active tab, never leaving the page busy: V8 stops a script past

@@ -43,7 +43,7 @@ from argent.devices.web.file_inputs import (
     ONE_FILE_ONLY,
 )
 from argent.devices.web.forms import choice_from, focused_from
-from argent.devices.web.handle import BrowserHandle
+from argent.devices.web.handle import PAGE_INFO_EXPRESSION, BrowserHandle, page_info_of
 from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.quiet import WAIT_SLACK_SECONDS, PageQuiet, wait_expression
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walk_expression
@@ -417,12 +417,10 @@ class FirefoxDevice(BrowserHandle):
     async def page_info(self) -> dict[str, str]:
         """The page's title and URL (for list-devices); empty strings when unreadable."""
         try:
-            value = await self.world.evaluate("[document.title, location.href]", timeout=2.0)
+            value = await self.world.evaluate(PAGE_INFO_EXPRESSION, timeout=2.0)
         except DeviceError:
-            return {"title": "", "url": ""}
-        if isinstance(value, list) and len(value) == 2:
-            return {"title": str(value[0]), "url": str(value[1])}
-        return {"title": "", "url": ""}
+            value = None
+        return page_info_of(value)
 
     async def run_script(self, expression: str, *, timeout: float) -> ScriptOutcome:
         """``script.evaluate`` in the page's own realm of the active tab, promises awaited. WebDriver

@@ -4,7 +4,7 @@ whether it is still alive (not closed, its protocol session open, its process ru
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from argent.devices.web.launching import BrowserProcess
 
@@ -47,3 +47,15 @@ class BrowserHandle:
         if self._closed or self._session is None or not self._session.alive:
             return False
         return self._process is None or self._process.returncode() is None
+
+
+#: The page's title and URL, as one expression every engine evaluates (``page_info``).
+PAGE_INFO_EXPRESSION = "[document.title, location.href]"
+
+
+def page_info_of(value: Any) -> dict[str, str]:
+    """What ``PAGE_INFO_EXPRESSION`` answered, for list-devices; empty strings when it is unreadable
+    (``value`` None: the read failed)."""
+    if isinstance(value, list) and len(value) == 2:
+        return {"title": str(value[0]), "url": str(value[1])}
+    return {"title": "", "url": ""}

@@ -37,7 +37,7 @@ from argent.devices.web.file_inputs import (
     STATE,
 )
 from argent.devices.web.forms import choice_from, focused_from
-from argent.devices.web.handle import BrowserHandle
+from argent.devices.web.handle import PAGE_INFO_EXPRESSION, BrowserHandle, page_info_of
 from argent.devices.web.launching import VIEWPORT_HEIGHT, VIEWPORT_WIDTH
 from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.quiet import WAIT_SLACK_SECONDS, PageQuiet, wait_expression
@@ -366,12 +366,10 @@ class WebKitDevice(BrowserHandle):
 
     async def page_info(self) -> dict[str, str]:
         try:
-            value = await self.session.execute("return [document.title, location.href];", timeout=2.0)
+            value = await self.session.execute(f"return {PAGE_INFO_EXPRESSION};", timeout=2.0)
         except DeviceError:
-            return {"title": "", "url": ""}
-        if isinstance(value, list) and len(value) == 2:
-            return {"title": str(value[0]), "url": str(value[1])}
-        return {"title": "", "url": ""}
+            value = None
+        return page_info_of(value)
 
     async def run_script(self, expression: str, *, timeout: float) -> ScriptOutcome:
         """``expression`` in the page's global scope (indirect eval; a promise awaited), its value by
