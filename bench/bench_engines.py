@@ -1,10 +1,11 @@
 """The shop flow on each browser engine, side by side in one run: device start-up, each step, the whole flow.
 
-    .venv/bin/python bench/bench_engines.py [--repeat 5] [--engines chromium,webkit]
+    .venv/bin/python bench/bench_engines.py [--repeat 5] [--boots 10] [--engines chromium,webkit]
 
-For each engine (its binary at hand): the median of ``--repeat`` boots (``provider.boot()``: the
-browser started, its page ready at 1000x800; WebKit's first boot also starts argent's Xvfb, counted
-apart as ``first_boot_s``), then ``--repeat`` runs of the shop flow on examples/shop through the
+For each engine (its binary at hand): the median of ``--boots`` boots (``provider.boot()``: the
+browser started, its page ready at 1000x800; the engines alternate boot by boot; the first boot of
+each, which for WebKit also starts argent's Xvfb, is counted apart as ``first_boot_s``), and
+``--repeat`` runs of the shop flow on examples/shop through the
 engine with the real directives on one device (a first run warms up): the median of each step and
 of the whole run. Each engine's figures are also given as a ratio of Chromium's, the reference.
 """
@@ -51,23 +52,34 @@ class _NoTools:
         raise AssertionError("no tools in this benchmark")
 
 
-async def bench_engine(platform: str, repeat: int) -> dict[str, Any]:
+def _provider(platform: str) -> Any:
     engine = engine_named(platform)
     assert engine is not None
-    provider = provider_of(engine)
+    return provider_of(engine)
+
+
+async def bench_boots(platforms: list[str], repeat: int) -> dict[str, dict[str, float]]:
+    """Device start-up per engine, the engines alternating boot by boot (a drift of the machine's load
+    falls on all of them alike): the first boot of each, then the median of ``repeat`` more."""
+    providers = {p: _provider(p) for p in platforms}
+    boots: dict[str, list[float]] = {p: [] for p in platforms}
+    try:
+        for _ in range(repeat + 1):
+            for platform, provider in providers.items():
+                t0 = time.perf_counter()
+                device = await provider.boot()
+                boots[platform].append(time.perf_counter() - t0)
+                await provider.stop(device.id)
+    finally:
+        for provider in providers.values():
+            await provider.close_all()
+    return {p: {"first_boot_s": b[0], "boot_s": statistics.median(b[1:])} for p, b in boots.items()}
+
+
+async def bench_engine(platform: str, repeat: int) -> dict[str, Any]:
+    provider = _provider(platform)
     out: dict[str, Any] = {}
     try:
-        boots: list[float] = []
-        for i in range(repeat + 1):
-            t0 = time.perf_counter()
-            device = await provider.boot()
-            took = time.perf_counter() - t0
-            if i == 0:
-                out["first_boot_s"] = took
-            else:
-                boots.append(took)
-            await provider.stop(device.id)
-        out["boot_s"] = statistics.median(boots)
         with tempfile.TemporaryDirectory() as tmp:
             flows = Path(tmp)
             (flows / "site").mkdir()
@@ -112,6 +124,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--boots", type=int, default=10, help="boots per engine, the engines alternating")
     parser.add_argument("--engines", default=",".join(e.platform for e in ENGINES))
     args = parser.parse_args()
     results: dict[str, Any] = {}
@@ -121,6 +134,8 @@ def main() -> None:
             print(f"{platform}: skipped ({engine.unavailable_reason() if engine else 'no such engine'})")
             continue
         results[platform] = asyncio.run(bench_engine(platform, args.repeat))
+    for platform, boot in asyncio.run(bench_boots(list(results), args.boots)).items():
+        results[platform].update(boot)
     ref = results.get("chromium")
     for platform, row in results.items():
         ratio = f" ({row['flow_s'] / ref['flow_s']:.2f}x chromium)" if ref and platform != "chromium" else ""

@@ -392,3 +392,118 @@ async def test_a_missing_binary_names_the_variable_and_the_package(
     message = str(caught.value)
     assert 'ARGENT_FIREFOX="/nonexistent/firefox" is not an executable file' in message
     assert "apt-get install firefox-esr" in message
+
+
+# --------------------------------------------------------------------------------------------
+# Start-up: ready on the first tab's load, before Firefox's idle start-up tasks answer session.new
+
+
+async def test_a_page_opened_the_moment_the_device_is_ready_is_still_shown_once_firefox_has_started(
+    hub: DeviceHub,
+) -> None:
+    device = await hub.boot("firefox")
+    assert isinstance(device, FirefoxDevice) and device.started is not None
+    try:
+        # At this moment Firefox is still starting (session.new unanswered on most boots); the
+        # browser's own first load is over, so nothing it does later cancels or replaces this one.
+        await device.navigate("data:text/html,<title>mine</title>")
+        async with asyncio.timeout(30):
+            await asyncio.shield(device.started)
+        assert (await device.page_info())["title"] == "mine"
+        assert await js(device, "[innerWidth, innerHeight, devicePixelRatio]") == [1000, 800, 1]
+    finally:
+        await hub.stop(device.id)
+
+
+async def test_a_second_session_on_a_firefox_is_refused_with_firefox_s_own_reason() -> None:
+    browser = await launch_firefox()
+    first = await FirefoxDevice.open(browser.port)
+    try:
+        with pytest.raises(DeviceError) as caught:
+            await FirefoxDevice.open(browser.port)
+        # session.new's answer, not that of a set-up command sent behind it on no session.
+        assert "refused session.new: session not created: Maximum number of active sessions" in str(
+            caught.value
+        )
+        assert await first.page_info() is not None  # the first session is untouched
+    finally:
+        await first.close()
+        await browser.terminate()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def held() -> AsyncIterator[tuple[str, asyncio.Event, asyncio.Event]]:
+    """A server whose ``/held.html`` answers its first request only once ``release`` is set (the
+    request's arrival sets ``asked``), and at once after."""
+    from aiohttp import web
+
+    asked, release = asyncio.Event(), asyncio.Event()
+
+    async def page(request: web.Request) -> web.Response:
+        asked.set()
+        await release.wait()
+        return web.Response(text="<title>held</title>", content_type="text/html")
+
+    async with serve(pages_app({"/other.html": "<title>other</title>"}, web.get("/held.html", page))) as url:
+        yield url, asked, release
+
+
+async def _cancelled_by_another_load(
+    device: FirefoxDevice, url: str, asked: asyncio.Event
+) -> asyncio.Task[None]:
+    """``navigate`` to ``url/held.html`` in flight, then cancelled by a load the page begins itself (as
+    the browser's own first load does: not a load sent over BiDi, which Firefox reports otherwise)."""
+    going = asyncio.create_task(device.navigate(f"{url}/held.html"))
+    async with asyncio.timeout(10):
+        await asked.wait()
+    await device.session.send(
+        "script.evaluate",
+        {
+            "expression": f"location.href = {url + '/other.html'!r}",
+            "target": {"context": device._context},
+            "awaitPromise": False,
+        },
+    )
+    return going
+
+
+async def test_a_navigation_cancelled_while_firefox_starts_is_sent_again_once_it_has_started(
+    fox: FirefoxDevice, held: tuple[str, asyncio.Event, asyncio.Event]
+) -> None:
+    url, asked, release = held
+    asked.clear()
+    release.clear()
+    starting: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+    answered, fox._started = fox._started, starting  # Firefox still starting, for this test
+    try:
+        going = await _cancelled_by_another_load(fox, url, asked)
+        await asyncio.sleep(0)
+        assert not going.done()  # cancelled, waiting for start-up to end before trying again
+        release.set()
+        starting.set_result({})
+        async with asyncio.timeout(15):
+            await going
+        assert (await fox.page_info())["title"] == "held"
+    finally:
+        release.set()
+        fox._started = answered
+
+
+async def test_a_navigation_cancelled_once_firefox_has_started_is_an_error(
+    fox: FirefoxDevice, held: tuple[str, asyncio.Event, asyncio.Event]
+) -> None:
+    url, asked, release = held
+    asked.clear()
+    release.clear()
+    assert fox.started is not None
+    async with asyncio.timeout(30):
+        await asyncio.shield(fox.started)  # Firefox has started
+    try:
+        going = await _cancelled_by_another_load(fox, url, asked)
+        with pytest.raises(
+            DeviceError, match=r'could not open ".*/held.html": unknown error: .*NS_BINDING_ABORTED'
+        ):
+            async with asyncio.timeout(15):
+                await going
+    finally:
+        release.set()

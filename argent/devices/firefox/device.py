@@ -29,6 +29,7 @@ from argent.devices.firefox.bidi import BidiError, BidiSession, connect_bidi
 from argent.devices.firefox.frames import ContextFrames, focus_wait
 from argent.devices.firefox.launcher import FirefoxProcess
 from argent.devices.firefox.recorders import LONG_LIVED, ConsoleLog, NetworkLog, request_id, resource_type
+from argent.devices.firefox.startup import BOOT_EVENTS, FirstPage
 from argent.devices.firefox.values import python_value
 from argent.devices.firefox.world import SANDBOX, SandboxWorld, preload_function
 from argent.devices.registry import FIREFOX
@@ -53,6 +54,8 @@ from argent.utils.keys import KeyNameError, parse_chord
 
 #: Bound of the first ``session.new`` (Firefox answers it once its start-up tasks are done).
 SESSION_TIMEOUT_SECONDS = 30.0
+#: How long a failed set-up waits for ``session.new``'s own answer (its error names the cause).
+SETTLE_SECONDS = 1.0
 #: Bound of the wait for a navigation's load (the page stays usable after it).
 LOAD_TIMEOUT_SECONDS = 15.0
 SCREENSHOT_TIMEOUT_SECONDS = 20.0
@@ -105,6 +108,7 @@ class FirefoxDevice(BrowserHandle):
         self._focus_editable: tuple[int, bool] | None = None
         self._files: FileAccess | None = None
         self._background: set[asyncio.Future[Any]] = set()
+        self._started: asyncio.Future[dict[str, Any]] | None = None
         #: What the pages of this device recorded.
         self.network = NetworkLog()
         self.console = ConsoleLog()
@@ -118,75 +122,100 @@ class FirefoxDevice(BrowserHandle):
         cls, port: int, *, process: FirefoxProcess | None = None, viewport: tuple[int, int] | None = None
     ) -> FirefoxDevice:
         """Make the one BiDi session of the Firefox on ``port`` and drive its first tab; ``viewport``
-        pins its size (DPR 1)."""
+        pins its size (DPR 1). The set-up is sent behind ``session.new`` and the device is ready once
+        the first tab has loaded (``argent.devices.firefox.startup``)."""
         http = aiohttp.ClientSession()
         device = cls(port, http, process)
+        started: asyncio.Future[dict[str, Any]] | None = None
         try:
             device._session = await connect_bidi(
                 http, device.endpoint, label=device.id, describe_death=device._death_message
             )
             capabilities = {"alwaysMatch": {"unhandledPromptBehavior": {"default": "ignore"}}}
-            await device.session.send(
-                "session.new", {"capabilities": capabilities}, timeout=SESSION_TIMEOUT_SECONDS
+            started = asyncio.ensure_future(
+                device.session.send(
+                    "session.new", {"capabilities": capabilities}, timeout=SESSION_TIMEOUT_SECONDS
+                )
             )
-            await device._prime(viewport, owned=process is not None)
+            device._later(started)
+            device._started = started
+            await device._prime(started, viewport, owned=process is not None)
         except BaseException:
+            if started is not None:
+                started.cancel()
             await device._disconnect()
             if process is not None:
                 await process.terminate()
             raise
         return device
 
-    async def _prime(self, viewport: tuple[int, int] | None, *, owned: bool) -> None:
+    async def _prime(
+        self, started: asyncio.Future[dict[str, Any]], viewport: tuple[int, int] | None, *, owned: bool
+    ) -> None:
         session = self.session
-        tree = await session.send("browsingContext.getTree", {"maxDepth": 0})
-        contexts = tree.get("contexts")
-        first = (
-            contexts[0] if isinstance(contexts, list) and contexts and isinstance(contexts[0], dict) else {}
-        )
-        if not isinstance(first.get("context"), str):
-            raise DeviceError(f"Firefox ({self.id}) has no page to drive.")
-        self._context = first["context"]
-        self._world = SandboxWorld(session, self._context)
-        self._frames = ContextFrames(session, self._world)
         session.on("network.beforeRequestSent", self._on_request)
         session.on("network.responseCompleted", self._on_response)
         session.on("network.fetchError", self._on_failure)
         session.on("log.entryAdded", self.console.entry)
         session.on("browsingContext.userPromptOpened", self._on_prompt)
         session.on("browsingContext.navigationStarted", self._on_navigation)
-        # Independent of each other: sent at once (start-up is the sum of the round trips otherwise).
-        setup = [
-            session.send("session.subscribe", {"events": list(EVENTS)}),
-            session.send(
-                "script.addPreloadScript", {"functionDeclaration": preload_function(), "sandbox": SANDBOX}
-            ),
-            session.send("script.addPreloadScript", {"functionDeclaration": listening.preload_function()}),
-            self._collect_bodies(),
-        ]
-        if owned:
-            # No page saves a download on the server's disk.
-            setup.append(
-                session.send("browser.setDownloadBehavior", {"downloadBehavior": {"type": "denied"}})
-            )
-        if viewport is not None:
-            width, height = viewport
-            setup.append(
+        first = FirstPage(session)
+        try:
+            # Independent of each other: sent at once (start-up is the sum of the round trips otherwise).
+            setup = [
+                session.send("session.subscribe", {"events": list(EVENTS)}),
+                session.send("session.subscribe", {"events": list(BOOT_EVENTS)}),
                 session.send(
-                    "browsingContext.setViewport",
-                    {
-                        "context": self._context,
-                        "viewport": {"width": width, "height": height},
-                        "devicePixelRatio": 1,
-                    },
+                    "script.addPreloadScript", {"functionDeclaration": preload_function(), "sandbox": SANDBOX}
+                ),
+                session.send(
+                    "script.addPreloadScript", {"functionDeclaration": listening.preload_function()}
+                ),
+                self._collect_bodies(),
+            ]
+            if viewport is not None:
+                # For the user context, so the first tab has it however early it is made.
+                width, height = viewport
+                setup.append(
+                    session.send(
+                        "browsingContext.setViewport",
+                        {
+                            "userContexts": ["default"],
+                            "viewport": {"width": width, "height": height},
+                            "devicePixelRatio": 1,
+                        },
+                    )
                 )
-            )
-            self._pinned = (width, height)
-        results = await asyncio.gather(*setup, return_exceptions=True)
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
-        await self.refresh_viewport()
+                self._pinned = (width, height)
+            if owned:
+                # No page saves a download on the server's disk.
+                setup.append(
+                    session.send("browser.setDownloadBehavior", {"downloadBehavior": {"type": "denied"}})
+                )
+            results = await asyncio.gather(*setup, return_exceptions=True)
+            failed = next((r for r in results if isinstance(r, BaseException)), None)
+            if failed is not None:
+                if started.done() or await _settles(started):
+                    started.result()  # session.new's own error (no session: every other command failed)
+                raise failed
+            try:
+                async with asyncio.timeout(SESSION_TIMEOUT_SECONDS):
+                    self._context = await first.context(started, self.id)
+            except TimeoutError:
+                raise DeviceError(
+                    f"Firefox ({self.id}) did not open its first page within {SESSION_TIMEOUT_SECONDS:g}s."
+                ) from None
+        finally:
+            first.close()
+        boot = results[1]
+        if isinstance(boot, dict) and isinstance(boot.get("subscription"), str):
+            self._later(session.send("session.unsubscribe", {"subscriptions": [boot["subscription"]]}))
+        self._world = SandboxWorld(session, self._context)
+        self._frames = ContextFrames(session, self._world)
+        if self._pinned is not None:
+            self._viewport = (float(self._pinned[0]), float(self._pinned[1]))  # every walk reads it again
+        else:
+            await self.refresh_viewport()
 
     async def _collect_bodies(self) -> None:
         """Keep response bodies for view-network-request-details, where this Firefox can."""
@@ -210,6 +239,12 @@ class FirefoxDevice(BrowserHandle):
     def endpoint(self) -> str:
         """The BiDi websocket URL (``ARGENT_BIDI_URL``); the browser holds one session, argent's."""
         return f"ws://127.0.0.1:{self.port}/session"
+
+    @property
+    def started(self) -> asyncio.Future[dict[str, Any]] | None:
+        """``session.new``'s answer, which Firefox gives once its start-up is over (the device is
+        ready before: ``argent.devices.firefox.startup``); None before ``open``."""
+        return self._started
 
     @property
     def death(self) -> str | None:
@@ -730,18 +765,40 @@ class FirefoxDevice(BrowserHandle):
         self._touch()
         params = {"context": self._context, "url": url, "wait": "complete"}
         try:
-            with self.dialogs.leaving():
-                await self.session.send("browsingContext.navigate", params, timeout=load_timeout)
+            try:
+                await self._load(params, load_timeout)
+            except BidiError as exc:
+                if not await self._aborted_by_start_up(exc):
+                    raise
+                await self._load(params, load_timeout)
         except BidiError as exc:
             raise DeviceError(
                 f'Firefox ({self.id}) could not open "{url}": {exc.error}: {_said(exc)}'
             ) from None
+        self.frames.forget()
+        await self.refresh_viewport()
+
+    async def _load(self, params: dict[str, Any], timeout: float) -> None:
+        try:
+            with self.dialogs.leaving():
+                await self.session.send("browsingContext.navigate", params, timeout=timeout)
+        except BidiError:
+            raise
         except DeviceError:
             if not self.alive:
                 raise
             # The load took longer than its bound: the page is usable as it is.
-        self.frames.forget()
-        await self.refresh_viewport()
+
+    async def _aborted_by_start_up(self, exc: BidiError) -> bool:
+        """Whether a navigation was cancelled by the browser's own first load (``startup``), now over:
+        while Firefox still starts, a load it begins itself cancels one the device sent."""
+        started = self._started
+        if "NS_BINDING_ABORTED" not in str(exc) or started is None or started.done():
+            return False
+        with contextlib.suppress(DeviceError, TimeoutError):
+            async with asyncio.timeout(SESSION_TIMEOUT_SECONDS):
+                await asyncio.shield(started)
+        return started.done() and not started.cancelled() and started.exception() is None
 
     # -- closing --
 
@@ -762,6 +819,14 @@ class FirefoxDevice(BrowserHandle):
         if self._session is not None:
             await self._session.close()
         await self._http.close()
+
+
+async def _settles(future: asyncio.Future[Any]) -> bool:
+    """Whether ``future`` is done within a moment (an answer already on its way)."""
+    with contextlib.suppress(TimeoutError, asyncio.CancelledError, DeviceError):
+        async with asyncio.timeout(SETTLE_SECONDS):
+            await asyncio.shield(future)
+    return future.done()
 
 
 def _said(exc: BidiError) -> str:

@@ -41,6 +41,8 @@ TEMPLATE_PREFIX = "argent-firefox-template-"
 READY_TIMEOUT_SECONDS = 30.0
 #: How long making the profile template may take (one Firefox start and a clean shutdown).
 TEMPLATE_TIMEOUT_SECONDS = 60.0
+#: How often the port file is looked for (a read of a small file: the wait is most of a boot's start).
+PORT_POLL_SECONDS = 0.01
 #: The file Firefox writes its BiDi host and port to, in its profile.
 PORT_FILE = "WebDriverBiDiServer.json"
 #: What a copy of the template leaves out: locks and the port file of the run that made it, caches.
@@ -244,7 +246,6 @@ async def _wait_for_port(process: FirefoxProcess, timeout: float) -> int:
     """Poll the profile's ``WebDriverBiDiServer.json`` (raced against the browser exiting) for the port."""
     path = os.path.join(process.profile_dir, PORT_FILE)
     deadline = time.monotonic() + timeout
-    delay = 0.01
     while True:
         exited = process.exit_description()
         if exited is not None:
@@ -259,8 +260,7 @@ async def _wait_for_port(process: FirefoxProcess, timeout: float) -> int:
                 f"Firefox ({process.binary}) did not open its WebDriver BiDi port within {timeout:g}s."
                 f"{stderr_note(process)}"
             )
-        await asyncio.sleep(delay)
-        delay = min(0.05, delay * 1.5)
+        await asyncio.sleep(PORT_POLL_SECONDS)
 
 
 def _read_port(path: str) -> int | None:
