@@ -135,6 +135,8 @@ async def test_boot_gives_a_1000x800_page_with_a_bidi_endpoint(fox: FirefoxDevic
     assert re.fullmatch(r"firefox-bidi-\d+", fox.id) and fox.platform == "firefox"
     assert fox.endpoint == f"ws://127.0.0.1:{fox.port}/session"
     assert await js(fox, "[innerWidth, innerHeight, devicePixelRatio]") == [1000, 800, 1]
+    # The screen and window a page sees are the viewport's, as on Chromium (not headless 1366x768).
+    assert await js(fox, "[outerWidth, outerHeight, screen.width, screen.height]") == [1000, 800, 1000, 800]
     assert fox.id in {d.id for d in await hub.list_booted()}
     assert await hub.get(fox.id) is fox
 

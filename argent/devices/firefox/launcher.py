@@ -134,9 +134,7 @@ def firefox_unavailable_reason() -> str | None:
     return FIREFOX.unavailable_reason()
 
 
-def firefox_argv(
-    exe: str, profile: str, *, width: int, height: int, extra_args: Sequence[str] = ()
-) -> list[str]:
+def firefox_argv(exe: str, profile: str, *, extra_args: Sequence[str] = ()) -> list[str]:
     return [
         exe,
         "--headless",
@@ -144,16 +142,24 @@ def firefox_argv(
         "--no-remote",
         "--profile",
         profile,
-        f"--window-size={width},{height}",
         *extra_args,
         "about:blank",
     ]
 
 
-def _environment(home: str) -> dict[str, str]:
+def _environment(home: str, width: int, height: int) -> dict[str, str]:
+    """The browser's environment. A headless Firefox's screen, and its window, are the size
+    ``MOZ_HEADLESS_WIDTH`` and ``_HEIGHT`` say (``--window-size`` is not applied: 1366x768 whatever
+    it says): the viewport's, as a page on Chromium sees them (the page's own size is pinned apart,
+    ``browsingContext.setViewport``)."""
     env = dict(os.environ)
     env.update(
-        MOZ_CRASHREPORTER_DISABLE="1", MOZ_HEADLESS="1", MOZ_NO_REMOTE="1", TMPDIR=os.path.join(home, "tmp")
+        MOZ_CRASHREPORTER_DISABLE="1",
+        MOZ_HEADLESS="1",
+        MOZ_NO_REMOTE="1",
+        MOZ_HEADLESS_WIDTH=str(width),
+        MOZ_HEADLESS_HEIGHT=str(height),
+        TMPDIR=os.path.join(home, "tmp"),
     )
     env.pop("MOZ_REMOTE_SETTINGS_DEVTOOLS", None)
     return env
@@ -213,9 +219,9 @@ async def _start(
     extra_args: Sequence[str],
     ready_timeout: float,
 ) -> FirefoxProcess:
-    argv = firefox_argv(exe, profile, width=width, height=height, extra_args=extra_args)
+    argv = firefox_argv(exe, profile, extra_args=extra_args)
     try:
-        popen = launching.start(argv, home, FirefoxProcess.log_name, _environment(home))
+        popen = launching.start(argv, home, FirefoxProcess.log_name, _environment(home, width, height))
     except OSError as exc:
         shutil.rmtree(home, ignore_errors=True)
         raise DeviceError(
