@@ -5,9 +5,9 @@
 For each engine (its binary at hand): the median of ``--boots`` boots (``provider.boot()``: the
 browser started, its page ready at 1000x800; the engines alternate boot by boot; the first boot of
 each, which for WebKit also starts argent's Xvfb, is counted apart as ``first_boot_s``), and
-``--repeat`` runs of the shop flow on examples/shop through the
-engine with the real directives on one device (a first run warms up): the median of each step and
-of the whole run. Each engine's figures are also given as a ratio of Chromium's, the reference.
+``--repeat`` runs of the shop flow on examples/shop through each engine with the real directives on
+one device per engine, the engines taking turns run by run (a first round warms up): the median of
+each step and of the whole run. Each engine's figures are also given as a ratio of Chromium's, the reference.
 """
 
 from __future__ import annotations
@@ -76,9 +76,12 @@ async def bench_boots(platforms: list[str], repeat: int) -> dict[str, dict[str, 
     return {p: {"first_boot_s": b[0], "boot_s": statistics.median(b[1:])} for p, b in boots.items()}
 
 
-async def bench_engine(platform: str, repeat: int) -> dict[str, Any]:
-    provider = _provider(platform)
-    out: dict[str, Any] = {}
+async def bench_flows(platforms: list[str], repeat: int) -> dict[str, dict[str, Any]]:
+    """The shop flow on one device per engine, the engines taking turns run by run (the first of a
+    round alternates; a first round warms up): the median of each step and of the whole run."""
+    providers = {p: _provider(p) for p in platforms}
+    steps: dict[str, dict[str, list[float]]] = {p: {} for p in platforms}
+    wholes: dict[str, list[float]] = {p: [] for p in platforms}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             flows = Path(tmp)
@@ -89,34 +92,38 @@ async def bench_engine(platform: str, repeat: int) -> dict[str, Any]:
             files = DiskFlowFiles()
             ref = await files.locate(str(path))
             flow = parse_flow(FLOW)
-            device = await provider.boot()
-            steps: dict[str, list[float]] = {}
-            wholes: list[float] = []
+            devices = {p: await provider.boot() for p, provider in providers.items()}
             for i in range(repeat + 1):
-                t0 = time.perf_counter()
-                result = await run_flow(
-                    flow,
-                    ref,
-                    "shop",
-                    files=files,
-                    tools=_NoTools(),
-                    directives=DeviceDirectives(scratch_dir=tmp),
-                    device=device,
-                    platform=platform,
-                )
-                whole = time.perf_counter() - t0
-                bad = [(s.index, s.kind, s.status, s.reason) for s in result.steps if s.status != "pass"]
-                assert not bad, (platform, bad)
-                if i == 0:
-                    continue
-                wholes.append(whole)
-                for s in result.steps:
-                    steps.setdefault(f"{s.index}:{s.kind}", []).append(s.duration_ms)
-            out["steps_ms"] = {name: statistics.median(samples) for name, samples in steps.items()}
-            out["flow_s"] = statistics.median(wholes)
+                for platform in platforms if i % 2 == 0 else platforms[::-1]:
+                    t0 = time.perf_counter()
+                    result = await run_flow(
+                        flow,
+                        ref,
+                        "shop",
+                        files=files,
+                        tools=_NoTools(),
+                        directives=DeviceDirectives(scratch_dir=tmp),
+                        device=devices[platform],
+                        platform=platform,
+                    )
+                    whole = time.perf_counter() - t0
+                    bad = [(s.index, s.kind, s.status, s.reason) for s in result.steps if s.status != "pass"]
+                    assert not bad, (platform, bad)
+                    if i == 0:
+                        continue
+                    wholes[platform].append(whole)
+                    for s in result.steps:
+                        steps[platform].setdefault(f"{s.index}:{s.kind}", []).append(s.duration_ms)
     finally:
-        await provider.close_all()
-    return out
+        for provider in providers.values():
+            await provider.close_all()
+    return {
+        p: {
+            "steps_ms": {name: statistics.median(samples) for name, samples in steps[p].items()},
+            "flow_s": statistics.median(wholes[p]),
+        }
+        for p in platforms
+    }
 
 
 def main() -> None:
@@ -127,14 +134,15 @@ def main() -> None:
     parser.add_argument("--boots", type=int, default=10, help="boots per engine, the engines alternating")
     parser.add_argument("--engines", default=",".join(e.platform for e in ENGINES))
     args = parser.parse_args()
-    results: dict[str, Any] = {}
+    platforms: list[str] = []
     for platform in args.engines.split(","):
         engine = engine_named(platform)
         if engine is None or engine.unavailable_reason() is not None:
             print(f"{platform}: skipped ({engine.unavailable_reason() if engine else 'no such engine'})")
             continue
-        results[platform] = asyncio.run(bench_engine(platform, args.repeat))
-    for platform, boot in asyncio.run(bench_boots(list(results), args.boots)).items():
+        platforms.append(platform)
+    results = asyncio.run(bench_flows(platforms, args.repeat))
+    for platform, boot in asyncio.run(bench_boots(platforms, args.boots)).items():
         results[platform].update(boot)
     ref = results.get("chromium")
     for platform, row in results.items():
