@@ -12,13 +12,13 @@ import asyncio
 import base64
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
 
-from argent.devices.base import Choice, DeviceError, DialogAnswer, DialogSeen, Focused, UiTree
+from argent.devices.base import Choice, DeviceError, Focused, UiTree
 from argent.devices.chromium import browser
 from argent.devices.chromium.browser import fetch_json
 from argent.devices.chromium.cdp import CdpSession, connect_session
@@ -31,6 +31,7 @@ from argent.devices.chromium.launcher import ChromiumProcess
 from argent.devices.chromium.recorders import ConsoleLog, NetworkLog
 from argent.devices.chromium.signals import PageSignals
 from argent.devices.registry import CHROMIUM
+from argent.devices.web.dialogs import BookedDialogs
 from argent.devices.web.file_access import FileAccess
 from argent.devices.web.forms import choice_from, focused_from
 from argent.devices.web.handle import PAGE_INFO_EXPRESSION, BrowserHandle, page_info_of
@@ -126,7 +127,7 @@ def _mouse_event(kind: str, px: tuple[float, float], **extra: Any) -> dict[str, 
     return {"type": kind, "x": px[0], "y": px[1], **extra}
 
 
-class ChromiumDevice(BrowserHandle):
+class ChromiumDevice(BrowserHandle, BookedDialogs):
     """One Chromium page driven over one CDP session."""
 
     def __init__(self, port: int, http: aiohttp.ClientSession, process: ChromiumProcess | None) -> None:
@@ -163,7 +164,7 @@ class ChromiumDevice(BrowserHandle):
         self.network = NetworkLog()
         self.console = ConsoleLog()
         #: The native dialogs of its pages, answered as they open (kept across tab switches).
-        self.dialogs = DialogAnswers()
+        self.dialogs: DialogAnswers = DialogAnswers()
 
     # -- opening --
 
@@ -756,17 +757,6 @@ class ChromiumDevice(BrowserHandle):
         if choice is None:
             raise DeviceError(f"Chromium ({self.id}): the page gave no answer to a select.")
         return choice
-
-    # -- native dialogs (``argent.devices.base.NativeDialogs``) --
-
-    def dialog_mark(self) -> int:
-        return self.dialogs.mark()
-
-    def dialogs_since(self, mark: int) -> list[DialogSeen]:
-        return self.dialogs.since(mark)
-
-    def answer_dialogs(self, answer: DialogAnswer | None) -> Callable[[], None]:
-        return self.dialogs.answer(answer)
 
     async def enter_text(self, text: str) -> None:
         """Text as one ``Input.insertText`` per run when the focused element takes text and no key

@@ -18,12 +18,12 @@ import base64
 import contextlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
 
-from argent.devices.base import Choice, DeviceError, DialogAnswer, DialogSeen, Focused, UiTree
+from argent.devices.base import Choice, DeviceError, Focused, UiTree
 from argent.devices.firefox import listening
 from argent.devices.firefox.bidi import BidiError, BidiSession, connect_bidi
 from argent.devices.firefox.frames import ContextFrames, focus_wait
@@ -33,7 +33,7 @@ from argent.devices.firefox.startup import BOOT_EVENTS, FirstPage
 from argent.devices.firefox.values import python_value
 from argent.devices.firefox.world import SANDBOX, SandboxWorld, preload_function
 from argent.devices.registry import FIREFOX
-from argent.devices.web.dialogs import DialogBook
+from argent.devices.web.dialogs import BookedDialogs, DialogBook
 from argent.devices.web.file_access import FileAccess
 from argent.devices.web.file_inputs import (
     AT_POINT,
@@ -88,7 +88,7 @@ def _move(px: tuple[float, float]) -> dict[str, Any]:
     return {"type": "pointerMove", "x": round(px[0]), "y": round(px[1]), "origin": "viewport", "duration": 0}
 
 
-class FirefoxDevice(BrowserHandle):
+class FirefoxDevice(BrowserHandle, BookedDialogs):
     """One Firefox page driven over one WebDriver BiDi session."""
 
     def __init__(self, port: int, http: aiohttp.ClientSession, process: FirefoxProcess | None) -> None:
@@ -737,17 +737,6 @@ class FirefoxDevice(BrowserHandle):
         if choice is None:
             raise DeviceError(f"Firefox ({self.id}): the page gave no answer to a select.")
         return choice
-
-    # -- native dialogs (``argent.devices.base.NativeDialogs``) --
-
-    def dialog_mark(self) -> int:
-        return self.dialogs.mark()
-
-    def dialogs_since(self, mark: int) -> list[DialogSeen]:
-        return self.dialogs.since(mark)
-
-    def answer_dialogs(self, answer: DialogAnswer | None) -> Callable[[], None]:
-        return self.dialogs.answer(answer)
 
     # -- navigation --
 

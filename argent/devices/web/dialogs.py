@@ -92,3 +92,19 @@ class DialogBook:
                 self._answer = before
 
         return undo
+
+
+class BookedDialogs:
+    """``NativeDialogs`` of a browser device, kept in its ``dialogs`` book (mixed into each engine's
+    device, which makes the book and answers each dialog from its protocol's event)."""
+
+    dialogs: DialogBook
+
+    def dialog_mark(self) -> int:
+        return self.dialogs.mark()
+
+    def dialogs_since(self, mark: int) -> list[DialogSeen]:
+        return self.dialogs.since(mark)
+
+    def answer_dialogs(self, answer: DialogAnswer | None) -> Callable[[], None]:
+        return self.dialogs.answer(answer)

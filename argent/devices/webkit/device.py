@@ -18,14 +18,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
 
-from argent.devices.base import Choice, DeviceError, DialogAnswer, DialogSeen, Focused, UiTree
+from argent.devices.base import Choice, DeviceError, Focused, UiTree
 from argent.devices.registry import WEBKIT
-from argent.devices.web.dialogs import DialogBook
+from argent.devices.web.dialogs import BookedDialogs, DialogBook
 from argent.devices.web.file_access import FileAccess
 from argent.devices.web.file_inputs import (
     AT_POINT,
@@ -99,7 +99,7 @@ def capabilities() -> dict[str, Any]:
     return {"webkitgtk:browserOptions": options, "unhandledPromptBehavior": "ignore"}
 
 
-class WebKitDevice(BrowserHandle):
+class WebKitDevice(BrowserHandle, BookedDialogs):
     """One MiniBrowser window driven over one WebDriver session."""
 
     def __init__(self, port: int, http: aiohttp.ClientSession, process: WebKitProcess | None) -> None:
@@ -292,15 +292,6 @@ class WebKitDevice(BrowserHandle):
             kind = "prompt" if await session.send_alert_text(answer.text) else "confirm"
         reply = self.dialogs.opening(kind, message, None)
         await session.answer_alert(reply.accept)
-
-    def dialog_mark(self) -> int:
-        return self.dialogs.mark()
-
-    def dialogs_since(self, mark: int) -> list[DialogSeen]:
-        return self.dialogs.since(mark)
-
-    def answer_dialogs(self, answer: DialogAnswer | None) -> Callable[[], None]:
-        return self.dialogs.answer(answer)
 
     # -- reading --
 
