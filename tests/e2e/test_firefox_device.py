@@ -18,11 +18,20 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from argent.devices.base import DeviceError, DialogAnswer, FileInputs, FormControls, NativeDialogs, UiNode
+from argent.devices.base import (
+    DeviceError,
+    DeviceGoneError,
+    DialogAnswer,
+    FileInputs,
+    FormControls,
+    NativeDialogs,
+    UiNode,
+)
 from argent.devices.firefox import FirefoxDevice, FirefoxDeviceProvider
 from argent.devices.firefox.launcher import launch_firefox
 from argent.devices.hub import DeviceHub
 from argent.errors import DeviceResolutionError, ToolExecutionError
+from argent.limits import BROWSER_ANSWER_SECONDS, BROWSER_PING_SECONDS
 from argent.tools.builtin import build_registry
 from argent.tools.registry import ToolRegistry
 from tests.e2e.conftest import firefox_marks, group_alive, pages_app, serve
@@ -354,12 +363,45 @@ async def test_stop_device_kills_the_whole_process_tree_and_removes_the_profile(
 
 async def test_a_firefox_killed_mid_session_is_a_clear_device_error(hub: DeviceHub) -> None:
     victim = await hub.boot("firefox")
-    assert isinstance(victim, FirefoxDevice) and victim.pid is not None
+    assert isinstance(victim, FirefoxDevice) and victim.pid is not None and victim.profile_dir is not None
+    home = os.path.dirname(victim.profile_dir)
     os.killpg(victim.pid, signal.SIGKILL)
-    with pytest.raises(DeviceError) as caught:
+    with pytest.raises(DeviceGoneError) as caught:  # a wait that reads it again ends at once
         await victim.screenshot()
     assert f"Firefox ({victim.id}) exited (killed by signal SIGKILL)" in str(caught.value)
+    assert "The device is gone (its processes killed, its profile removed): boot a new one" in str(
+        caught.value
+    )
     assert victim.id not in {d.id for d in await hub.list_booted()}
+    async with asyncio.timeout(10):
+        while os.path.exists(home):  # reaped in the background: the profile goes with it
+            await asyncio.sleep(0.05)
+    assert not os.path.exists(f"/proc/{victim.pid}")  # reaped, no zombie
+
+
+async def test_a_stopped_firefox_is_found_hung_reported_and_reaped(hub: DeviceHub) -> None:
+    """SIGSTOP leaves the BiDi socket open and silent: the watchdog, not the capture's own 20 s bound,
+    ends the command, and the device is reaped (group killed, profile removed, no zombie)."""
+    victim = await hub.boot("firefox")
+    assert isinstance(victim, FirefoxDevice) and victim.pid is not None and victim.profile_dir is not None
+    home = os.path.dirname(victim.profile_dir)
+    group = os.getpgid(victim.pid)
+    os.kill(victim.pid, signal.SIGSTOP)
+    with pytest.raises(DeviceGoneError) as caught:
+        async with asyncio.timeout(BROWSER_ANSWER_SECONDS + BROWSER_PING_SECONDS + 10):
+            await victim.screenshot()
+    message = str(caught.value)
+    assert f"Firefox ({victim.id}) stopped answering: its browser process (its process is stopped)" in message
+    assert f"gave no answer within {BROWSER_ANSWER_SECONDS:g}s (BROWSER_ANSWER_SECONDS)" in message
+    assert "boot a new one" in message
+    assert not victim.alive
+    with pytest.raises(DeviceGoneError, match=re.escape(f"Firefox ({victim.id}) stopped answering")):
+        await victim.tap(0.5, 0.5)
+    assert victim.id not in {d.id for d in await hub.list_booted()}
+    async with asyncio.timeout(10):
+        while os.path.exists(home) or group_alive(group):
+            await asyncio.sleep(0.05)
+    assert not os.path.exists(f"/proc/{victim.pid}")
 
 
 async def test_closing_the_provider_stops_every_firefox() -> None:

@@ -1,11 +1,12 @@
-"""A WebDriver BiDi session over one aiohttp websocket: the client argent drives Firefox with.
+r"""A WebDriver BiDi session over one aiohttp websocket: the client argent drives Firefox with.
 
 Commands carry increasing ids and resolve futures; events go to subscribers. Every command is
 bounded in time, and every failure surfaces as a ``DeviceError`` with a message for a person: an
 error answer names the command and BiDi's error code, a timeout names the command and its id, and
 once the socket closes (the browser died, was killed, or closed) every pending and later command
 fails with the one death message the owner composes — the owner knows whether its process exited,
-and with which status.
+and with which status. A death of the browser's own (not a close) is a ``DeviceGoneError``, as is
+a session its owner ``abandon``\ s (it found the browser hung).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import aiohttp
 
-from argent.devices.base import DeviceError
+from argent.devices.base import DeviceError, DeviceGoneError
 
 #: Default bound of one BiDi command.
 COMMAND_TIMEOUT_SECONDS = 10.0
@@ -81,6 +82,8 @@ class BidiSession:
         self._expected: set[asyncio.Future[dict[str, Any]]] = set()
         #: The death message, once the session is unusable.
         self._death: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        #: Whether that death is the browser's own (gone), not a close.
+        self._gone = False
         self._closing = False
         self._reader = asyncio.create_task(self._read(), name=f"bidi-reader-{label}")
 
@@ -101,7 +104,7 @@ class BidiSession:
     ) -> dict[str, Any]:
         """One command; its ``result`` object, or a ``DeviceError`` (``BidiError`` for an error answer)."""
         if self._death.done():
-            raise DeviceError(self._death.result())
+            raise self._dead()
         self._next_id += 1
         cid = self._next_id
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -110,14 +113,15 @@ class BidiSession:
             await self._ws.send_str(json.dumps({"id": cid, "method": method, "params": params or {}}))
         except (ConnectionError, aiohttp.ClientError, RuntimeError) as exc:
             self._pending.pop(cid, None)
-            raise DeviceError(await self._await_death(f"sending {method} failed: {exc}")) from None
+            message = await self._await_death(f"sending {method} failed: {exc}")
+            raise (self._dead() if self._death.done() else DeviceError(message)) from None
         limit = self.command_timeout if timeout is None else timeout
         try:
             async with asyncio.timeout(limit):
                 return await future
         except TimeoutError:
             if self._death.done():
-                raise DeviceError(self._death.result()) from None
+                raise self._dead() from None
             raise DeviceError(
                 f"WebDriver BiDi command {method} (id={cid}) to Firefox ({self.label}) timed out after {limit:g}s — "
                 "Firefox accepted the connection but did not answer; the page may be frozen or busy. Stop the "
@@ -146,7 +150,7 @@ class BidiSession:
         it fails with the death message if the session dies first. Cancel it when no longer needed."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         if self._death.done():
-            future.set_exception(DeviceError(self._death.result()))
+            future.set_exception(self._dead())
             return future
 
         def listener(params: dict[str, Any]) -> None:
@@ -164,6 +168,15 @@ class BidiSession:
         return future
 
     # -- lifetime --
+
+    def abandon(self, message: str) -> None:
+        """Give the session up as the browser's death (its owner found it unresponsive): everything
+        pending and later fails with ``message`` at once, and the socket closes."""
+        self._settle(message, gone=True)
+        if not self._ws.closed:
+            self._closing = True
+            closing = asyncio.ensure_future(self._ws.close())
+            closing.add_done_callback(lambda task: None if task.cancelled() else task.exception())
 
     async def close(self) -> None:
         """Close the socket; pending and later commands fail with "session closed"."""
@@ -195,7 +208,7 @@ class BidiSession:
             message = await self._describe_death(cause)
         except Exception:
             message = f"Firefox ({self.label}) exited or crashed: {cause}."
-        self._settle(message)
+        self._settle(message, gone=True)
 
     def _dispatch(self, text: str) -> None:
         try:
@@ -233,17 +246,24 @@ class BidiSession:
                     with contextlib.suppress(Exception):
                         listener(params if isinstance(params, dict) else {})
 
-    def _settle(self, message: str) -> None:
-        """Mark the session dead with ``message`` and fail everything that waits on it."""
+    def _dead(self) -> DeviceError:
+        """The error of a command to this dead session."""
+        message = self._death.result()
+        return DeviceGoneError(message) if self._gone else DeviceError(message)
+
+    def _settle(self, message: str, *, gone: bool = False) -> None:
+        """Mark the session dead with ``message`` (``gone``: the browser's own death) and fail
+        everything that waits on it."""
         if not self._death.done():
             self._death.set_result(message)
+            self._gone = gone
         pending, self._pending = self._pending, {}
         for _, future in pending.values():
             if not future.done():
-                future.set_exception(DeviceError(message))
+                future.set_exception(self._dead())
         for future in list(self._expected):
             if not future.done():
-                future.set_exception(DeviceError(message))
+                future.set_exception(self._dead())
 
     async def _await_death(self, fallback: str) -> str:
         try:

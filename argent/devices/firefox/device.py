@@ -48,6 +48,7 @@ from argent.devices.web.handle import PAGE_INFO_EXPRESSION, BrowserHandle, page_
 from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.quiet import WAIT_SLACK_SECONDS, PageQuiet, wait_expression
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walk_expression
+from argent.devices.web.watchdog import BrowserWatch
 from argent.devices.web.webdriver_keys import UnpressableKey, chord_actions, keyboard, text_actions
 from argent.limits import CDP_NETWORK_RESOURCE_BUFFER_BYTES, MAX_LISTED_OPTIONS
 from argent.utils.keys import KeyNameError, parse_chord
@@ -109,6 +110,9 @@ class FirefoxDevice(BrowserHandle, BookedDialogs):
         self._files: FileAccess | None = None
         self._background: set[asyncio.Future[Any]] = set()
         self._started: asyncio.Future[dict[str, Any]] | None = None
+        #: Whether an owned browser still answers (``argent.devices.web.watchdog``).
+        self._watch: BrowserWatch | None = None
+        self._reaping = False
         #: What the pages of this device recorded.
         self.network = NetworkLog()
         self.console = ConsoleLog()
@@ -140,6 +144,11 @@ class FirefoxDevice(BrowserHandle, BookedDialogs):
             device._later(started)
             device._started = started
             await device._prime(started, viewport, owned=process is not None)
+            if process is not None:
+                device._watch = BrowserWatch(
+                    device._ping, lambda: device.alive, device._hung, stopped=process.stopped
+                )
+                device._watch.start()
         except BaseException:
             if started is not None:
                 started.cancel()
@@ -271,16 +280,48 @@ class FirefoxDevice(BrowserHandle, BookedDialogs):
         return self._frames
 
     async def _death_message(self, cause: str) -> str:
+        """What the commands of a session whose browser died fail with; the device is reaped."""
+        gone = self._gone_hint()
+        message = f"Firefox ({self.id}) exited or crashed — {cause}. {gone}"
         if self._process is not None:
             deadline = time.monotonic() + EXIT_STATUS_WAIT_SECONDS
             while self._process.returncode() is None and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
             exited = self._process.exit_description()
             if exited is not None:
-                return (
-                    f"Firefox ({self.id}) {exited} — {cause}. The device is gone: stop it and boot a new one."
-                )
-        return f"Firefox ({self.id}) exited or crashed — {cause}. Stop the device and boot a new one."
+                message = f"Firefox ({self.id}) {exited} — {cause}. {gone}"
+        self._reap_soon()  # last: it runs once the session holds this message
+        return message
+
+    def _gone_hint(self) -> str:
+        if self._process is None:
+            return "This tool-server no longer drives it: attach again, or boot a new device."
+        return (
+            "The device is gone (its processes killed, its profile removed): boot a new one (a flow's "
+            "launch: boots one)."
+        )
+
+    async def _ping(self) -> None:
+        """A question the browser process answers itself, whatever its pages run."""
+        await self.session.send("session.status")
+
+    async def _hung(self, waited: float, bound: str) -> None:
+        """The browser gave no answer for ``waited`` seconds, past ``bound`` (``BrowserWatch``): every
+        command fails now with that message, and the device is reaped."""
+        stopped = self._process is not None and self._process.stopped()
+        why = " (its process is stopped)" if stopped else ""
+        self.session.abandon(
+            f"Firefox ({self.id}) stopped answering: its browser process{why} gave no answer within "
+            f"{waited:g}s ({bound}). {self._gone_hint()}"
+        )
+        self._reap_soon()
+
+    def _reap_soon(self) -> None:
+        """Close the device (an owned browser: kill its group, remove its profile) in the background,
+        once: nothing of a dead browser waits for someone to list or stop it."""
+        if not self._closed and not self._reaping:
+            self._reaping = True
+            self._later(self.close())
 
     # -- events --
 
@@ -797,6 +838,8 @@ class FirefoxDevice(BrowserHandle, BookedDialogs):
         if self._closed:
             return
         self._closed = True
+        if self._watch is not None:
+            self._watch.stop()
         if self._process is None and self._session is not None and self._session.alive:
             with contextlib.suppress(DeviceError):
                 await self._session.send("session.end", timeout=2.0)
