@@ -372,6 +372,9 @@ WEBKIT_PAGE_LOAD_TIMEOUT_SECONDS = 15.0
 #: Longest wait for a window resize to reach the page while WebKit's viewport is sized (GTK applies it after
 #: the command returns; a resize to the size the window already has fires no event).
 WEBKIT_RESIZE_WAIT_SECONDS = 1.0
+#: Longest wait at a Firefox's boot for its first page to take the focus (it does once it has painted, a
+#: moment after its load; a Firefox that does not give it is driven all the same).
+FIREFOX_FOCUS_WAIT_SECONDS = 5.0
 #: A Chromium the tool-server launched is asked for its version every ``BROWSER_PING_SECONDS``. One that gives
 #: no answer within ``BROWSER_ANSWER_SECONDS`` while its process is stopped (SIGSTOP) is declared hung; one
 #: still running is given ``BROWSER_SILENT_SECONDS`` in all (a loaded machine delays the answer by seconds:

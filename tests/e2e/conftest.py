@@ -204,6 +204,28 @@ def group_alive(pgid: int) -> list[int]:
     return found
 
 
+def processes_under(tmp: Path) -> list[int]:
+    """The live (non-zombie) processes whose command line or environment names ``tmp``: the TMPDIR of
+    the commands a test ran, under which each browser they launch has its home. Chromium's every
+    process names its home on its command line; Firefox's content processes name only the binary and
+    their handles there, but inherit the browser's TMPDIR (its home's ``tmp``)."""
+    needle = str(tmp).encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            proc = Path("/proc", entry)
+            if needle not in proc.joinpath("cmdline").read_bytes() + proc.joinpath("environ").read_bytes():
+                continue
+            state = proc.joinpath("stat").read_bytes().rsplit(b")", 1)[1].split()[:1]
+        except (OSError, IndexError):
+            continue
+        if state != [b"Z"]:
+            found.append(int(entry))
+    return found
+
+
 def engine_marks(platform: str) -> list[pytest.MarkDecorator]:
     """The marks of a test (or a parameter) that runs the real browser of ``platform``: e2e, and
     skipped, saying why, where its binary is missing."""

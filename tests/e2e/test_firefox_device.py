@@ -69,6 +69,25 @@ PAGE = """<!doctype html>
 """
 
 
+#: A docs site's search (MkDocs Material's construct): "/" focuses the box, and the results panel
+#: opens when the box has the focus, as ``focusin`` on the body says.
+SEARCH_PAGE = """<!doctype html><title>Docs</title>
+<style>#panel { display: none } body:has(#q:focus) #panel { display: block }</style>
+<input id="q" aria-label="Search"> <input id="other" aria-label="Other">
+<p id="panel">1 matching document</p><p id="state">closed</p>
+<script>
+  document.body.addEventListener('focusin', e => {
+    document.getElementById('state').textContent = e.target.id === 'q' ? 'open' : 'closed';
+  });
+  document.addEventListener('keydown', e => {
+    if (e.key === '/' && document.activeElement === document.body) {
+      e.preventDefault();
+      document.getElementById('q').focus();
+    }
+  });
+</script>"""
+
+
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def site() -> AsyncIterator[str]:
     from aiohttp import web
@@ -76,7 +95,8 @@ async def site() -> AsyncIterator[str]:
     async def ping(request: web.Request) -> web.Response:
         return web.Response(text="pong")
 
-    async with serve(pages_app({"/page.html": PAGE}, web.get("/api/ping", ping))) as url:
+    pages = {"/page.html": PAGE, "/search.html": SEARCH_PAGE}
+    async with serve(pages_app(pages, web.get("/api/ping", ping))) as url:
         yield url
 
 
@@ -228,6 +248,32 @@ async def test_text_goes_in_one_edit_only_where_no_key_listener_would_see_the_ke
         assert value == "ab" and seen == ["insertText", "insertText"], page  # key by key
     value, seen = await typed(QUIET_FIELD, "x\ty")
     assert value == "x" and seen == ["insertText"]  # Tab is a key: the focus moved on
+
+
+async def test_the_page_has_the_focus_and_hears_it_move(hub: DeviceHub, site: str) -> None:
+    """A headless Firefox whose first page was blank kept the focus in its address bar: no page ever
+    had it (no focus events, ``:focus`` never matched), and the docs site's search never opened. A
+    device of its own: a Tab past a page's last field (another test) moves the focus to the toolbar."""
+    fresh = await hub.boot("firefox")
+    assert isinstance(fresh, FirefoxDevice)
+    try:
+        await fresh.navigate(f"{site}/search.html")
+        assert await js(fresh, "document.hasFocus()") is True
+        await fresh.press_key("/")
+        assert await js(fresh, "[document.activeElement.id, document.querySelector(':focus')?.id]") == [
+            "q",
+            "q",
+        ]
+        assert await js(fresh, "document.getElementById('state').textContent") == "open"
+        assert await js(fresh, "getComputedStyle(document.getElementById('panel')).display") == "block"
+        x, y = await center(fresh, "other")
+        await fresh.tap(x, y)
+        assert await js(fresh, "document.getElementById('state').textContent") == "closed"
+        x, y = await center(fresh, "q")
+        await fresh.tap(x, y)
+        assert await js(fresh, "document.getElementById('state').textContent") == "open"
+    finally:
+        await hub.stop(fresh.id)
 
 
 async def test_scroll_moves_the_content(page: FirefoxDevice) -> None:
@@ -451,6 +497,8 @@ async def test_a_page_opened_the_moment_the_device_is_ready_is_still_shown_once_
         # At this moment Firefox is still starting (session.new unanswered on most boots); the
         # browser's own first load is over, so nothing it does later cancels or replaces this one.
         await device.navigate("data:text/html,<title>mine</title>")
+        # The focus has reached it (the first page takes it once painted, maybe after this load).
+        assert await js(device, "document.hasFocus()") is True
         async with asyncio.timeout(30):
             await asyncio.shield(device.started)
         assert (await device.page_info())["title"] == "mine"

@@ -47,7 +47,7 @@ def cli(tmp_path: Path, project: Path) -> Cli:
 
 @pytest.fixture
 def private_tmp(tmp_path: Path) -> Iterator[Path]:
-    """TMPDIR of the commands a test runs: every Chromium they launch has its home here, so the
+    """TMPDIR of the commands a test runs: every browser they launch has its home here, so the
     browsers of this test are counted apart from any other on the machine."""
     tmp = tmp_path / "cli-tmp"
     tmp.mkdir()

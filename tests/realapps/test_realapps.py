@@ -1,7 +1,8 @@
 """Real open-source web apps driven by flows written as a user writes them (roles, names, text, key
 chords, ``type``, ``select:``; no script, no coordinates), through the real CLI (``argent flow run``,
-an embedded tool-server, a Chromium per flow), each app from the package registry, started on a free
-loopback port and stopped with every process it started."""
+an embedded tool-server, a browser per flow: Chromium and Firefox, the same flow file on each), each
+app from the package registry, started on a free loopback port and stopped with every process it
+started."""
 
 from __future__ import annotations
 
@@ -16,46 +17,53 @@ from pathlib import Path
 
 import pytest
 
-from argent.devices.chromium.launcher import processes_naming
-from tests.e2e.conftest import Cli, chromium_marks
+from tests.e2e.conftest import ENGINES, Cli, engine_marks, processes_under
 from tests.realapps import apps
 
-pytestmark = [pytest.mark.realapps, *chromium_marks()]
+pytestmark = [pytest.mark.realapps, pytest.mark.e2e]
 
-#: A flow's whole run through the CLI (Chromium's start, the app's first load, every step's wait).
+#: A flow's whole run through the CLI (the browser's start, the app's first load, every step's wait).
 FLOW_TIMEOUT_SECONDS = 300
 #: Each corpus flow is at least this long (issue 21's proof).
 MIN_STEPS = 10
 
-#: What main still lacks for an app's flow (issue 21, INTERFACE.md section 14), as a run showed it; the
-#: mark comes off when the feature lands and the flow passes.
-MISSING: dict[str, str] = {}
+#: What main still lacks for an app's flow on an engine (issue 21, INTERFACE.md section 14; on Firefox,
+#: what WebDriver BiDi or Firefox cannot do: docs/engines.md), as a run showed it, by (app, platform);
+#: the mark comes off when the feature lands and the flow passes.
+MISSING: dict[tuple[str, str], str] = {}
 
 
-def corpus(name: str) -> pytest.ParameterSet:
-    if name not in MISSING:
-        return pytest.param(name, id=name)
-    return pytest.param(
-        name, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=MISSING[name]), id=name
-    )
+def corpus(name: str, platform: str) -> pytest.ParameterSet:
+    marks = engine_marks(platform)
+    if (name, platform) in MISSING:
+        reason = MISSING[name, platform]
+        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
+    return pytest.param(name, platform, marks=marks, id=f"{name}-{platform}")
 
 
 def _run_flow(
-    cli: Cli, project: Path, app: apps.RunningApp, private_tmp: Path
+    cli: Cli, project: Path, app: apps.RunningApp, platform: str, private_tmp: Path
 ) -> subprocess.CompletedProcess[str]:
     name = app.app.name
     text = app.rebase((apps.FLOWS / f"{name}.yaml").read_text())
     assert app.url in text, f"flows/{name}.yaml names no URL at the app's default port {app.app.default_port}"
     (project / ".argent" / "flows" / f"{name}.yaml").write_text(text)
-    return cli.run("flow", "run", name, "--json", timeout=FLOW_TIMEOUT_SECONDS, TMPDIR=str(private_tmp))
+    return cli.run(
+        "flow", "run", name, "--platform", platform, "--json",
+        timeout=FLOW_TIMEOUT_SECONDS, TMPDIR=str(private_tmp),
+    )  # fmt: skip
 
 
-@pytest.mark.parametrize("name", [corpus(name) for name in apps.APPS])
+@pytest.mark.parametrize(
+    ("name", "platform"), [corpus(name, platform) for name in apps.APPS for platform in ENGINES]
+)
 def test_the_flow_a_user_writes_passes_on_the_real_app(
-    name: str, realapps_cache: Path, cli: Cli, project: Path, tmp_path: Path, private_tmp: Path
+    name: str, platform: str, realapps_cache: Path, cli: Cli, project: Path, tmp_path: Path, private_tmp: Path
 ) -> None:
+    """The same flow file on each engine (``launch: { chromium: ... }`` is the web target every engine
+    opens)."""
     with apps.running(name, realapps_cache, tmp_path / name) as app:
-        done = _run_flow(cli, project, app, private_tmp)
+        done = _run_flow(cli, project, app, platform, private_tmp)
         report = json.loads(done.stdout) if done.stdout.startswith("{") else {}
         said = (
             done.stdout[-4000:]
@@ -73,7 +81,8 @@ def test_the_flow_a_user_writes_passes_on_the_real_app(
     ]
     passed = [s for s in steps if s["status"] == "pass"]
     assert report["ok"] and len(passed) + len(unmet) == len(steps) and len(passed) >= MIN_STEPS, said
-    assert processes_naming(str(private_tmp)) == []  # the flow's Chromium is gone
+    assert report["device"].startswith(f"{platform}-"), report["device"]
+    assert processes_under(private_tmp) == []  # the flow's browser is gone, every process of it
     assert apps.leftovers(tmp_path / name) == []  # and so is every process of the app
 
 

@@ -50,7 +50,7 @@ from argent.devices.web.quiet import WAIT_SLACK_SECONDS, PageQuiet, wait_express
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walk_expression
 from argent.devices.web.watchdog import BrowserWatch
 from argent.devices.web.webdriver_keys import UnpressableKey, chord_actions, keyboard, text_actions
-from argent.limits import CDP_NETWORK_RESOURCE_BUFFER_BYTES, MAX_LISTED_OPTIONS
+from argent.limits import CDP_NETWORK_RESOURCE_BUFFER_BYTES, FIREFOX_FOCUS_WAIT_SECONDS, MAX_LISTED_OPTIONS
 from argent.utils.keys import KeyNameError, parse_chord
 
 #: Bound of the first ``session.new`` (Firefox answers it once its start-up tasks are done).
@@ -79,6 +79,10 @@ _KEYED = "\r\n\t"
 _MOUSE = {"type": "pointer", "id": "argent-mouse", "parameters": {"pointerType": "mouse"}}
 _WHEEL = {"type": "wheel", "id": "argent-wheel"}
 _NEXT_FRAME = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+#: True once the page has the focus (at once, or at the window's ``focus`` event).
+_HAS_FOCUS = (
+    "document.hasFocus() || new Promise(r => addEventListener('focus', () => r(true), { once: true }))"
+)
 
 
 def _mouse(actions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -113,6 +117,7 @@ class FirefoxDevice(BrowserHandle, BookedDialogs):
         #: Whether an owned browser still answers (``argent.devices.web.watchdog``).
         self._watch: BrowserWatch | None = None
         self._reaping = False
+        self._first_focus: asyncio.Future[bool] | None = None
         #: What the pages of this device recorded.
         self.network = NetworkLog()
         self.console = ConsoleLog()
@@ -216,6 +221,10 @@ class FirefoxDevice(BrowserHandle, BookedDialogs):
                 ) from None
         finally:
             first.close()
+        if owned:
+            # Not awaited: the page takes the focus once it has painted (``_focused``).
+            self._first_focus = asyncio.ensure_future(self._takes_focus({"context": self._context}))
+            self._later(self._first_focus)
         boot = results[1]
         if isinstance(boot, dict) and isinstance(boot.get("subscription"), str):
             self._later(session.send("session.unsubscribe", {"subscriptions": [boot["subscription"]]}))
@@ -225,6 +234,31 @@ class FirefoxDevice(BrowserHandle, BookedDialogs):
             self._viewport = (float(self._pinned[0]), float(self._pinned[1]))  # every walk reads it again
         else:
             await self.refresh_viewport()
+
+    async def _takes_focus(self, target: dict[str, str]) -> bool:
+        """Whether the page of ``target`` (a realm) has the focus, or takes it within
+        ``FIREFOX_FOCUS_WAIT_SECONDS``; False when it does not or its document went away meanwhile."""
+        try:
+            reply = await self.session.send(
+                "script.evaluate",
+                {"expression": _HAS_FOCUS, "target": target, "awaitPromise": True, "resultOwnership": "none"},
+                timeout=FIREFOX_FOCUS_WAIT_SECONDS,
+            )
+        except DeviceError:
+            if not self.alive:
+                raise
+            return False
+        return reply.get("result") == {"type": "boolean", "value": True}
+
+    async def _focused(self) -> None:
+        """After the first navigation of a launched Firefox: its page has the focus (see
+        ``launcher.FIRST_PAGE``), or takes it within a bound. The first page takes it once it has
+        painted, a moment after the device is ready; when the navigation replaced that page first, the
+        focus comes to the new one once it has painted."""
+        first, self._first_focus = self._first_focus, None
+        if first is None or await first:
+            return
+        await self._takes_focus(self.world.target)
 
     async def _collect_bodies(self) -> None:
         """Keep response bodies for view-network-request-details, where this Firefox can."""
@@ -782,7 +816,8 @@ class FirefoxDevice(BrowserHandle, BookedDialogs):
     # -- navigation --
 
     async def navigate(self, url: str, *, load_timeout: float = LOAD_TIMEOUT_SECONDS) -> None:
-        """``browsingContext.navigate`` and wait (bounded) for the load; a failed load raises."""
+        """``browsingContext.navigate`` and wait (bounded) for the load; a failed load raises. The first
+        navigation of a launched Firefox also waits (bounded) for the page to have the focus (``_focused``)."""
         if url[:5].lower() == "file:" and self._files is not None:
             try:
                 allowed = await asyncio.to_thread(self._files, url)
@@ -806,6 +841,7 @@ class FirefoxDevice(BrowserHandle, BookedDialogs):
                 f'Firefox ({self.id}) could not open "{url}": {exc.error}: {_said(exc)}'
             ) from None
         self.frames.forget()
+        await self._focused()
         await self.refresh_viewport()
 
     async def _load(self, params: dict[str, Any], timeout: float) -> None:

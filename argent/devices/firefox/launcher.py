@@ -45,6 +45,12 @@ TEMPLATE_TIMEOUT_SECONDS = 60.0
 PORT_POLL_SECONDS = 0.01
 #: The file Firefox writes its BiDi host and port to, in its profile.
 PORT_FILE = "WebDriverBiDiServer.json"
+#: The page Firefox opens first: blank, but not ``about:blank`` itself. A window whose first page is a
+#: blank one keeps the focus in its address bar for a person to type a URL, so its pages never have the
+#: focus (``document.hasFocus()`` false, no ``focus``/``focusin``/``blur`` event, ``:focus`` never
+#: matches: an app that opens its search box on ``focusin`` never opens it). Any other URL's page takes
+#: the focus once it has painted, and the pages after it keep it; this one costs no more to load.
+FIRST_PAGE = "about:blank#"
 #: What a copy of the template leaves out: locks and the port file of the run that made it, caches.
 _NOT_COPIED = frozenset(
     {"lock", ".parentlock", PORT_FILE, "cache2", "crashes", "minidumps", "sessionstore-backups"}
@@ -143,7 +149,7 @@ def firefox_argv(exe: str, profile: str, *, extra_args: Sequence[str] = ()) -> l
         "--profile",
         profile,
         *extra_args,
-        "about:blank",
+        FIRST_PAGE,
     ]
 
 
@@ -190,7 +196,7 @@ async def launch_firefox(
     ready_timeout: float = READY_TIMEOUT_SECONDS,
     template: bool = True,
 ) -> FirefoxProcess:
-    """Start a headless Firefox on ``about:blank`` (its profile a copy of the template) and wait until
+    """Start a headless Firefox on ``FIRST_PAGE`` (its profile a copy of the template) and wait until
     its BiDi port is open."""
     exe = binary or find_firefox()
     if exe is None:

@@ -4,7 +4,7 @@ Firefox answers ``session.new`` only once the idle tasks of its start-up have ru
 startup-tasks-finished``: half a second and more after its port opened, most of a device's boot),
 but it registers the session at once: commands sent right behind ``session.new`` are served. So the
 device sends its set-up behind it and drives the first tab as soon as that tab's first document has
-loaded — the load the browser starts itself (``about:blank`` from its command line): a navigation
+loaded — the load the browser starts itself (``launcher.FIRST_PAGE`` from its command line): a navigation
 sent before it would be cancelled by it (should one still be, ``FirefoxDevice.navigate`` sends it
 again once start-up is over). An answered ``session.new`` means start-up is over and that
 load long done (a Firefox attached after its start).
