@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -284,9 +285,11 @@ async def test_a_snapshot_baseline_is_webkits_own(provider: Any, flows: Path) ->
     ), statuses(first)
     img = P.decode_png((flows / "__baselines__" / "home" / "home__webkit-1000x800.png").read_bytes())
     assert img.shape == (800, 1000, 4)
-    assert statuses(second)[1] == ("snapshot", "pass", "diff 0.00% ≤ 0.5% (home__webkit-1000x800.png)"), (
-        statuses(second)
-    )
+    # Compared with its own baseline, within the tolerance: WebKit's pixels of one page may differ by a
+    # few dozen between two loads on a loaded machine (0.01% once in a full suite run).
+    kind, status, reason = statuses(second)[1]
+    assert (kind, status) == ("snapshot", "pass"), statuses(second)
+    assert re.fullmatch(r"diff 0\.0\d% ≤ 0\.5% \(home__webkit-1000x800\.png\)", reason or ""), reason
 
 
 @pytest.mark.asyncio(loop_scope="module")
