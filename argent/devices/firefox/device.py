@@ -49,9 +49,8 @@ from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.quiet import WAIT_SLACK_SECONDS, PageQuiet, wait_expression
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walk_expression
 from argent.devices.web.watchdog import BrowserWatch
-from argent.devices.web.webdriver_keys import UnpressableKey, chord_actions, keyboard, text_actions
+from argent.devices.web.webdriver_keys import keyboard, press_actions, text_actions
 from argent.limits import CDP_NETWORK_RESOURCE_BUFFER_BYTES, FIREFOX_FOCUS_WAIT_SECONDS, MAX_LISTED_OPTIONS
-from argent.utils.keys import KeyNameError, parse_chord
 
 #: Bound of the first ``session.new`` (Firefox answers it once its start-up tasks are done).
 SESSION_TIMEOUT_SECONDS = 30.0
@@ -479,23 +478,19 @@ class FirefoxDevice(BrowserHandle, BookedDialogs):
         self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES, css: Sequence[str] = ()
     ) -> UiTree:
         """One walk in argent's sandbox, the frames it cannot enter walked beside it."""
-        payload = await self.frames.walk(
-            walk_expression(max_depth, max_nodes, False, css),
-            max_depth=max_depth,
-            max_nodes=max_nodes,
-            keep=False,
-            timeout=WALK_TIMEOUT_SECONDS,
-        )
-        return self._tree(payload, css)
+        return await self._walk(max_depth, max_nodes, False, css)
 
     async def kept_tree(
         self, *, max_depth: int = FLOW_MAX_DEPTH, max_nodes: int = FLOW_MAX_NODES, css: Sequence[str] = ()
     ) -> UiTree:
+        return await self._walk(max_depth, max_nodes, True, css)
+
+    async def _walk(self, max_depth: int, max_nodes: int, keep: bool, css: Sequence[str]) -> UiTree:
         payload = await self.frames.walk(
-            walk_expression(max_depth, max_nodes, True, css),
+            walk_expression(max_depth, max_nodes, keep, css),
             max_depth=max_depth,
             max_nodes=max_nodes,
-            keep=True,
+            keep=keep,
             timeout=WALK_TIMEOUT_SECONDS,
         )
         return self._tree(payload, css)
@@ -677,13 +672,7 @@ class FirefoxDevice(BrowserHandle, BookedDialogs):
 
     async def press_key(self, key: str) -> None:
         """A key or a chord (``Shift+Enter``): the modifiers down, the key down and up, the modifiers up."""
-        try:
-            chord = parse_chord(key)
-            actions = chord_actions(chord)
-        except KeyNameError as exc:
-            raise DeviceError(str(exc)) from None
-        except UnpressableKey as exc:
-            raise DeviceError(exc.message(f"Firefox ({self.id})")) from None
+        actions = press_actions(key, f"Firefox ({self.id})")
         async with self._input:
             await self._perform(keyboard(actions))
 

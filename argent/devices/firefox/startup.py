@@ -27,7 +27,9 @@ class FirstPage:
 
     def __init__(self, session: BidiSession) -> None:
         self._session = session
-        self._tops: list[str] = []
+        #: The first top-level context seen (the tab): the only one the boot needs, so a browser
+        #: that reports many keeps no more state.
+        self._first: str | None = None
         self._loaded: set[str] = set()
         self._changed = asyncio.Event()
         self._offs = [
@@ -41,14 +43,18 @@ class FirstPage:
 
     def _created(self, params: dict[str, Any]) -> None:
         context = params.get("context")
-        if params.get("parent") is None and isinstance(context, str) and context not in self._tops:
-            self._tops.append(context)
+        if params.get("parent") is None and isinstance(context, str) and self._first is None:
+            self._first = context
             self._changed.set()
 
     def _load(self, params: dict[str, Any]) -> None:
         # A load the browser began (it has a navigation id), not the first document of a new tab.
         context = params.get("context")
-        if isinstance(context, str) and isinstance(params.get("navigation"), str):
+        if (
+            isinstance(context, str)
+            and isinstance(params.get("navigation"), str)
+            and self._first in (None, context)
+        ):
             self._loaded.add(context)
             self._changed.set()
 
@@ -56,22 +62,21 @@ class FirstPage:
         """The first tab's context once its first document loaded, or once ``started`` (the pending
         ``session.new``) is answered; its error when it failed. The events say which context that is
         and when it loaded; the tree is read once, for a tab made before they were followed."""
-        first = _first_context(await self._session.send("browsingContext.getTree", {"maxDepth": 0}))
-        if first is not None and first not in self._tops:
-            self._tops.insert(0, first)
+        made = _first_context(await self._session.send("browsingContext.getTree", {"maxDepth": 0}))
+        if made is not None:
+            self._first = made  # a tab made before the events were followed comes first
         while True:
             self._changed.clear()
             if started.done():
                 started.result()  # session.new's own error, when it failed
-                if not self._tops:
+                if self._first is None:
                     tree = await self._session.send("browsingContext.getTree", {"maxDepth": 0})
-                    first = _first_context(tree)
-                    if first is None:
+                    self._first = _first_context(tree)
+                    if self._first is None:
                         raise DeviceError(f"Firefox ({label}) has no page to drive.")
-                    return first
-                return self._tops[0]
-            if self._tops and self._tops[0] in self._loaded:
-                return self._tops[0]
+                return self._first
+            if self._first is not None and self._first in self._loaded:
+                return self._first
             changed: asyncio.Future[Any] = asyncio.ensure_future(self._changed.wait())
             try:
                 await asyncio.wait([changed, started], return_when=asyncio.FIRST_COMPLETED)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from argent.utils.keys import MODIFIERS, Chord, Key
+from argent.devices.base import DeviceError
+from argent.utils.keys import MODIFIERS, Chord, Key, KeyNameError, parse_chord
 
 #: WebDriver's code points of the named keys (W3C WebDriver, "keyboard actions"), by ``KeyboardEvent.key``.
 #: Space is not here: it types its character, `` ``.
@@ -96,6 +97,18 @@ def chord_actions(chord: Chord) -> list[dict[str, Any]]:
         *_press(key_value(pressed)),
         *({"type": "keyUp", "value": v} for v in reversed(held)),
     ]
+
+
+def press_actions(key: str, engine: str) -> list[dict[str, Any]]:
+    """The actions of ``press_key(key)`` (a key or a chord, ``Shift+Enter``) on a WebDriver device;
+    a ``DeviceError`` for a name that is no key, or a key WebDriver cannot press (``engine``: the
+    device as it names itself, ``Firefox (id)``)."""
+    try:
+        return chord_actions(parse_chord(key))
+    except KeyNameError as exc:
+        raise DeviceError(str(exc)) from None
+    except UnpressableKey as exc:
+        raise DeviceError(exc.message(engine)) from None
 
 
 def keyboard(actions: list[dict[str, Any]]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from argent.devices.web.page import PointerAction, ScriptOutcome
 from argent.devices.web.quiet import WAIT_SLACK_SECONDS, PageQuiet, wait_expression
 from argent.devices.web.recorders import ConsoleRing, NetworkRing
 from argent.devices.web.walker import FLOW_MAX_DEPTH, FLOW_MAX_NODES, parse_walk, walk_expression
-from argent.devices.web.webdriver_keys import UnpressableKey, chord_actions, keyboard, text_actions
+from argent.devices.web.webdriver_keys import keyboard, press_actions, text_actions
 from argent.devices.webkit import pointers
 from argent.devices.webkit.launcher import WebKitProcess, find_minibrowser
 from argent.devices.webkit.webdriver import (
@@ -62,7 +62,6 @@ from argent.limits import (
     WEBKIT_PAGE_LOAD_TIMEOUT_SECONDS,
     WEBKIT_RESIZE_WAIT_SECONDS,
 )
-from argent.utils.keys import KeyNameError, parse_chord
 
 PLATFORM = WEBKIT.platform
 #: Bound of one walk of the page.
@@ -453,13 +452,7 @@ class WebKitDevice(BrowserHandle, BookedDialogs):
         await self.type_text(text)
 
     async def press_key(self, key: str) -> None:
-        try:
-            chord = parse_chord(key)
-            actions = chord_actions(chord)
-        except KeyNameError as exc:
-            raise DeviceError(str(exc)) from None
-        except UnpressableKey as exc:
-            raise DeviceError(exc.message(f"WebKit ({self.id})")) from None
+        actions = press_actions(key, f"WebKit ({self.id})")
         async with self._input:
             await self._perform([keyboard(actions)])
 
